@@ -1,0 +1,23 @@
+"""Definitions of the seeds as SymPy matrix expressions (no numpy here)."""
+
+from .attention import attention as attention
+from .attention import scores as scores
+from .dims import check_dimension as check_dimension
+from .dims import dims as dims
+from .dims import h as h
+from .heads import Family as Family
+from .heads import FamilyMember as FamilyMember
+from .heads import HeadConcat as HeadConcat
+from .heads import HeadStack as HeadStack
+from .heads import HeadSum as HeadSum
+from .heads import head_concat as head_concat
+from .heads import head_stack as head_stack
+from .heads import head_sum as head_sum
+from .multihead import head as head
+from .multihead import multihead as multihead
+from .multihead import paper_self_attention as paper_self_attention
+from .score import Score as Score
+from .score import ScoreFunction as ScoreFunction
+from .shapes import check_shapes as check_shapes
+from .softmax import Softmax as Softmax
+from .softmax import softmax as softmax

@@ -1,0 +1,48 @@
+"""Dimension symbols: positive integers, named as the papers name them."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..errors import DimensionError
+
+#: The head index h, bound by every sum, stack and concatenation over heads.
+h = sp.Symbol("h", integer=True, positive=True)
+
+
+def dims(names: str) -> tuple[sp.Symbol, ...] | sp.Symbol:
+    """Positive integer symbols for matrix dimensions.
+
+    >>> n, m, d_k = dims("n m d_k")
+    >>> n.is_positive, n.is_integer
+    (True, True)
+    """
+    out = sp.symbols(names, integer=True, positive=True)
+    return out
+
+
+def check_dimension(d, where: str = "") -> sp.Expr:
+    """Return ``d`` as a SymPy expression after checking it is a positive integer.
+
+    A concrete dimension must be an integer >= 1; a symbolic one must be declared a
+    positive integer (use :func:`dims`), since an unconstrained symbol may be zero.
+    """
+    try:
+        e = sp.sympify(d, strict=True)
+    except (sp.SympifyError, TypeError) as exc:
+        raise DimensionError(f"{where}dimension {d!r} is not a number or a symbol") from exc
+    if e.is_Number:
+        if not (e.is_Integer and e > 0):
+            raise DimensionError(
+                f"{where}dimension {e} must be a positive integer (matrices have at least "
+                "one row and one column)"
+            )
+        return e
+    if e.is_integer is not True or e.is_positive is not True:
+        bad = [s for s in e.free_symbols if not (s.is_integer and s.is_positive)]
+        names = ", ".join(sorted(map(str, bad))) or str(e)
+        raise DimensionError(
+            f"{where}dimension {e} is not known to be a positive integer; declare "
+            f"{names} with symattn.dims(...) (positive integer symbols)"
+        )
+    return e

@@ -1,0 +1,238 @@
+"""Head-indexed families and the sum, stack and concatenation over h = 1..H.
+
+For a symbolic head count H, seed 000's weights W_h^Q, W_h^K, W_h^V, W_h^O form
+families indexed by h, and MultiHead is built from three nodes bound over h:
+
+    HeadSum(e_h, H)    = Σ_{h=1}^{H} e_h                       (shape of e_h)
+    HeadStack(e_h, H)  = [e_1; e_2; ...; e_H]   stacked         (H·rows × cols)
+    HeadConcat(e_h, H) = [e_1  e_2  ...  e_H]   side by side    (rows × H·cols)
+
+With a concrete H the constructors return plain SymPy sums and block matrices.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from ..errors import HeadError
+from .dims import check_dimension
+from .dims import h as HEAD
+from .shapes import as_matrix
+
+
+class FamilyMember(MatrixExpr):
+    """W_h: the member of a head-indexed weight family with index h."""
+
+    is_commutative = False
+
+    def __new__(cls, name, index, rows, cols):
+        name = sp.Symbol(name) if isinstance(name, str) else name
+        return super().__new__(cls, name, sp.sympify(index), sp.sympify(rows), sp.sympify(cols))
+
+    @property
+    def family_name(self) -> str:
+        return self.args[0].name
+
+    @property
+    def index(self):
+        return self.args[1]
+
+    @property
+    def shape(self):
+        return (self.args[2], self.args[3])
+
+    @property
+    def name(self) -> str:
+        """The name of this member, e.g. ``W^Q_2`` (used for numeric values)."""
+        return f"{self.family_name}_{sp.sstr(self.index)}"
+
+    def _entry(self, i, j, **kwargs):
+        from sympy.matrices.expressions.matexpr import MatrixElement
+
+        return MatrixElement(self, i, j)
+
+    def _sympystr(self, printer):
+        idx = sp.sstr(self.index)
+        return f"{self.family_name}_{idx if self.index.is_Atom else '(' + idx + ')'}"
+
+    def _latex(self, printer):
+        base, _, sup = self.family_name.partition("^")
+        sup = rf"^{{{sup}}}" if sup else ""
+        return rf"\mathbf{{{base}}}_{{{printer._print(self.index)}}}{sup}"
+
+
+class Family:
+    """A head-indexed family of weights, W_h for h = 1..H, each ``rows × cols``.
+
+    >>> from symattn import dims
+    >>> d_k, d_model = dims("d_k d_model")
+    >>> W_Q = Family("W^Q", d_k, d_model)
+    >>> W_Q[2], W_Q[2].shape
+    (W^Q_2, (d_k, d_model))
+    """
+
+    def __init__(self, name: str, rows, cols, transposed: bool = False):
+        self.name = name
+        self.rows = check_dimension(rows, f"family {name}: ")
+        self.cols = check_dimension(cols, f"family {name}: ")
+        self.transposed = transposed
+
+    def __getitem__(self, index):
+        member = FamilyMember(self.name, index, self.rows, self.cols)
+        return member.T if self.transposed else member
+
+    @property
+    def T(self) -> "Family":
+        """The family of transposes, W_hᵀ (for the row convention)."""
+        return Family(self.name, self.rows, self.cols, not self.transposed)
+
+    def __repr__(self):
+        return f"Family({self.name!r}, {self.rows}, {self.cols}){'.T' if self.transposed else ''}"
+
+
+def _bound(body, H, op: str):
+    H = check_dimension(H, f"{op}: head count H: ")
+    body = body(HEAD) if callable(body) else body
+    body = as_matrix(body, "the summand", op)
+    if HEAD in set().union(*(sp.sympify(d).free_symbols for d in body.shape)):
+        raise HeadError(f"{op}: the shape of the summand may not depend on the head index h")
+    return body, H
+
+
+class _OverHeads(MatrixExpr):
+    """Common part of HeadSum, HeadStack and HeadConcat: args (body, h, H)."""
+
+    is_commutative = False
+    op = ""
+
+    def __new__(cls, body, index, H):
+        return super().__new__(cls, body, index, sp.sympify(H))
+
+    @property
+    def body(self):
+        return self.args[0]
+
+    @property
+    def index(self):
+        return self.args[1]
+
+    @property
+    def count(self):
+        return self.args[2]
+
+    def term(self, value):
+        """The body with the head index replaced by ``value``."""
+        return self.body.xreplace({self.index: sp.sympify(value)})
+
+    @property
+    def free_symbols(self):
+        return (self.body.free_symbols - {self.index}) | self.count.free_symbols
+
+    def peel(self):
+        """Split off the last head: the node over H - 1 heads and the term for h = H."""
+        raise NotImplementedError
+
+    def doit(self, **hints):
+        body = self.body.doit(**hints) if hints.get("deep", True) else self.body
+        node = type(self)(body, self.index, self.count)
+        if self.count.is_Integer:
+            return node.expand_heads()
+        return node
+
+    def _print_with(self, printer, what):
+        return f"{what}({printer._print(self.body)}, h=1..{printer._print(self.count)})"
+
+
+class HeadSum(_OverHeads):
+    """Σ_{h=1}^{H} e_h."""
+
+    @property
+    def shape(self):
+        return self.body.shape
+
+    def expand_heads(self):
+        return sp.MatAdd(*[self.term(k) for k in range(1, int(self.count) + 1)]).doit(deep=False)
+
+    def peel(self):
+        return sp.MatAdd(HeadSum(self.body, self.index, self.count - 1), self.term(self.count))
+
+    def _eval_transpose(self):
+        return HeadSum(self.body.T, self.index, self.count)
+
+    def _sympystr(self, printer):
+        return self._print_with(printer, "HeadSum")
+
+    def _latex(self, printer):
+        return rf"\sum_{{h=1}}^{{{printer._print(self.count)}}} {printer._print(self.body)}"
+
+
+class HeadStack(_OverHeads):
+    """[e_1; e_2; ...; e_H], stacked vertically."""
+
+    @property
+    def shape(self):
+        return (self.count * self.body.rows, self.body.cols)
+
+    def expand_heads(self):
+        return sp.BlockMatrix([[self.term(k)] for k in range(1, int(self.count) + 1)])
+
+    def peel(self):
+        return sp.BlockMatrix([[HeadStack(self.body, self.index, self.count - 1)], [self.term(self.count)]])
+
+    def _eval_transpose(self):
+        return HeadConcat(self.body.T, self.index, self.count)
+
+    def _sympystr(self, printer):
+        return self._print_with(printer, "HeadStack")
+
+    def _latex(self, printer):
+        b = printer._print
+        return (rf"\begin{{bmatrix}} {b(self.term(1))} \\ \vdots \\ "
+                rf"{b(self.term(self.count))} \end{{bmatrix}}")
+
+
+class HeadConcat(_OverHeads):
+    """[e_1  e_2  ...  e_H], side by side."""
+
+    @property
+    def shape(self):
+        return (self.body.rows, self.count * self.body.cols)
+
+    def expand_heads(self):
+        return sp.BlockMatrix([[self.term(k) for k in range(1, int(self.count) + 1)]])
+
+    def peel(self):
+        return sp.BlockMatrix([[HeadConcat(self.body, self.index, self.count - 1), self.term(self.count)]])
+
+    def _eval_transpose(self):
+        return HeadStack(self.body.T, self.index, self.count)
+
+    def _sympystr(self, printer):
+        return self._print_with(printer, "HeadConcat")
+
+    def _latex(self, printer):
+        b = printer._print
+        return (rf"\begin{{bmatrix}} {b(self.term(1))} & \cdots & "
+                rf"{b(self.term(self.count))} \end{{bmatrix}}")
+
+
+def _over_heads(cls, body, H, op):
+    body, H = _bound(body, H, op)
+    node = cls(body, HEAD, H)
+    return node.expand_heads() if H.is_Integer else node
+
+
+def head_sum(body, H):
+    """Σ_{h=1}^{H} body_h; ``body`` is an expression in :data:`symattn.h` or a function of h."""
+    return _over_heads(HeadSum, body, H, "head_sum")
+
+
+def head_stack(body, H):
+    """[body_1; ...; body_H] (stacked vertically)."""
+    return _over_heads(HeadStack, body, H, "head_stack")
+
+
+def head_concat(body, H):
+    """[body_1 ... body_H] (side by side)."""
+    return _over_heads(HeadConcat, body, H, "head_concat")

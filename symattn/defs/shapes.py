@@ -1,0 +1,130 @@
+"""Strict shape checking for matrix expressions with symbolic dimensions.
+
+SymPy accepts ``A(d×a) · X((a+1)×n)`` when the dimensions are symbols, because it
+cannot prove them different. symattn rejects every product, sum or block whose
+dimensions are not *provably equal*, and names the operation, the operands and
+their shapes.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from ..errors import NotAMatrixError, ShapeError
+from .dims import check_dimension
+
+
+def same_dim(a, b) -> bool:
+    """True when the dimensions ``a`` and ``b`` are provably equal."""
+    return sp.expand(sp.sympify(a) - sp.sympify(b)) == 0
+
+
+def show(expr, limit: int = 70) -> str:
+    """A short readable name for an operand, with ᵀ for transposes."""
+    s = sp.sstr(expr).replace(".T", "ᵀ")
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def show_shape(expr) -> str:
+    r, c = expr.shape
+    return f"{sp.sstr(r)} × {sp.sstr(c)}"
+
+
+def is_matrix(x) -> bool:
+    return isinstance(x, (MatrixExpr, sp.MatrixBase))
+
+
+def as_matrix(x, what: str, op: str):
+    """Return ``x`` as an immutable SymPy matrix expression, or raise NotAMatrixError."""
+    if isinstance(x, sp.MatrixBase):
+        x = sp.ImmutableMatrix(x)
+    if not isinstance(x, MatrixExpr) and not isinstance(x, sp.MatrixBase):
+        raise NotAMatrixError(
+            f"{op}: {what} must be a matrix expression (for example "
+            f"sympy.MatrixSymbol('{what}', d_k, n)), got {type(x).__name__}: {x!r}"
+        )
+    check_shapes(x, op)
+    return x
+
+
+def _operands(op: str, named: list[tuple[str, object]]) -> str:
+    width = max(len(n) for n, _ in named)
+    return "\n".join(f"  {n.ljust(width)}: {show_shape(e)}" for n, e in named)
+
+
+def require_equal(a, b, op: str, what: str, named: list[tuple[str, object]]):
+    """Raise a ShapeError unless dimensions ``a`` and ``b`` are provably equal."""
+    if not same_dim(a, b):
+        raise ShapeError(
+            f"{op}: {what}.\n{_operands(op, named)}\n"
+            f"  the dimensions {sp.sstr(a)} and {sp.sstr(b)} are not known to be equal"
+        )
+
+
+def check_shapes(expr, op: str | None = None) -> None:
+    """Check every product, sum and block in ``expr``; raise ShapeError on the first misfit.
+
+    >>> from symattn import dims
+    >>> d, a, n = dims("d a n")
+    >>> A, X = sp.MatrixSymbol("A", d, a), sp.MatrixSymbol("X", a + 1, n)
+    >>> check_shapes(A * X)
+    Traceback (most recent call last):
+    ...
+    symattn.errors.ShapeError: product A*X: cannot form A·X.
+      A: d × a
+      X: a + 1 × n
+      the dimensions a and a + 1 are not known to be equal
+    """
+    if isinstance(expr, sp.MatrixBase):
+        return
+    if not isinstance(expr, MatrixExpr):
+        return
+    for arg in expr.args:
+        if isinstance(arg, MatrixExpr):
+            check_shapes(arg, op)
+    where = f"{op}: " if op else ""
+    if isinstance(expr, sp.MatrixSymbol):
+        for d in expr.shape:
+            check_dimension(d, f"{where}matrix {expr.name}: ")
+        return
+    checker = getattr(expr, "_check_shape", None)
+    if checker is not None:
+        checker()
+        return
+    kind = {sp.MatMul: "product", sp.MatAdd: "sum", sp.HadamardProduct: "Hadamard product"}
+    ctx = op or f"{kind.get(type(expr), 'block matrix')} {show(expr)}"
+    if isinstance(expr, sp.MatMul):
+        mats = [a for a in expr.args if isinstance(a, (MatrixExpr, sp.MatrixBase))]
+        for left, right in zip(mats, mats[1:]):
+            require_equal(
+                left.cols, right.rows, ctx, f"cannot form {show(left, 30)}·{show(right, 30)}",
+                [(show(left, 30), left), (show(right, 30), right)],
+            )
+    elif isinstance(expr, (sp.MatAdd, sp.HadamardProduct)):
+        first = expr.args[0]
+        for other in expr.args[1:]:
+            for k, dim in enumerate(("rows", "columns")):
+                require_equal(
+                    first.shape[k], other.shape[k], ctx,
+                    f"cannot add {show(first, 30)} and {show(other, 30)} (their {dim} differ)",
+                    [(show(first, 30), first), (show(other, 30), other)],
+                )
+    elif isinstance(expr, sp.BlockMatrix):
+        blocks = expr.blocks
+        for i in range(blocks.rows):
+            for j in range(1, blocks.cols):
+                a, b = blocks[i, 0], blocks[i, j]
+                require_equal(
+                    a.rows, b.rows, ctx,
+                    f"blocks in block row {i + 1} have different heights",
+                    [(show(a, 30), a), (show(b, 30), b)],
+                )
+        for j in range(blocks.cols):
+            for i in range(1, blocks.rows):
+                a, b = blocks[0, j], blocks[i, j]
+                require_equal(
+                    a.cols, b.cols, ctx,
+                    f"blocks in block column {j + 1} have different widths",
+                    [(show(a, 30), a), (show(b, 30), b)],
+                )
