@@ -29,3 +29,6 @@ from .errors import HeadError as HeadError
 from .errors import NotAMatrixError as NotAMatrixError
 from .errors import ShapeError as ShapeError
 from .errors import SymattnError as SymattnError
+from .proof import Counterexample as Counterexample
+from .proof import Verdict as Verdict
+from .proof import verify as verify

@@ -43,6 +43,10 @@ class FamilyMember(MatrixExpr):
         return (self.args[2], self.args[3])
 
     @property
+    def free_symbols(self):
+        return self.index.free_symbols | self.args[2].free_symbols | self.args[3].free_symbols
+
+    @property
     def name(self) -> str:
         """The name of this member, e.g. ``W^Q_2`` (used for numeric values)."""
         return f"{self.family_name}_{sp.sstr(self.index)}"

@@ -17,6 +17,7 @@ class Score(MatrixExpr):
     """f(Q, K) in the column convention: Q is d_k × n, K is d_k × m, the result m × n."""
 
     is_commutative = False
+    entry_is_opaque = True  # the proof engine never looks inside f
 
     def __new__(cls, f, Q, K):
         f = sp.Symbol(f) if isinstance(f, str) else f
@@ -37,6 +38,10 @@ class Score(MatrixExpr):
     @property
     def shape(self):
         return (self.args[2].cols, self.args[1].cols)
+
+    @property
+    def free_symbols(self):
+        return self.args[1].free_symbols | self.args[2].free_symbols
 
     def _sympystr(self, printer):
         q, k = (printer._print(a) for a in self.args[1:])

@@ -1,0 +1,136 @@
+"""verify(lhs, rhs): the one kernel through which every proof and refutation flows.
+
+Strategies, tried in this order, each within the budget:
+
+A. rewriting to a canonical form                     -> proved for all dimensions
+C. induction on the head count H                     -> proved for all dimensions and every H
+B. entrywise with symbolic indices                   -> proved for all dimensions
+E. counterexample search, certified exactly          -> refuted
+D. exact instances at the dimensions given in ``at`` -> proved at those dimensions only
+
+Anything else is "unknown"; numeric agreement is reported in the trace, never trusted.
+"""
+
+from __future__ import annotations
+
+import time
+
+import sympy as sp
+
+from ..defs.shapes import as_matrix, same_dim, show, show_shape
+from ..errors import BudgetExceeded, ShapeError
+from .budget import Budget
+from .canon import same_by_rewriting
+from .entrywise import same_entrywise
+from .induction import by_induction, induction_variable
+from .instances import dimension_symbols, equal_at
+from .refute import search
+from .verdict import Verdict, proved, refuted, unknown
+
+DEFAULT_BUDGET = 20.0
+
+
+def _general_scope(dims, H) -> str:
+    if not dims:
+        return "as stated (no dimension symbols)"
+    names = ", ".join(str(d) for d in dims if d != H)
+    out = f"all dimensions ({names})" if names else "all dimensions"
+    return out + (f" and every {H} >= 1" if H is not None else "")
+
+
+def _attempt(budget, share, what, fn, trace):
+    """Run one strategy with a share of the budget; a timeout makes it fail, not hang."""
+    try:
+        with budget.limit(budget.seconds * share, what):
+            return fn()
+    except BudgetExceeded as exc:
+        trace.append(f"{what}: gave up ({exc})")
+        return False, []
+
+
+def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_counterexample: bool = True
+           ) -> Verdict:
+    """Decide lhs = rhs on the evidence ladder and return a :class:`Verdict`.
+
+    ``at``: a list of dicts {dimension symbol: int}; where no general proof is found
+    and no counterexample either, the claim is checked exactly at these dimensions
+    (a verdict "proved" with ``general=False`` whose scope lists them).
+
+    >>> import sympy as sp, symattn as sa
+    >>> n, m = sa.dims("n m")
+    >>> A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", m, n)
+    >>> sa.verify((A * B).T, B.T * A.T).status
+    'proved'
+    >>> v = sa.verify((A * B).T, A.T * B.T)
+    Traceback (most recent call last):
+    ...
+    symattn.errors.ShapeError: verify(lhs, rhs): cannot form Aᵀ·Bᵀ.
+      Aᵀ: m × n
+      Bᵀ: n × m
+      the dimensions n and n are not known to be equal
+    """
+    start = time.perf_counter()
+    lhs = as_matrix(lhs, "lhs", "verify(lhs, rhs)")
+    rhs = as_matrix(rhs, "rhs", "verify(lhs, rhs)")
+    for k, dim in enumerate(("rows", "columns")):
+        if not same_dim(lhs.shape[k], rhs.shape[k]):
+            raise ShapeError(
+                f"verify(lhs, rhs): the two sides have different shapes ({dim} differ).\n"
+                f"  lhs: {show_shape(lhs)}   {show(lhs, 50)}\n  rhs: {show_shape(rhs)}   {show(rhs, 50)}"
+            )
+    B = Budget(budget)
+    dims = dimension_symbols(lhs, rhs)
+    H = induction_variable(lhs, rhs)
+    trace: list[str] = []
+
+    def done(v: Verdict) -> Verdict:
+        return Verdict(v.status, v.general, v.method, v.scope, v.trace, v.counterexample,
+                       time.perf_counter() - start, lhs, rhs)
+
+    ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
+    trace += ["A: " + s for s in t]
+    if ok:
+        return done(proved("rewriting (A)", _general_scope(dims, None), trace, True))
+
+    if H is not None:
+        ok, t = _attempt(B, 0.4, "induction on H (C)", lambda: by_induction(lhs, rhs, H), trace)
+        trace += ["C: " + s for s in t]
+        if ok:
+            return done(proved("induction on H (C)", _general_scope(dims, H), trace, True))
+
+    ok, t = _attempt(B, 0.3, "entrywise (B)", lambda: same_entrywise(lhs, rhs, B), trace)
+    trace += ["B: " + s for s in t]
+    if ok:
+        return done(proved("entrywise (B)", _general_scope(dims, None), trace, True))
+
+    agreed = 0
+    if search_counterexample:
+        try:
+            cex, t, agreed = search(lhs, rhs, B)
+            trace += ["E: " + s for s in t]
+            if cex is not None:
+                return done(refuted(cex, trace))
+        except BudgetExceeded as exc:
+            trace.append(f"E: gave up ({exc})")
+
+    if at:
+        where = []
+        for values in at:
+            try:
+                ok, why = equal_at(lhs, rhs, values, B)
+            except BudgetExceeded as exc:
+                ok, why = False, f"gave up ({exc})"
+            label = ", ".join(f"{k}={v}" for k, v in values.items())
+            trace.append(f"D at {label}: {why}")
+            if not ok:
+                break
+            where.append(label)
+        else:
+            scope = "only at " + "; ".join(where)
+            return done(proved("exact instances (D)", scope, trace, False))
+
+    if agreed:
+        trace.append(f"numerically consistent on {agreed} random samples (not a proof)")
+    return done(unknown(trace))
+
+

@@ -1,0 +1,296 @@
+"""Explicit evaluation of a matrix expression at concrete dimensions and inputs.
+
+Two backends share one walk over the tree: ``exact`` (SymPy matrices, exact entries)
+and ``float`` (NumPy float64). Each node type has an evaluation rule in ``RULES``;
+modules that add nodes register theirs with :func:`rule`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from ..defs.heads import FamilyMember, _OverHeads
+from ..defs.score import Score
+from ..defs.softmax import Softmax, softmax_explicit
+
+
+class EvaluationError(Exception):
+    """The expression has a node or a free symbol that cannot be evaluated."""
+
+
+class Exact:
+    name = "exact"
+
+    @staticmethod
+    def scalar(c):
+        return sp.nsimplify(c) if isinstance(c, float) else c
+
+    @staticmethod
+    def matrix(rows):
+        return sp.ImmutableMatrix(rows)
+
+    @staticmethod
+    def convert(value):
+        return sp.ImmutableMatrix(np.asarray(value).tolist()) if not isinstance(value, sp.MatrixBase) else value
+
+    @staticmethod
+    def matmul(a, b):
+        return a * b
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def scale(c, a):
+        return a * c
+
+    @staticmethod
+    def transpose(a):
+        return a.T
+
+    @staticmethod
+    def softmax(a, axis):
+        return softmax_explicit(a, axis)
+
+    @staticmethod
+    def hadamard(a, b):
+        return a.multiply_elementwise(b)
+
+    @staticmethod
+    def blocks(rows):
+        return sp.ImmutableMatrix(sp.BlockMatrix(rows).as_explicit())
+
+    @staticmethod
+    def full(r, c, value):
+        return sp.ImmutableMatrix(r, c, [value] * (r * c))
+
+    @staticmethod
+    def eye(k):
+        return sp.ImmutableMatrix(sp.eye(k))
+
+    @staticmethod
+    def inverse(a):
+        return a.inv()
+
+    @staticmethod
+    def power(a, k):
+        return a**k
+
+
+class Float:
+    name = "float"
+
+    @staticmethod
+    def scalar(c):
+        try:
+            return float(c)
+        except TypeError as exc:
+            raise EvaluationError(f"scalar {c} does not evaluate to a number") from exc
+
+    @staticmethod
+    def convert(value):
+        if isinstance(value, sp.MatrixBase):
+            return np.array(value.evalf(), dtype=float)
+        return np.asarray(value, dtype=float)
+
+    @staticmethod
+    def matmul(a, b):
+        return a @ b
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def scale(c, a):
+        return c * a
+
+    @staticmethod
+    def transpose(a):
+        return np.swapaxes(a, -1, -2)
+
+    @staticmethod
+    def softmax(a, axis):
+        ax = -2 if axis == 0 else -1
+        z = a - np.max(a, axis=ax, keepdims=True)
+        e = np.exp(z)
+        return e / np.sum(e, axis=ax, keepdims=True)
+
+    @staticmethod
+    def hadamard(a, b):
+        return a * b
+
+    @staticmethod
+    def blocks(rows):
+        return np.block(rows)
+
+    @staticmethod
+    def full(r, c, value):
+        return np.full((r, c), float(value))
+
+    @staticmethod
+    def eye(k):
+        return np.eye(k)
+
+    @staticmethod
+    def inverse(a):
+        return np.linalg.inv(a)
+
+    @staticmethod
+    def power(a, k):
+        return np.linalg.matrix_power(a, k)
+
+
+BACKENDS = {"exact": Exact, "float": Float}
+
+#: node type -> rule(expr, evaluate_child, backend, env) -> value
+RULES: dict[type, Callable] = {}
+
+
+def rule(node_type):
+    def register(fn):
+        RULES[node_type] = fn
+        return fn
+
+    return register
+
+
+def leaf_name(e) -> str | None:
+    if isinstance(e, sp.MatrixSymbol):
+        return e.name
+    if isinstance(e, FamilyMember):
+        return e.name
+    return None
+
+
+def evaluate(expr, env: dict, backend: str = "float", functions: dict | None = None):
+    """Evaluate ``expr`` with the matrices in ``env`` (name -> array) at concrete sizes.
+
+    ``functions`` maps the name of each uninterpreted score function to a Python
+    callable (Q, K) -> matrix in the backend's type.
+    """
+    be = BACKENDS[backend]
+    functions = functions or {}
+    cache: dict = {}
+
+    def ev(e):
+        if e in cache:
+            return cache[e]
+        out = _ev(e)
+        cache[e] = out
+        return out
+
+    def _ev(e):
+        name = leaf_name(e)
+        if name is not None:
+            if name not in env:
+                raise EvaluationError(f"no value given for {name}")
+            return be.convert(env[name])
+        if isinstance(e, sp.MatrixBase):
+            return be.convert(e) if backend == "float" else sp.ImmutableMatrix(e)
+        for cls in type(e).__mro__:
+            if cls in RULES:
+                return RULES[cls](e, ev, be, env, functions)
+        raise EvaluationError(f"cannot evaluate a {type(e).__name__} node: {sp.sstr(e)[:80]}")
+
+    return ev(expr)
+
+
+def _int(d):
+    d = sp.sympify(d)
+    if not d.is_Integer:
+        raise EvaluationError(f"dimension {d} is not concrete")
+    return int(d)
+
+
+@rule(sp.MatMul)
+def _matmul(e, ev, be, env, fns):
+    coeff, mats = e.as_coeff_matrices()
+    out = ev(mats[0])
+    for m in mats[1:]:
+        out = be.matmul(out, ev(m))
+    return out if coeff == 1 else be.scale(be.scalar(coeff), out)
+
+
+@rule(sp.MatAdd)
+def _matadd(e, ev, be, env, fns):
+    out = ev(e.args[0])
+    for a in e.args[1:]:
+        out = be.add(out, ev(a))
+    return out
+
+
+@rule(sp.Transpose)
+def _transpose(e, ev, be, env, fns):
+    return be.transpose(ev(e.arg))
+
+
+@rule(Softmax)
+def _softmax(e, ev, be, env, fns):
+    return be.softmax(ev(e.arg), e.axis)
+
+
+@rule(sp.HadamardProduct)
+def _hadamard(e, ev, be, env, fns):
+    out = ev(e.args[0])
+    for a in e.args[1:]:
+        out = be.hadamard(out, ev(a))
+    return out
+
+
+@rule(sp.BlockMatrix)
+def _blocks(e, ev, be, env, fns):
+    B = e.blocks
+    return be.blocks([[ev(B[i, j]) for j in range(B.cols)] for i in range(B.rows)])
+
+
+@rule(sp.ZeroMatrix)
+def _zero(e, ev, be, env, fns):
+    return be.full(_int(e.rows), _int(e.cols), 0)
+
+
+@rule(sp.OneMatrix)
+def _one(e, ev, be, env, fns):
+    return be.full(_int(e.rows), _int(e.cols), 1)
+
+
+@rule(sp.Identity)
+def _identity(e, ev, be, env, fns):
+    return be.eye(_int(e.rows))
+
+
+@rule(sp.Inverse)
+def _inverse(e, ev, be, env, fns):
+    return be.inverse(ev(e.arg))
+
+
+@rule(sp.MatPow)
+def _matpow(e, ev, be, env, fns):
+    k = sp.sympify(e.exp)
+    if not k.is_Integer:
+        raise EvaluationError(f"matrix power {e} has a non-integer exponent")
+    return be.power(ev(e.base), int(k))
+
+
+@rule(_OverHeads)
+def _over_heads(e, ev, be, env, fns):
+    if not e.count.is_Integer:
+        raise EvaluationError(f"head count {e.count} is not concrete")
+    return ev(e.expand_heads())
+
+
+@rule(Score)
+def _score(e, ev, be, env, fns):
+    name = str(e.function)
+    if name not in fns:
+        raise EvaluationError(f"no instantiation given for the score function {name}")
+    return fns[name](ev(e.args[1]), ev(e.args[2]))
+
+
+def is_matrix_expr(e) -> bool:
+    return isinstance(e, (MatrixExpr, sp.MatrixBase))

@@ -1,0 +1,141 @@
+"""Concrete instances of a claim: dimension symbols, leaves, and strategy D.
+
+Strategy D (proved at given dimensions): substitute concrete dimensions, give every
+input matrix entries that are fresh symbols, evaluate both sides exactly, replace
+each exp(t) of a term t by a fresh positive symbol (exp(a + b) = exp(a) exp(b) first),
+and cancel the difference. Treating the exp atoms as independent can only miss true
+identities, never prove false ones: an identity of rational functions in independent
+symbols stays true when the symbols are specialized.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from ..defs.dims import h as HEAD
+from ..defs.heads import FamilyMember, _OverHeads
+from ..defs.score import Score
+from .evaluate import evaluate
+
+
+def dimension_symbols(*exprs) -> list:
+    """The positive integer symbols the claim depends on (head index excluded), sorted."""
+    out = set()
+    for e in exprs:
+        for x in sp.preorder_traversal(e):
+            if isinstance(x, MatrixExpr):
+                for d in x.shape:
+                    out |= sp.sympify(d).free_symbols
+            if isinstance(x, _OverHeads):
+                out |= x.count.free_symbols
+    out.discard(HEAD)
+    return sorted(out, key=str)
+
+
+def scalar_symbols(*exprs) -> list:
+    """Free scalar variables that are not dimensions (e.g. a shift c)."""
+    dims = set(dimension_symbols(*exprs))
+    out = set()
+    for e in exprs:
+        out |= {s for s in e.free_symbols if isinstance(s, sp.Symbol) and s not in dims and s != HEAD}
+    return sorted(out, key=str)
+
+
+def expand_heads(e):
+    while True:
+        nodes = [x for x in sp.preorder_traversal(e) if isinstance(x, _OverHeads)]
+        if not nodes:
+            return e
+        e = e.replace(lambda x: isinstance(x, _OverHeads) and x.count.is_Integer,
+                      lambda x: x.expand_heads())
+        if any(not n.count.is_Integer for n in nodes):
+            return e
+
+
+def specialize(e, values: dict):
+    """``e`` with the dimension symbols replaced by integers and every head node expanded."""
+    return expand_heads(e.xreplace({k: sp.Integer(v) for k, v in values.items()}))
+
+
+def leaves(*exprs) -> dict:
+    """name -> (rows, cols) of the input matrices (MatrixSymbols and family members)."""
+    out = {}
+    for e in exprs:
+        for x in sp.preorder_traversal(e):
+            if isinstance(x, (sp.MatrixSymbol, FamilyMember)):
+                out[x.name] = (int(x.shape[0]), int(x.shape[1]))
+    return out
+
+
+def score_functions(*exprs) -> list:
+    return sorted({str(x.function) for e in exprs for x in sp.preorder_traversal(e) if isinstance(x, Score)})
+
+
+def dimension_grid(dims: list, sizes=(1, 2, 3), limit: int = 64):
+    """Assignments of small sizes to ``dims``: all-equal first, then mixed ones."""
+    seen = []
+    for s in (2, 3, 1):
+        seen.append({d: s for d in dims})
+    for combo in itertools.product(sizes, repeat=len(dims)):
+        a = dict(zip(dims, combo))
+        if a not in seen:
+            seen.append(a)
+        if len(seen) >= limit:
+            break
+    return seen
+
+
+def _exp_atoms_to_symbols(x, table: dict):
+    def repl(arg):
+        terms = sp.Add.make_args(sp.expand(arg))
+        out = sp.Integer(1)
+        for t in terms:
+            if t not in table:
+                table[t] = sp.Symbol(f"_e{len(table)}", positive=True)
+            out *= table[t]
+        return out
+
+    return x.replace(sp.exp, repl)
+
+
+def symbolic_env(names: dict) -> dict:
+    return {
+        name: sp.ImmutableMatrix(r, c, lambda i, j, nm=name: sp.Symbol(f"{nm}[{i},{j}]"))
+        for name, (r, c) in names.items()
+    }
+
+
+def generic_functions(names: list) -> dict:
+    """Each score function f as m×n coordinate functions of all entries of Q and K."""
+
+    def make(nm):
+        def f(Q, K):
+            args = list(Q) + list(K)
+            return sp.ImmutableMatrix(K.cols, Q.cols, lambda i, j: sp.Function(f"{nm}_{i}{j}")(*args))
+
+        return f
+
+    return {nm: make(nm) for nm in names}
+
+
+def equal_at(lhs, rhs, values: dict, budget) -> tuple[bool, str]:
+    """Strategy D at one assignment of the dimensions: exact, with symbolic entries."""
+    L, R = specialize(lhs, values), specialize(rhs, values)
+    env = symbolic_env(leaves(L, R))
+    fns = generic_functions(score_functions(L, R))
+    with budget.limit(what="exact evaluation"):
+        A = evaluate(L, env, "exact", fns)
+        B = evaluate(R, env, "exact", fns)
+    if A.shape != B.shape:
+        return False, f"the sides have shapes {A.shape} and {B.shape}"
+    table: dict = {}
+    for k, (a, b) in enumerate(zip(A, B)):
+        budget.check("exact comparison")
+        with budget.limit(what="cancelling an entry"):
+            d = sp.cancel(sp.together(_exp_atoms_to_symbols(a - b, table)))
+        if d != 0:
+            return False, f"entry {divmod(k, A.cols)} does not cancel: {sp.sstr(d)[:200]}"
+    return True, f"all {A.rows * A.cols} entries cancel exactly with symbolic inputs"

@@ -1,0 +1,112 @@
+"""Verdicts on the evidence ladder, and the counterexamples that back refutations.
+
+| status    | general | meaning                                                       |
+|-----------|---------|---------------------------------------------------------------|
+| proved    | True    | holds for every value of the dimension symbols (and H)        |
+| proved    | False   | exact symbolic equality at the listed concrete dimensions     |
+| refuted   | False   | a concrete counterexample, certified exactly                  |
+| unknown   | False   | none of the above (numeric agreement is reported, not trusted)|
+
+Only the proof engine constructs proved verdicts (through :func:`proved`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("proved", "refuted", "unknown")
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A concrete instance where the two sides differ, certified exactly.
+
+    dims: dimension symbol -> integer; values: input name -> ndarray (exact integers);
+    lhs, rhs: both sides as float arrays; lhs_exact, rhs_exact: exact SymPy matrices;
+    entry: (row, column) of the certified entry; difference: its exact value;
+    certificate: how the difference was shown to be nonzero; functions: how each
+    uninterpreted score function was instantiated.
+    """
+
+    dims: dict
+    values: dict
+    lhs: Any
+    rhs: Any
+    lhs_exact: Any
+    rhs_exact: Any
+    entry: tuple
+    difference: Any
+    certificate: str
+    functions: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        d = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "as given"
+        i, j = self.entry
+        out = [f"at {d}: entry ({i}, {j}) differs: lhs - rhs = {self.difference}",
+               f"  certificate: {self.certificate}"]
+        for name, how in self.functions.items():
+            out.append(f"  {name} instantiated as {how}")
+        return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`symattn.verify`: status, scope, method and a readable trace."""
+
+    status: str
+    general: bool
+    method: str
+    scope: str
+    trace: tuple
+    counterexample: Counterexample | None = None
+    seconds: float = 0.0
+    lhs: Any = None
+    rhs: Any = None
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown verdict status {self.status!r}")
+        if self.general and self.status != "proved":
+            raise ValueError("only a proved verdict can be general")
+        if self.status == "refuted" and self.counterexample is None:
+            raise ValueError("a refutation needs its counterexample")
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+    def __bool__(self) -> bool:
+        return self.proved
+
+    def explain(self) -> str:
+        lines = [f"{self.status} ({self.scope}) by {self.method} in {self.seconds:.2f} s"]
+        lines += [f"  {t}" for t in self.trace]
+        if self.counterexample is not None:
+            lines.append(self.counterexample.describe())
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "general": self.general,
+            "method": self.method,
+            "scope": self.scope,
+            "seconds": round(self.seconds, 4),
+            "trace": list(self.trace),
+            "counterexample": None if self.counterexample is None else self.counterexample.describe(),
+        }
+
+
+def proved(method: str, scope: str, trace, general: bool, **kw) -> Verdict:
+    return Verdict("proved", general, method, scope, tuple(trace), **kw)
+
+
+def refuted(cex: Counterexample, trace, **kw) -> Verdict:
+    dims = ", ".join(f"{k}={v}" for k, v in cex.dims.items()) or "the given dimensions"
+    return Verdict("refuted", False, "counterexample (E)", f"counterexample at {dims}", tuple(trace),
+                   counterexample=cex, **kw)
+
+
+def unknown(trace, scope: str = "not established", **kw) -> Verdict:
+    return Verdict("unknown", False, "none", scope, tuple(trace), **kw)
