@@ -68,9 +68,9 @@ def attention(Q, K, V, score=None, convention: str = "column"):
     >>> Q, K = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m)
     >>> V = sp.MatrixSymbol("V", d_v, m)
     >>> attention(Q, K, V)
-    V*Softmax(K.T*Q/sqrt(d_k))
+    V*Softmax(1/sqrt(d_k)*K.T*Q)
     >>> attention(Q.T, K.T, V.T, convention="row")
-    Softmax(Q.T*K/sqrt(d_k), 1)*V.T
+    Softmax(1/sqrt(d_k)*Q.T*K, 1)*V.T
     """
     check_convention(convention)
     Q = as_matrix(Q, "Q", "attention(Q, K, V)")

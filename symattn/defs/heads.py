@@ -137,6 +137,10 @@ class _OverHeads(MatrixExpr):
         """Split off the last head: the node over H - 1 heads and the term for h = H."""
         raise NotImplementedError
 
+    def expand_heads(self):
+        """For a concrete H, the explicit sum or block matrix of the H terms."""
+        return self.from_terms([self.term(k) for k in range(1, int(self.count) + 1)])
+
     def doit(self, **hints):
         body = self.body.doit(**hints) if hints.get("deep", True) else self.body
         node = type(self)(body, self.index, self.count)
@@ -155,8 +159,9 @@ class HeadSum(_OverHeads):
     def shape(self):
         return self.body.shape
 
-    def expand_heads(self):
-        return sp.MatAdd(*[self.term(k) for k in range(1, int(self.count) + 1)]).doit(deep=False)
+    @staticmethod
+    def from_terms(terms):
+        return sp.MatAdd(*terms).doit(deep=False)
 
     def peel(self):
         return sp.MatAdd(HeadSum(self.body, self.index, self.count - 1), self.term(self.count))
@@ -178,8 +183,9 @@ class HeadStack(_OverHeads):
     def shape(self):
         return (self.count * self.body.rows, self.body.cols)
 
-    def expand_heads(self):
-        return sp.BlockMatrix([[self.term(k)] for k in range(1, int(self.count) + 1)])
+    @staticmethod
+    def from_terms(terms):
+        return sp.BlockMatrix([[t] for t in terms])
 
     def peel(self):
         return sp.BlockMatrix([[HeadStack(self.body, self.index, self.count - 1)], [self.term(self.count)]])
@@ -203,8 +209,9 @@ class HeadConcat(_OverHeads):
     def shape(self):
         return (self.body.rows, self.count * self.body.cols)
 
-    def expand_heads(self):
-        return sp.BlockMatrix([[self.term(k) for k in range(1, int(self.count) + 1)]])
+    @staticmethod
+    def from_terms(terms):
+        return sp.BlockMatrix([list(terms)])
 
     def peel(self):
         return sp.BlockMatrix([[HeadConcat(self.body, self.index, self.count - 1), self.term(self.count)]])
@@ -222,6 +229,10 @@ class HeadConcat(_OverHeads):
 
 
 def _over_heads(cls, body, H, op):
+    H = check_dimension(H, f"{op}: head count H: ")
+    if H.is_Integer and callable(body):
+        terms = [as_matrix(body(sp.Integer(k)), f"term {k}", op) for k in range(1, int(H) + 1)]
+        return cls.from_terms(terms)
     body, H = _bound(body, H, op)
     node = cls(body, HEAD, H)
     return node.expand_heads() if H.is_Integer else node

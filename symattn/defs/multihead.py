@@ -85,7 +85,7 @@ def multihead(Q, K, V, W_Q, W_K, W_V, W_O, *, H=None, form: str = "block", score
     >>> W_Q, W_K = Family("W^Q", d_k, d_model), Family("W^K", d_k, d_model)
     >>> W_V, W_O = Family("W^V", d_v, d_model), Family("W^O", d_model, d_v)
     >>> multihead(Q, K, V, W_Q, W_K, W_V, W_O, H=H, form="sum")
-    HeadSum(W^O_h*W^V_h*V*Softmax((W^K_h*K).T*W^Q_h*Q/sqrt(d_k)), h=1..H)
+    HeadSum(W^O_h*W^V_h*V*Softmax(1/sqrt(d_k)*K.T*W^K_h.T*W^Q_h*Q), h=1..H)
     """
     check_convention(convention)
     if form not in FORMS:

@@ -22,7 +22,7 @@ from ..errors import BudgetExceeded, ShapeError
 from .budget import Budget
 from .canon import same_by_rewriting
 from .entrywise import same_entrywise
-from .induction import by_induction, induction_variable
+from .induction import by_induction, head_counts, induction_variable
 from .instances import dimension_symbols, equal_at
 from .refute import search
 from .verdict import Verdict, proved, refuted, unknown
@@ -30,12 +30,12 @@ from .verdict import Verdict, proved, refuted, unknown
 DEFAULT_BUDGET = 20.0
 
 
-def _general_scope(dims, H) -> str:
+def _general_scope(dims, heads) -> str:
     if not dims:
         return "as stated (no dimension symbols)"
-    names = ", ".join(str(d) for d in dims if d != H)
+    names = ", ".join(str(d) for d in dims if d not in heads)
     out = f"all dimensions ({names})" if names else "all dimensions"
-    return out + (f" and every {H} >= 1" if H is not None else "")
+    return out + "".join(f" and every {c} >= 1" for c in sorted(heads, key=str))
 
 
 def _attempt(budget, share, what, fn, trace):
@@ -61,13 +61,10 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
     >>> A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", m, n)
     >>> sa.verify((A * B).T, B.T * A.T).status
     'proved'
-    >>> v = sa.verify((A * B).T, A.T * B.T)
-    Traceback (most recent call last):
-    ...
-    symattn.errors.ShapeError: verify(lhs, rhs): cannot form Aᵀ·Bᵀ.
-      Aᵀ: m × n
-      Bᵀ: n × m
-      the dimensions n and n are not known to be equal
+    >>> C, D = sp.MatrixSymbol("C", n, n), sp.MatrixSymbol("D", n, n)
+    >>> v = sa.verify((C * D).T, C.T * D.T)
+    >>> v.status, v.counterexample.dims
+    ('refuted', {'n': 2})
     """
     start = time.perf_counter()
     lhs = as_matrix(lhs, "lhs", "verify(lhs, rhs)")
@@ -81,6 +78,7 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
     B = Budget(budget)
     dims = dimension_symbols(lhs, rhs)
     H = induction_variable(lhs, rhs)
+    heads = {c for c in head_counts(lhs, rhs) if isinstance(c, sp.Symbol)}
     trace: list[str] = []
 
     def done(v: Verdict) -> Verdict:
@@ -90,18 +88,18 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
     ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
     trace += ["A: " + s for s in t]
     if ok:
-        return done(proved("rewriting (A)", _general_scope(dims, None), trace, True))
+        return done(proved("rewriting (A)", _general_scope(dims, heads), trace, True))
 
     if H is not None:
         ok, t = _attempt(B, 0.4, "induction on H (C)", lambda: by_induction(lhs, rhs, H), trace)
         trace += ["C: " + s for s in t]
         if ok:
-            return done(proved("induction on H (C)", _general_scope(dims, H), trace, True))
+            return done(proved("induction on H (C)", _general_scope(dims, heads), trace, True))
 
     ok, t = _attempt(B, 0.3, "entrywise (B)", lambda: same_entrywise(lhs, rhs, B), trace)
     trace += ["B: " + s for s in t]
     if ok:
-        return done(proved("entrywise (B)", _general_scope(dims, None), trace, True))
+        return done(proved("entrywise (B)", _general_scope(dims, heads), trace, True))
 
     agreed = 0
     if search_counterexample:

@@ -35,7 +35,9 @@ class Exact:
 
     @staticmethod
     def convert(value):
-        return sp.ImmutableMatrix(np.asarray(value).tolist()) if not isinstance(value, sp.MatrixBase) else value
+        if isinstance(value, sp.MatrixBase):
+            return value
+        return sp.ImmutableMatrix(np.asarray(value).tolist())
 
     @staticmethod
     def matmul(a, b):

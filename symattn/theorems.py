@@ -1,0 +1,142 @@
+"""Named theorems: a statement in the seed's notation, the claims that make it, and its verdict.
+
+The theorem library lives in the top-level ``proofs`` package (one module per family);
+each module registers its theorems with the :func:`theorem` decorator:
+
+    @theorem("single_head_reduces_to_attention", "MultiHead with H = 1 = W^O Attention(...)")
+    def _():
+        ...
+        return [(lhs, rhs), ...]
+
+A theorem with several claims is proved when every claim is, and general when every
+claim is general. Items of the gallery of mistakes (``expect="refuted"``) pass when
+they are refuted with a certified counterexample.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import SymattnError
+from .proof import Verdict, verify
+
+
+@dataclass
+class Theorem:
+    name: str
+    statement: str
+    build: Callable
+    expect: str = "proved"
+    at: list | None = None
+    explanation: str = ""
+    family: str = ""
+    budget: float = 20.0
+
+    def claims(self) -> list:
+        out = self.build()
+        return [out] if isinstance(out, tuple) else list(out)
+
+
+@dataclass
+class Result:
+    theorem: Theorem
+    verdicts: list = field(default_factory=list)
+    seconds: float = 0.0
+    error: str = ""
+
+    @property
+    def status(self) -> str:
+        if self.error or not self.verdicts:
+            return "unknown"
+        st = [v.status for v in self.verdicts]
+        if "refuted" in st:
+            return "refuted"
+        return "proved" if all(s == "proved" for s in st) else "unknown"
+
+    @property
+    def general(self) -> bool:
+        return self.status == "proved" and all(v.general for v in self.verdicts)
+
+    @property
+    def method(self) -> str:
+        seen = []
+        for v in self.verdicts:
+            if v.status == self.status and v.method not in seen:
+                seen.append(v.method)
+        return " + ".join(seen) or "none"
+
+    @property
+    def scope(self) -> str:
+        if self.error:
+            return "error"
+        if self.status == "refuted":
+            return next(v.scope for v in self.verdicts if v.status == "refuted")
+        if self.general:
+            scopes = sorted({v.scope for v in self.verdicts}, key=len)
+            return scopes[-1]
+        if self.status == "proved":
+            return "; ".join(v.scope for v in self.verdicts if not v.general)
+        return "not established"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == self.theorem.expect
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.theorem.name,
+            "statement": self.theorem.statement,
+            "status": self.status,
+            "general": self.general,
+            "scope": self.scope,
+            "method": self.method,
+            "seconds": round(self.seconds, 3),
+            "expect": self.theorem.expect,
+            "claims": [v.as_dict() for v in self.verdicts],
+            "error": self.error or None,
+        }
+
+
+REGISTRY: dict[str, Theorem] = {}
+
+
+def theorem(name: str, statement: str, *, expect: str = "proved", at=None, explanation: str = "",
+            budget: float = 20.0):
+    """Register the decorated builder (returning (lhs, rhs) or a list of them) as a theorem."""
+
+    def register(build):
+        if name in REGISTRY:
+            raise SymattnError(f"theorem {name!r} is registered twice")
+        family = build.__module__.rsplit(".", 1)[-1]
+        REGISTRY[name] = Theorem(name, statement, build, expect, at, explanation, family, budget)
+        return build
+
+    return register
+
+
+def load_library() -> dict[str, Theorem]:
+    """Import every module of the bundled ``proofs`` package and return the registry."""
+    import proofs
+
+    for mod in pkgutil.iter_modules(proofs.__path__):
+        importlib.import_module(f"proofs.{mod.name}")
+    return REGISTRY
+
+
+def prove(th: Theorem) -> Result:
+    start = time.perf_counter()
+    res = Result(th)
+    try:
+        for lhs, rhs in th.claims():
+            v: Verdict = verify(lhs, rhs, at=th.at, budget=th.budget)
+            res.verdicts.append(v)
+            if v.status != "proved":
+                break
+    except SymattnError as exc:
+        res.error = f"{type(exc).__name__}: {exc}"
+    res.seconds = time.perf_counter() - start
+    return res
