@@ -1,0 +1,1 @@
+"""Subcommands of the ``symattn`` command line; each module defines ``register(subparsers)``."""
