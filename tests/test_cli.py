@@ -1,0 +1,48 @@
+"""symattn prove: the table, --json, exit codes; works from any directory."""
+
+import json
+import subprocess
+import sys
+
+import sympy as sp
+
+import symattn as sa
+from symattn.cli import main
+from symattn.theorems import REGISTRY, load_library, theorem
+
+
+def test_prove_json_from_another_directory(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "symattn", "prove", "--json", "column_row_transpose"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True)
+    rows = json.loads(out.stdout)
+    assert [r["name"] for r in rows] == ["column_row_transpose"]
+    row = rows[0]
+    assert {"name", "status", "general", "method", "seconds"} <= set(row)
+    assert row["status"] == "proved" and row["general"] is True
+
+
+def test_prove_table_has_a_row_per_theorem(capsys):
+    assert main(["prove", "single_head_reduces_to_attention", "multihead_block_equals_head_sum"]) == 0
+    out = capsys.readouterr().out
+    header = out.splitlines()[0].split()
+    assert header == ["theorem", "statement", "verdict", "scope", "method", "seconds"]
+    assert "single_head_reduces_to_attention" in out and "proved, general" in out
+    assert "2 of 2 as expected" in out
+
+
+def test_unknown_theorem_name_exits_2(capsys):
+    assert main(["prove", "no_such_theorem"]) == 2
+    assert "no theorem named no_such_theorem" in capsys.readouterr().err
+
+
+def test_prove_exits_nonzero_when_a_theorem_is_not_proved(capsys):
+    load_library()
+    n = sa.dims("n")
+    A, B = sp.MatrixSymbol("A", n, n), sp.MatrixSymbol("B", n, n)
+    theorem("_test_commutes", "AB = BA")(lambda: (A * B, B * A))
+    try:
+        assert main(["prove", "_test_commutes"]) == 1
+        out = capsys.readouterr().out
+        assert "refuted" in out and "counterexample" in out
+    finally:
+        del REGISTRY["_test_commutes"]

@@ -1,0 +1,120 @@
+"""Bad input gives a symattn error that says what was wrong and what was expected."""
+
+import pytest
+import sympy as sp
+
+import symattn as sa
+from symattn import ConventionError, DimensionError, HeadError, NotAMatrixError, ShapeError, SymattnError
+
+n, m, d_k, d_v, d_model, a, d = sa.dims("n m d_k d_v d_model a d")
+Q, K, V = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m), sp.MatrixSymbol("V", d_v, m)
+
+
+def test_error_hierarchy():
+    for cls in (ShapeError, DimensionError, ConventionError, NotAMatrixError, HeadError):
+        assert issubclass(cls, SymattnError)
+
+
+def test_product_with_symbolic_mismatch_is_rejected_with_operands_and_shapes():
+    A, X = sp.MatrixSymbol("A", d, a), sp.MatrixSymbol("X", a + 1, n)
+    with pytest.raises(ShapeError, match=r"cannot form A·X\.\n  A: d × a\n  X: a \+ 1 × n\n"
+                                         r"  the dimensions a and a \+ 1 are not known to be equal"):
+        sa.verify(A * X, A * X)
+
+
+def test_attention_names_the_inner_dimensions():
+    with pytest.raises(ShapeError, match=r"attention\(Q, K, V\): cannot form Kᵀ·Q\.\n  Q: d_k × n\n"
+                                         r"  K: d_model × m\n  the dimensions d_k and d_model"):
+        sa.attention(Q, sp.MatrixSymbol("K", d_model, m), V)
+
+
+def test_attention_keys_and_values_must_pair_up():
+    with pytest.raises(ShapeError, match=r"K and V must hold the same number m of columns"):
+        sa.attention(Q, K, sp.MatrixSymbol("V", d_v, n))
+
+
+def test_row_convention_checks_rows():
+    with pytest.raises(ShapeError, match=r"cannot form Q·Kᵀ"):
+        sa.attention(Q.T, sp.MatrixSymbol("K", m, d_v), V.T, convention="row")
+
+
+def test_sum_of_different_shapes_is_rejected():
+    with pytest.raises(ShapeError, match=r"cannot add"):
+        sa.verify(Q + sp.MatrixSymbol("P", d_k, m), Q)
+
+
+def test_block_matrix_with_unequal_heights_is_rejected():
+    A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", n, m)
+    bad = sp.BlockMatrix([[A, B]]).xreplace({B: sp.MatrixSymbol("B", n + 1, m)})
+    with pytest.raises(ShapeError, match=r"blocks in block row 1 have different heights"):
+        sa.check_shapes(bad)
+
+
+def test_sides_of_different_shapes_are_rejected_by_verify():
+    with pytest.raises(ShapeError, match=r"the two sides have different shapes"):
+        sa.verify(Q, Q.T)
+
+
+def test_zero_dimension():
+    with pytest.raises(DimensionError, match=r"matrix Q: dimension 0 must be a positive integer"):
+        sa.attention(sp.MatrixSymbol("Q", 0, n), K, V)
+
+
+def test_negative_dimension_of_a_family_and_zero_heads():
+    with pytest.raises(DimensionError, match=r"family W\^Q: dimension -2 must be a positive integer"):
+        sa.Family("W^Q", -2, d_model)
+    with pytest.raises(DimensionError, match=r"head count H: dimension 0 must be a positive integer"):
+        sa.head_sum(lambda h: Q, 0)
+
+
+def test_unconstrained_dimension_symbol_is_rejected():
+    k = sp.Symbol("k")
+    with pytest.raises(DimensionError, match=r"declare k with symattn.dims"):
+        sa.softmax(sp.MatrixSymbol("X", k, n))
+
+
+def test_non_matrix_arguments():
+    with pytest.raises(NotAMatrixError, match=r"attention\(Q, K, V\): Q must be a matrix expression"):
+        sa.attention(3, K, V)
+    with pytest.raises(NotAMatrixError, match=r"softmax: X must be a matrix expression"):
+        sa.softmax([1, 2, 3])
+    with pytest.raises(NotAMatrixError):
+        sa.verify(Q, "Q")
+
+
+@pytest.mark.parametrize("axis", [2, -1, "rows", True])
+def test_unknown_axis(axis):
+    with pytest.raises(ConventionError, match=r"axis must be 0 .* or 1"):
+        sa.softmax(sp.MatrixSymbol("X", n, n), axis=axis)
+
+
+def test_unknown_convention():
+    with pytest.raises(ConventionError, match=r"convention must be 'column' .* or 'row'"):
+        sa.attention(Q, K, V, convention="columns")
+
+
+def test_unknown_score():
+    with pytest.raises(ConventionError, match=r"score must be"):
+        sa.attention(Q, K, V, score="cosine")
+
+
+def test_head_lists_of_different_lengths():
+    Qm, Km, Vm = (sp.MatrixSymbol(s, d_model, c) for s, c in (("Q", n), ("K", m), ("V", m)))
+    wq = [sp.MatrixSymbol(f"W^Q_{i}", d_k, d_model) for i in (1, 2)]
+    wk = [sp.MatrixSymbol(f"W^K_{i}", d_k, d_model) for i in (1, 2, 3)]
+    wv = [sp.MatrixSymbol(f"W^V_{i}", d_v, d_model) for i in (1, 2)]
+    wo = [sp.MatrixSymbol(f"W^O_{i}", d_model, d_v) for i in (1, 2)]
+    with pytest.raises(HeadError, match=r"different numbers of heads \(W\^Q: 2, W\^K: 3, W\^V: 2, W\^O: 2\)"):
+        sa.multihead(Qm, Km, Vm, wq, wk, wv, wo)
+
+
+def test_family_without_head_count():
+    Qm = sp.MatrixSymbol("Q", d_model, n)
+    W = sa.Family("W^Q", d_k, d_model)
+    with pytest.raises(HeadError, match=r"give the head count H"):
+        sa.multihead(Qm, Qm, Qm, W, W, W, W)
+
+
+def test_score_function_shape_is_checked():
+    with pytest.raises(ShapeError, match=r"the score f\(Q, K\) must be m × n"):
+        sa.attention(Q, K, V, score=lambda q, k: q.T * k)
