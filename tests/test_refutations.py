@@ -1,8 +1,8 @@
 """False statements are refuted with certified counterexamples, re-checked here by hand."""
 
 import numpy as np
-import sympy as sp
 import pytest
+import sympy as sp
 
 import symattn as sa
 
