@@ -118,3 +118,10 @@ def test_family_without_head_count():
 def test_score_function_shape_is_checked():
     with pytest.raises(ShapeError, match=r"the score f\(Q, K\) must be m × n"):
         sa.attention(Q, K, V, score=lambda q, k: q.T * k)
+
+
+def test_power_of_a_non_square_matrix_is_rejected():
+    A = sp.MatrixSymbol("A", n, m)
+    bad = sp.MatPow(A, 2)
+    with pytest.raises(ShapeError, match=r"A must be square"):
+        sa.check_shapes(bad)

@@ -110,6 +110,10 @@ def check_shapes(expr, op: str | None = None) -> None:
                     f"cannot add {show(first, 30)} and {show(other, 30)} (their {dim} differ)",
                     [(show(first, 30), first), (show(other, 30), other)],
                 )
+    elif isinstance(expr, (sp.MatPow, sp.Inverse)):
+        base = expr.args[0]
+        require_equal(base.rows, base.cols, ctx, f"{show(base, 30)} must be square to take a power or inverse",
+                      [(show(base, 30), base)])
     elif isinstance(expr, sp.BlockMatrix):
         blocks = expr.blocks
         for i in range(blocks.rows):
