@@ -10,7 +10,9 @@ both scalars (neither is a matrix) is decided here, and returns the same :class:
   interval (mpmath.iv, outward rounding) whose ends have the same floor; ``doit`` (finite
   sums, sympy.stats expectations); then exact simplification (``cancel``, then ``simplify``).
   Proved for all values of the free symbols when there are any ("general"), otherwise as
-  stated. Numbers are never compared in floating point.
+  stated. Numbers are never compared in floating point. The method names the step that
+  did the work: "moment calculus (S)", "certified floor (S)", "sympy.stats (S)", or
+  "exact simplification (S)" when simplification alone sufficed.
 - refuted: at small integer values of the free symbols, the difference is an exact number
   certified nonzero by :func:`~symattn.proof.certify.certify_nonzero`.
 - unknown: anything else (an undetermined moment, a simplification out of budget, ...).
@@ -173,7 +175,7 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
         zero = False
     if zero:
         trace.append(f"lhs - rhs = {sp.sstr(L - R)[:120]} simplifies to 0 exactly")
-        method = " + ".join(used + ["exact simplification (S)"])
+        method = " + ".join(f"{u} (S)" for u in used) or "exact simplification (S)"
         if not params:
             return done(proved(method, "as stated (no free symbols)", trace, True))
         dims = all(s.is_integer and s.is_positive for s in params)
