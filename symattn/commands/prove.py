@@ -56,7 +56,8 @@ def _refutation(r, v) -> list[str]:
         out.append(f"     {name} instantiated as {how}")
     out += _matrix("lhs", cex.lhs, "     ") + _matrix("rhs", cex.rhs, "     ")
     i, j = cex.entry
-    out.append(f"   entry ({i}, {j}) differs: lhs = {float(cex.lhs[i, j]):.6g}, rhs = {float(cex.rhs[i, j]):.6g}")
+    a, b = float(cex.lhs[i, j]), float(cex.rhs[i, j])
+    out.append(f"   entry ({i}, {j}) differs: lhs = {a:.6g}, rhs = {b:.6g}")
     out.append(f"     exactly, lhs - rhs = {flat(cex.difference)}")
     out.append(f"     certificate: {cex.certificate}")
     return out
