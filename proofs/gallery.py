@@ -145,3 +145,17 @@ def _():
     A = sa.softmax((WK * X).T * (WQ * X) / sp.sqrt(d_k))
     TL_V, TL_O = WV.T, WO.T
     return WO * sa.attention(WQ * X, WK * X, WV * X), (TL_V * TL_O) * X * A
+
+
+@theorem(
+    "mistake_qk_circuit_untransposed_in_column_scores",
+    "column convention: (W^K X)ᵀ (W^Q X) = Xᵀ W_QK X with W_QK = W^Qᵀ W^K (instead of Xᵀ W_QKᵀ X)",
+    expect="refuted", budget=10.0,
+    explanation="In seed 000's column convention the score matrix has one row per key and one column "
+                "per query, (W^K X)ᵀ (W^Q X) = Xᵀ W^Kᵀ W^Q X = Xᵀ W_QKᵀ X; the bilinear form x_qᵀ W_QK x_k "
+                "of Elhage et al. puts the query on the left, so in this layout W_QK appears transposed.",
+)
+def _():
+    X = sp.MatrixSymbol("X", d_model, n)
+    WQ, WK = sp.MatrixSymbol("W^Q", d_k, d_model), sp.MatrixSymbol("W^K", d_k, d_model)
+    return (WK * X).T * (WQ * X), X.T * (WQ.T * WK) * X

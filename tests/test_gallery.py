@@ -20,6 +20,7 @@ GALLERY = [
     "mistake_value_permuted_without_key",
     "mistake_mean_pooling_for_any_query",
     "mistake_transformerlens_ov_without_transpose",
+    "mistake_qk_circuit_untransposed_in_column_scores",
 ]
 
 
@@ -73,6 +74,9 @@ def both_sides(name, x, dims):
         X = x["X"]
         A = columns((x["W^K"] * X).T * (x["W^Q"] * X) / sp.sqrt(dims["d_k"]))
         return x["W^O"] * x["W^V"] * X * A, (x["W^V"].T * x["W^O"].T) * X * A
+    if name == "mistake_qk_circuit_untransposed_in_column_scores":
+        X, WQ, WK = x["X"], x["W^Q"], x["W^K"]
+        return (WK * X).T * (WQ * X), X.T * (WQ.T * WK) * X
     raise AssertionError(f"no independent recomputation for {name}")
 
 

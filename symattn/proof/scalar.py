@@ -137,10 +137,14 @@ def search_scalar(L, R, params, budget: Budget) -> tuple[Counterexample | None, 
             raise
         if cert is None:
             continue
+        try:
+            floats = np.array([[float(a)]]), np.array([[float(b)]])
+        except TypeError:
+            return None, [f"a side is not a real number at {at}"]
         dims = {str(s): int(v) for s, v in at.items() if s.is_integer and s.is_positive}
         values = {str(s): np.asarray(int(v)) for s, v in at.items() if not (s.is_integer and s.is_positive)}
         cex = Counterexample(
-            dims=dims, values=values, lhs=np.array([[float(a)]]), rhs=np.array([[float(b)]]),
+            dims=dims, values=values, lhs=floats[0], rhs=floats[1],
             lhs_exact=sp.ImmutableMatrix([[a]]), rhs_exact=sp.ImmutableMatrix([[b]]), entry=(0, 0),
             difference=d, certificate=cert,
         )
