@@ -40,6 +40,16 @@ def circuit_row(W_OV, W_QK, X, d_k):
     return sa.softmax(X * W_QK * X.T / sp.sqrt(d_k), axis=1) * X * W_OV
 
 
+def qk_row(WQ, WK):
+    """W_QK^row = W^Q W^Kᵀ for row-convention weights (TransformerLens's ``W_Q @ W_K.T``)."""
+    return WQ * WK.T
+
+
+def ov_row(WV, WO):
+    """W_OV^row = W^V W^O for row-convention weights (TransformerLens's ``W_V @ W_O``)."""
+    return WV * WO
+
+
 def head_contribution(X, WQ, WK, WV, WO):
     """W^O Attention(W^Q X, W^K X, W^V X) (seed 000, column convention)."""
     return WO * sa.attention(WQ * X, WK * X, WV * X)
@@ -78,13 +88,15 @@ R_V, R_O = sa.Family("W^V", d_model, d_v), sa.Family("W^O", d_v, d_model)
 def _():
     RQ, RK, RV, RO = R_Q[h], R_K[h], R_V[h], R_O[h]
     head_row = sa.attention(Xr * RQ, Xr * RK, Xr * RV, convention="row") * RO
-    claims = [(head_row, circuit_row(RV * RO, RQ * RK.T, Xr, d_k))]
+    claims = [(head_row, circuit_row(ov_row(RV, RO), qk_row(RQ, RK), Xr, d_k))]
     claims.append((sa.multihead(Xr, Xr, Xr, R_Q, R_K, R_V, R_O, H=H, form="sum", convention="row"),
-                   sa.head_sum(lambda k: circuit_row(R_V[k] * R_O[k], R_Q[k] * R_K[k].T, Xr, d_k), H)))
+                   sa.head_sum(lambda k: circuit_row(ov_row(R_V[k], R_O[k]), qk_row(R_Q[k], R_K[k]), Xr, d_k),
+                               H)))
     WQ, WK, WV, WO = W_Q[h], W_K[h], W_V[h], W_O[h]
     claims += [
-        (WQ.T * WK.T.T, WQ.T * WK),                  # W_QK^row with W^row = Wᵀ is W_QK itself
-        (WV.T * WO.T, (WO * WV).T),                   # W_OV^row with W^row = Wᵀ is W_OVᵀ
-        (circuit_row((WO * WV).T, WQ.T * WK, X.T, d_k), circuit(WO * WV, WQ.T * WK, X, d_k).T),
+        (qk_row(WQ.T, WK.T), WQ.T * WK),            # with W^row = Wᵀ: W_QK^row is W_QK itself
+        (ov_row(WV.T, WO.T), (WO * WV).T),          # ... but W_OV^row is W_OVᵀ
+        (circuit_row(ov_row(WV.T, WO.T), qk_row(WQ.T, WK.T), X.T, d_k),
+         circuit(WO * WV, WQ.T * WK, X, d_k).T),
     ]
     return claims
