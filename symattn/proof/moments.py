@@ -148,19 +148,36 @@ def _sum_out(limits, body):
     return body
 
 
+def _show(limits, body) -> str:
+    if not limits:
+        return sp.sstr(body)
+    idx = ", ".join(sp.sstr(i) for i, _, _ in limits)
+    lo, hi = limits[0][1], limits[0][2]
+    same = all((a, b) == (lo, hi) for _, a, b in limits)
+    rng = f"={sp.sstr(lo)}..{sp.sstr(hi)}" if same else ""
+    return f"Σ_{{{idx}{rng}}} {sp.sstr(body)}"
+
+
 def expectation(x) -> tuple[sp.Expr, list[str]]:
-    """E[x] by the rules of this module: (value, trace)."""
-    terms = _terms(sp.sympify(x))
-    total, monomials = sp.Integer(0), 0
+    """E[x] by the rules of this module: (value, trace of the derivation)."""
+    x = sp.sympify(x)
+    terms = _terms(x)
+    total, expanded, moments = sp.Integer(0), [], []
     for limits, body in terms:
-        for mono in sp.Add.make_args(sp.expand(body)):
-            monomials += 1
-            m = _moment(mono)
-            if m != 0:
-                total += _sum_out(limits, m)
+        monos = sp.Add.make_args(sp.expand(body))
+        expanded.append(_show(limits, "E[" + sp.sstr(sp.Add(*monos)) + "]"))
+        m = sp.Add(*[_moment(mono) for mono in monos])
+        moments.append(_show(limits, m))
+        for part in sp.Add.make_args(sp.expand(m)):
+            if part != 0:
+                total += _sum_out(limits, part)
     value = sp.simplify(total)
-    return value, [f"E[{sp.sstr(x)[:120]}]: {monomials} monomial(s) under {len(terms)} sum(s); "
-                   f"moments E[q_a] = 0, E[q_a q_b] = δ_ab, delta summation -> {sp.sstr(value)}"]
+    return value, [
+        f"E[{sp.sstr(x)[:120]}]",
+        f"  = {' + '.join(expanded)[:200]}   (expand sums, linearity)",
+        f"  = {' + '.join(moments)[:200]}   (independence; E[q_a] = 0, E[q_a q_b] = δ_ab)",
+        f"  = {sp.sstr(value)}   (delta summation)",
+    ]
 
 
 def reduce_expectations(x) -> tuple[sp.Expr, list[str]]:
