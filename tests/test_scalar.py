@@ -58,3 +58,10 @@ def test_only_non_matrix_claims_take_the_scalar_path():
     assert is_scalar_claim(sp.Integer(1), d)
     assert not is_scalar_claim(X, X)
     assert not is_scalar_claim(sp.ImmutableMatrix([[1]]), sp.Integer(1))
+
+
+def test_counterexamples_respect_the_declared_assumptions():
+    x, y = sp.Symbol("x", positive=True), sp.Symbol("y")
+    assert verify_scalar(sp.sqrt(x**2), x).status == "proved"   # never tried at x = -1
+    v = verify_scalar(sp.sqrt(y**2), y)
+    assert v.status == "refuted" and int(v.counterexample.values["y"]) < 0

@@ -116,8 +116,16 @@ def exact_zero(d, budget: Budget) -> bool:
         return sp.simplify(d) == 0
 
 
+def _admissible(symbol, value: int) -> bool:
+    """True when the integer ``value`` satisfies every assumption declared on ``symbol``."""
+    v = sp.Integer(value)
+    return all(getattr(v, f"is_{fact}") is held for fact, held in symbol.assumptions0.items()
+               if getattr(v, f"is_{fact}", None) is not None)
+
+
 def _grid(params, limit: int = 64):
-    choices = [(1, 2, 3) if (s.is_integer and s.is_positive) else (1, -1, 2, 0, -2) for s in params]
+    """Small integer values for the parameters, each allowed by the symbol's assumptions."""
+    choices = [[v for v in (1, 2, 3, -1, 0, -2) if _admissible(s, v)] for s in params]
     return itertools.islice(itertools.product(*choices), limit)
 
 
@@ -130,11 +138,8 @@ def search_scalar(L, R, params, budget: Budget) -> tuple[Counterexample | None, 
         d = a - b
         if d.free_symbols:
             return None, [f"cannot evaluate lhs - rhs at {at}: {sp.sstr(d)[:80]}"]
-        try:
-            with budget.limit(what="certifying a scalar counterexample"):
-                cert = certify_nonzero(d)
-        except BudgetExceeded:
-            raise
+        with budget.limit(what="certifying a scalar counterexample"):
+            cert = certify_nonzero(d)
         if cert is None:
             continue
         try:
