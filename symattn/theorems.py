@@ -11,6 +11,10 @@ each module registers its theorems with the :func:`theorem` decorator:
 A theorem with several claims is proved when every claim is, and general when every
 claim is general. Items of the gallery of mistakes (``expect="refuted"``) pass when
 they are refuted with a certified counterexample.
+
+A claim whose two sides are both scalars (neither is a matrix), such as
+``(Expectation(dot(q, k)), 0)``, is decided by :func:`symattn.proof.scalar.verify_scalar`
+instead of :func:`symattn.verify`; it returns the same kind of Verdict.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Callable
 
 from .errors import SymattnError
 from .proof import Verdict, verify
+from .proof.scalar import is_scalar_claim, verify_scalar
 
 
 @dataclass
@@ -132,7 +137,10 @@ def prove(th: Theorem) -> Result:
     res = Result(th)
     try:
         for lhs, rhs in th.claims():
-            v: Verdict = verify(lhs, rhs, at=th.at, budget=th.budget)
+            if is_scalar_claim(lhs, rhs):
+                v: Verdict = verify_scalar(lhs, rhs, budget=th.budget)
+            else:
+                v = verify(lhs, rhs, at=th.at, budget=th.budget)
             res.verdicts.append(v)
             if v.status != "proved":
                 break

@@ -6,7 +6,10 @@ import json
 import sys
 import time
 
+import numpy as np
+
 from .. import __version__
+from ..defs.shapes import show
 
 
 def _table(results, wide: bool) -> str:
@@ -25,6 +28,39 @@ def _table(results, wide: bool) -> str:
     out = [line(head), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     return "\n".join(out)
+
+
+def _matrix(name: str, value, indent: str) -> list[str]:
+    """``name = [[...]]`` with the rows aligned under each other."""
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        return [f"{indent}{name} = {arr.item()}"]
+    text = np.array2string(arr, precision=4, suppress_small=True, separator=" ", max_line_width=100)
+    lead = f"{indent}{name} = "
+    lines = text.splitlines()
+    return [lead + lines[0]] + [" " * len(lead) + ln for ln in lines[1:]]
+
+
+def _refutation(r, v) -> list[str]:
+    """A student's view of one refuted claim: the claim, why it is wrong, the counterexample."""
+    cex = v.counterexample
+    flat = lambda e: show(e, 200).replace("\n", "")  # noqa: E731
+    out = [f"   checked:  lhs = {flat(v.lhs)}", f"             rhs = {flat(v.rhs)}"]
+    if r.theorem.explanation:
+        out.append(f"   why it is wrong: {r.theorem.explanation}")
+    dims = ", ".join(f"{k} = {val}" for k, val in cex.dims.items()) or "the stated sizes"
+    out.append(f"   counterexample at {dims}, with these integer inputs:")
+    for name, val in cex.values.items():
+        out += _matrix(name, val, "     ")
+    for name, how in cex.functions.items():
+        out.append(f"     {name} instantiated as {how}")
+    out += _matrix("lhs", cex.lhs, "     ") + _matrix("rhs", cex.rhs, "     ")
+    i, j = cex.entry
+    a, b = float(cex.lhs[i, j]), float(cex.rhs[i, j])
+    out.append(f"   entry ({i}, {j}) differs: lhs = {a:.6g}, rhs = {b:.6g}")
+    out.append(f"     exactly, lhs - rhs = {flat(cex.difference)}")
+    out.append(f"     certificate: {cex.certificate}")
+    return out
 
 
 def cmd_prove(args) -> int:
@@ -52,7 +88,11 @@ def cmd_prove(args) -> int:
         print(f"\n{len(results) - len(failed)} of {len(results)} as expected in {total:.1f} s "
               f"(symattn {__version__})")
         for r in results:
-            if args.trace or not r.ok or (args.gallery and r.status == "refuted"):
+            if args.gallery and r.status == "refuted" and not args.trace:
+                print(f"\n== {r.theorem.name}: {r.theorem.statement}")
+                v = next(v for v in r.verdicts if v.status == "refuted")
+                print("\n".join(_refutation(r, v)))
+            elif args.trace or not r.ok:
                 print(f"\n== {r.theorem.name}: {r.theorem.statement}")
                 if r.theorem.explanation:
                     print(f"   why: {r.theorem.explanation}")

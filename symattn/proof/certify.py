@@ -75,3 +75,16 @@ def certify_nonzero(value) -> str | None:
     finally:
         iv.prec = saved
     return None
+
+
+def enclose(value, prec: int = 80):
+    """An interval (mpmath.iv, outward rounding at ``prec`` bits) that contains the exact ``value``.
+
+    Raises :class:`Uncertifiable` for a node that cannot be enclosed.
+    """
+    saved = iv.prec
+    try:
+        iv.prec = prec
+        return _to_interval(sp.sympify(value))
+    finally:
+        iv.prec = saved

@@ -1,0 +1,202 @@
+"""verify_scalar(lhs, rhs): the scalar twin of verify(), on the same evidence ladder.
+
+Some claims of the seeds are about numbers, not matrices: E[qᵀk] = 0, Var(qᵀk) = d_k,
+softmax([14, 12])_1 = e²/(1 + e²) and that it rounds to 0.88. A claim whose two sides are
+both scalars (neither is a matrix) is decided here, and returns the same :class:`Verdict`:
+
+- proved: the difference lhs - rhs becomes exactly 0, after these steps (the trust base):
+  expectations of :class:`~symattn.proof.moments.Expectation` nodes by the moment calculus
+  of :mod:`symattn.proof.moments`; ⌊x⌋ of a closed number x, certified by enclosing x in an
+  interval (mpmath.iv, outward rounding) whose ends have the same floor; ``doit`` (finite
+  sums, sympy.stats expectations); then exact simplification (``cancel``, then ``simplify``).
+  Proved for all values of the free symbols when there are any ("general"), otherwise as
+  stated. Numbers are never compared in floating point. The method names the step that
+  did the work: "moment calculus (S)", "certified floor (S)", "sympy.stats (S)", or
+  "exact simplification (S)" when simplification alone sufficed.
+- refuted: at small integer values of the free symbols, the difference is an exact number
+  certified nonzero by :func:`~symattn.proof.certify.certify_nonzero`.
+- unknown: anything else (an undetermined moment, a simplification out of budget, ...).
+
+>>> import sympy as sp
+>>> v = verify_scalar(sp.exp(14) / (sp.exp(14) + sp.exp(12)), sp.E**2 / (1 + sp.E**2))
+>>> v.status, v.scope
+('proved', 'as stated (no free symbols)')
+>>> d_k = sp.Symbol("d_k", integer=True, positive=True)
+>>> v = verify_scalar(d_k**2, d_k)
+>>> v.status, v.counterexample.dims, v.counterexample.difference
+('refuted', {'d_k': 2}, 2)
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import mpmath
+import numpy as np
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+from sympy.stats.rv import RandomSymbol
+
+from ..errors import BudgetExceeded
+from .budget import Budget
+from .certify import Uncertifiable, certify_nonzero, enclose
+from .moments import Expectation, StandardVector, Undetermined, reduce_expectations
+from .verdict import Counterexample, Verdict, proved, refuted, unknown
+
+DEFAULT_BUDGET = 10.0
+
+
+def is_scalar_claim(lhs, rhs) -> bool:
+    """True when neither side is a matrix: the claim goes to :func:`verify_scalar`."""
+    return not any(isinstance(x, (MatrixExpr, sp.MatrixBase)) for x in (lhs, rhs))
+
+
+def parameters(*exprs) -> list:
+    """The free symbols a scalar claim is stated for (not bound indices, vectors, random symbols)."""
+    labels = {v.label for e in exprs for v in sp.sympify(e).atoms(StandardVector)}
+    out = set()
+    for e in exprs:
+        for s in sp.sympify(e).free_symbols:
+            if isinstance(s, sp.Symbol) and not isinstance(s, (sp.Dummy, RandomSymbol)) and s not in labels:
+                out.add(s)
+    return sorted(out, key=str)
+
+
+def certify_floors(x) -> tuple[sp.Expr, list[str]]:
+    """Replace ⌊c⌋ of every closed number c by its integer value, certified by an interval."""
+    trace: list[str] = []
+
+    def value(f):
+        arg = f.args[0]
+        k = int(sp.floor(sp.N(arg, 30)))  # a candidate only; the interval below certifies it
+        for prec in (80, 200):
+            try:
+                box = enclose(arg, prec)
+            except (Uncertifiable, ZeroDivisionError, ValueError):
+                return f
+            if box.a >= k and box.b < k + 1:
+                lo, hi = (mpmath.nstr(mpmath.mpf(v), 15) for v in box._mpi_)
+                trace.append(f"⌊{sp.sstr(arg)}⌋ = {k}: interval arithmetic at {prec} bits encloses "
+                             f"the argument in [{lo}, {hi}] ⊂ [{k}, {k + 1})")
+                return sp.Integer(k)
+        return f
+
+    x = sp.sympify(x).replace(lambda e: isinstance(e, sp.floor) and not e.free_symbols, value)
+    return x, trace
+
+
+def expand_definitions(x) -> tuple[sp.Expr, list[str], list[str]]:
+    """Apply the trust-base steps to one side: (expression, trace, names of the steps used)."""
+    x = sp.sympify(x)
+    trace, used = [], []
+    if x.has(Expectation):
+        x, t = reduce_expectations(x)
+        trace += t
+        used.append("moment calculus")
+    if any(isinstance(f, sp.floor) and not f.free_symbols for f in x.atoms(sp.floor)):
+        x, t = certify_floors(x)
+        trace += t
+        used.append("certified floor")
+    if x.atoms(RandomSymbol):
+        used.append("sympy.stats")
+    y = x.doit()
+    if y != x:
+        trace.append(f"doit: {sp.sstr(x)[:100]} -> {sp.sstr(y)[:100]}")
+        x = y
+    return x, trace, used
+
+
+def exact_zero(d, budget: Budget) -> bool:
+    """True when ``d`` simplifies to exactly 0 (cancel first, then simplify)."""
+    with budget.limit(budget.left() * 0.5, "cancelling lhs - rhs"):
+        if sp.cancel(sp.together(sp.expand(d, power_exp=True))) == 0:
+            return True
+    with budget.limit(budget.left() * 0.7, "simplifying lhs - rhs"):
+        return sp.simplify(d) == 0
+
+
+def _admissible(symbol, value: int) -> bool:
+    """True when the integer ``value`` satisfies every assumption declared on ``symbol``."""
+    v = sp.Integer(value)
+    return all(getattr(v, f"is_{fact}") is held for fact, held in symbol.assumptions0.items()
+               if getattr(v, f"is_{fact}", None) is not None)
+
+
+def _grid(params, limit: int = 64):
+    """Small integer values for the parameters, each allowed by the symbol's assumptions."""
+    choices = [[v for v in (1, 2, 3, -1, 0, -2) if _admissible(s, v)] for s in params]
+    return itertools.islice(itertools.product(*choices), limit)
+
+
+def search_scalar(L, R, params, budget: Budget) -> tuple[Counterexample | None, list[str]]:
+    """Small integer values of ``params`` where L - R is certified nonzero."""
+    for combo in _grid(params):
+        budget.check("scalar counterexample search")
+        at = dict(zip(params, map(sp.Integer, combo)))
+        a, b = sp.sympify(L).xreplace(at).doit(), sp.sympify(R).xreplace(at).doit()
+        d = a - b
+        if d.free_symbols:
+            return None, [f"cannot evaluate lhs - rhs at {at}: {sp.sstr(d)[:80]}"]
+        with budget.limit(what="certifying a scalar counterexample"):
+            cert = certify_nonzero(d)
+        if cert is None:
+            continue
+        try:
+            floats = np.array([[float(a)]]), np.array([[float(b)]])
+        except TypeError:
+            return None, [f"a side is not a real number at {at}"]
+        dims = {str(s): int(v) for s, v in at.items() if s.is_integer and s.is_positive}
+        values = {str(s): np.asarray(int(v)) for s, v in at.items() if not (s.is_integer and s.is_positive)}
+        cex = Counterexample(
+            dims=dims, values=values, lhs=floats[0], rhs=floats[1],
+            lhs_exact=sp.ImmutableMatrix([[a]]), rhs_exact=sp.ImmutableMatrix([[b]]), entry=(0, 0),
+            difference=d, certificate=cert,
+        )
+        return cex, [f"counterexample at {at}: {cert}"]
+    return None, ["no certified counterexample at small integer values"]
+
+
+def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
+    """Decide the scalar claim lhs = rhs on the evidence ladder (see the module docstring)."""
+    start = time.perf_counter()
+    B = Budget(budget)
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    params = parameters(lhs, rhs)
+    trace = [f"lhs: {sp.sstr(lhs)[:160]}", f"rhs: {sp.sstr(rhs)[:160]}"]
+
+    def done(v: Verdict) -> Verdict:
+        return Verdict(v.status, v.general, v.method, v.scope, v.trace, v.counterexample,
+                       time.perf_counter() - start, lhs, rhs)
+
+    try:
+        L, tl, ul = expand_definitions(lhs)
+        R, tr, ur = expand_definitions(rhs)
+    except Undetermined as exc:
+        trace.append(f"undetermined: {exc}")
+        return done(unknown(trace))
+    trace += tl + tr
+    used = list(dict.fromkeys(ul + ur))
+    try:
+        zero = exact_zero(L - R, B)
+    except BudgetExceeded as exc:
+        trace.append(f"simplification gave up ({exc})")
+        zero = False
+    if zero:
+        trace.append(f"lhs - rhs = {sp.sstr(L - R)[:120]} simplifies to 0 exactly")
+        method = " + ".join(f"{u} (S)" for u in used) or "exact simplification (S)"
+        if not params:
+            return done(proved(method, "as stated (no free symbols)", trace, True))
+        dims = all(s.is_integer and s.is_positive for s in params)
+        names = ", ".join(map(str, params))
+        scope = f"all dimensions ({names})" if dims else f"all values of {names}"
+        return done(proved(method, scope, trace, True))
+    trace.append(f"lhs - rhs = {sp.sstr(L - R)[:160]} does not simplify to 0")
+    try:
+        cex, t = search_scalar(L, R, params, B)
+    except BudgetExceeded as exc:
+        cex, t = None, [f"counterexample search gave up ({exc})"]
+    trace += t
+    if cex is not None:
+        return done(refuted(cex, trace))
+    return done(unknown(trace))
