@@ -84,7 +84,7 @@ class Result:
             scopes = sorted({v.scope for v in self.verdicts}, key=len)
             return scopes[-1]
         if self.status == "proved":
-            return "; ".join(v.scope for v in self.verdicts if not v.general)
+            return "; ".join(dict.fromkeys(v.scope for v in self.verdicts if not v.general))
         return "not established"
 
     @property

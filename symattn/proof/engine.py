@@ -88,18 +88,18 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
     ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
     trace += ["A: " + s for s in t]
     if ok:
-        return done(proved("rewriting (A)", _general_scope(dims, heads), trace, True))
+        return done(proved("rewriting (A)", _general_scope(dims, heads), trace, bool(dims)))
 
     if H is not None:
         ok, t = _attempt(B, 0.4, "induction on H (C)", lambda: by_induction(lhs, rhs, H), trace)
         trace += ["C: " + s for s in t]
         if ok:
-            return done(proved("induction on H (C)", _general_scope(dims, heads), trace, True))
+            return done(proved("induction on H (C)", _general_scope(dims, heads), trace, bool(dims)))
 
     ok, t = _attempt(B, 0.3, "entrywise (B)", lambda: same_entrywise(lhs, rhs, B), trace)
     trace += ["B: " + s for s in t]
     if ok:
-        return done(proved("entrywise (B)", _general_scope(dims, heads), trace, True))
+        return done(proved("entrywise (B)", _general_scope(dims, heads), trace, bool(dims)))
 
     agreed = 0
     if search_counterexample:

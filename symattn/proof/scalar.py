@@ -9,8 +9,9 @@ both scalars (neither is a matrix) is decided here, and returns the same :class:
   of :mod:`symattn.proof.moments`; ⌊x⌋ of a closed number x, certified by enclosing x in an
   interval (mpmath.iv, outward rounding) whose ends have the same floor; ``doit`` (finite
   sums, sympy.stats expectations); then exact simplification (``cancel``, then ``simplify``).
-  Proved for all values of the free symbols when there are any ("general"), otherwise as
-  stated. Numbers are never compared in floating point. The method names the step that
+  Proved for all values of the free symbols when there are any ("general"); a claim with
+  no free symbols is proved as stated, which is not called general. Numbers are never
+  compared in floating point. The method names the step that
   did the work: "moment calculus (S)", "certified floor (S)", "sympy.stats (S)", or
   "exact simplification (S)" when simplification alone sufficed.
 - refuted: at small integer values of the free symbols, the difference is an exact number
@@ -186,7 +187,7 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
         trace.append(f"lhs - rhs = {sp.sstr(L - R)[:120]} simplifies to 0 exactly")
         method = " + ".join(f"{u} (S)" for u in used) or "exact simplification (S)"
         if not params:
-            return done(proved(method, "as stated (no free symbols)", trace, True))
+            return done(proved(method, "as stated (no free symbols)", trace, False))
         dims = all(s.is_integer and s.is_positive for s in params)
         names = ", ".join(map(str, params))
         scope = f"all dimensions ({names})" if dims else f"all values of {names}"

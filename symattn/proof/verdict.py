@@ -3,7 +3,8 @@
 | status    | general | meaning                                                       |
 |-----------|---------|---------------------------------------------------------------|
 | proved    | True    | holds for every value of the dimension symbols (and H)        |
-| proved    | False   | exact symbolic equality at the listed concrete dimensions     |
+| proved    | False   | exact symbolic equality at the listed concrete dimensions,    |
+|           |         | or a claim with no dimension symbols, proved as stated        |
 | refuted   | False   | a concrete counterexample, certified exactly                  |
 | unknown   | False   | none of the above (numeric agreement is reported, not trusted)|
 
