@@ -97,13 +97,20 @@ def expr_candidates(L, R):
                lambda N=N, rev=rev: R.xreplace({N: type(N)(rev, N.index, N.count)}))
 
 
-def node_candidates(node):
-    """(slip, detail, node') for one transpose added or removed in the syntax tree."""
+def node_candidates(node, convention: str = "column"):
+    """(slip, detail, node') for one transpose added or removed, or one softmax axis switched."""
     out = []
 
     def walk(n, rebuild):
         if not isinstance(n, ast.Node):
             return
+        if isinstance(n, ast.Call) and n.target.base in ("Softmax", "softmax"):
+            axis = n.axis or ("col" if convention == "column" else "row")
+            other = "row" if axis == "col" else "col"
+            words = {"col": "column", "row": "row"}
+            out.append(("softmax on the other axis",
+                        f"{n.text()} normalizes each {words[axis]}; the step needs each {words[other]}",
+                        rebuild(ast.Call(n.pos, n.target, n.args, other))))
         if isinstance(n, ast.T):
             out.append(("transposed operand", f"{n.text()} should be {n.arg.text()} (a transpose too many)",
                         rebuild(n.arg)))
@@ -113,7 +120,7 @@ def node_candidates(node):
         if isinstance(n, ast.Name):
             return
         for f in fields(n):
-            if f.name == "pos":
+            if f.name == "pos" or (isinstance(n, ast.Call) and f.name == "target"):
                 continue
             v = getattr(n, f.name)
             if isinstance(v, ast.Node):
@@ -164,7 +171,7 @@ def diagnose_step(step, budget: float = 10.0):
     candidates = []
     scope = step.scope_obj
     if step.rhs_node is not None and scope is not None:
-        for slip, detail, node in node_candidates(step.rhs_node):
+        for slip, detail, node in node_candidates(step.rhs_node, scope.convention):
             candidates.append((slip, detail, lambda node=node: scope.expr(node), node.text()))
     R = step.rhs_expr
     if not isinstance(R, Exception) and R is not None:
@@ -177,8 +184,8 @@ def diagnose_step(step, budget: float = 10.0):
         try:
             R2 = make()
             check_shapes(R2)
-        except (DerivationError, SymattnError, ValueError, TypeError):
-            continue
+        except (DerivationError, SymattnError, ValueError, TypeError, AttributeError):
+            continue  # the candidate does not fit together: not this slip
         if not isinstance(R2, MatrixExpr) or not _fits(L, R2):
             continue
         agreed = _consistent(L, R2, min(2.0, max(deadline.left(), 0.1)))
