@@ -321,7 +321,7 @@ class Parser:
                 rows.append(tuple(row))
                 break
             self.fail(f"found {self.peek().show()} in a block matrix",
-                      f"{cell_sep!r} between cells, {row_sep!r} between rows, or the end of the block")
+                      f"'{cell_sep}' between cells, '{row_sep}' between rows, or the end of the block")
         widths = {len(r) for r in rows}
         if len(widths) > 1:
             self.fail("the rows of the block matrix have different numbers of cells", "rows of equal length")
