@@ -55,10 +55,14 @@ def family_key(n: ast.Name) -> str:
     return n.base + (f"^{n.sup}" if n.sup is not None else "")
 
 
+class CountSymbol(sp.Symbol):
+    """A dimension named like the head index (seed 002 counts heads with h): a distinct symbol."""
+
+
 def dimension_symbol(name: str) -> sp.Symbol:
-    """A positive integer symbol; ``h`` gets an extra assumption so that it is not the head index."""
+    """A positive integer symbol; a dimension named ``h`` must not be the head index h."""
     if name == str(D.h):
-        return sp.Symbol(name, integer=True, positive=True, finite=True)
+        return CountSymbol(name, integer=True, positive=True)
     return sp.Symbol(name, integer=True, positive=True)
 
 
@@ -292,6 +296,8 @@ class Scope:
         if isinstance(node, ast.Name) and node.sub is None and node.sup is None:
             if node.base in L:
                 return L[node.base]
+            if node.base in self.counts:  # a free head index: the step holds for every head
+                return D.h
             k = self.aliases.get(node.base, node.base)
             if k in self.dims and any(same_dim(self.dims[k], c) for c in self.counts.values()):
                 return self.dims[k]

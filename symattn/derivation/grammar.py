@@ -139,6 +139,14 @@ class Parser:
 
     def factor(self):
         node = self.primary()
+        if (self.at_op("^") and isinstance(node, ast.Call) and node.target.base not in VOCABULARY
+                and len(node.args) == 1 and node.axis is None):
+            # A (B)^T is A times (B)^T: the superscript belongs to the parenthesis
+            group = self.postfix(ast.Group(node.args[0].pos, node.args[0]))
+            return ast.Mul(node.pos, (node.target, group))
+        return self.postfix(node)
+
+    def postfix(self, node):
         while self.at_op("^"):
             caret = self.next()
             label = self.superscript(caret)
@@ -188,15 +196,15 @@ class Parser:
         braced = self.at_op("{")
         if braced:
             self.next()
-        node = self.sub_atom()
+        node = self.sub_atom(braced)
         if braced:
             while self.at_op("+", "-"):
                 op = self.next()
-                node = ast.Index(node.pos, node, op.value, self.sub_atom())
+                node = ast.Index(node.pos, node, op.value, self.sub_atom(True))
             self.expect_op("}", "'}' closing the subscript")
         return node
 
-    def sub_atom(self):
+    def sub_atom(self, braced: bool = False):
         t = self.peek()
         if t.kind == "num":
             self.next()
@@ -204,8 +212,8 @@ class Parser:
         if t.kind == "ident":
             self.next()
             name = t.value
-            # in LaTeX, letters of a word arrive one by one: d_{model}
-            while self.dialect == "latex" and self.at("ident") and len(self.peek().value) == 1:
+            # in LaTeX, letters of a word arrive one by one: d_{model} (but W_i W_j is two names)
+            while braced and self.dialect == "latex" and self.at("ident") and len(self.peek().value) == 1:
                 name += self.next().value
             return ast.Name((t.line, t.col), name)
         self.fail(f"found {t.show()} in a subscript", "an index (h, 1, H) or a label (k, model)", t)
