@@ -111,6 +111,11 @@ def node_candidates(node, convention: str = "column"):
             out.append(("softmax on the other axis",
                         f"{n.text()} normalizes each {words[axis]}; the step needs each {words[other]}",
                         rebuild(ast.Call(n.pos, n.target, n.args, other))))
+        if isinstance(n, ast.Call) and not _is_function_name(n.target) and len(n.args) == 1:
+            arg = n.args[0]  # A (B) is a product: try A (B)^T
+            out.append(("transposed operand",
+                        f"({arg.text()}) should be ({arg.text()})^T (a transpose dropped)",
+                        rebuild(ast.Mul(n.pos, (n.target, ast.T(arg.pos, ast.Group(arg.pos, arg)))))))
         if isinstance(n, ast.T):
             out.append(("transposed operand", f"{n.text()} should be {n.arg.text()} (a transpose too many)",
                         rebuild(n.arg)))

@@ -234,7 +234,8 @@ class Scope:
     def _div(self, node, L):
         num, den = self._expr(node.num, L), self._expr(node.den, L)
         if is_matrix(den):
-            self.fail(node.den, f"division by the matrix {node.den.text()}", "a scalar divisor such as sqrt(d_k)")
+            self.fail(node.den, f"division by the matrix {node.den.text()}",
+                      "a scalar divisor such as sqrt(d_k)")
         return num / den if not is_matrix(num) else num * (1 / den)
 
     def _t(self, node, L):
@@ -333,7 +334,8 @@ class Scope:
         if node.base == "head" and node.sub is not None:
             return self.builtin_head(node, self.index_value(node.sub, L))
         if fk in self.families:
-            self.fail(node, f"{node.text()} is a head-indexed family", f"a member such as {node.base}_h^{node.sup}")
+            self.fail(node, f"{node.text()} is a head-indexed family",
+                      f"a member such as {node.base}_h^{node.sup}")
         self.unknown(node, k)
 
     def unknown(self, node, k):

@@ -160,7 +160,8 @@ class Lexer:
         if name in ("begin", "end"):
             env = self.braced(name).strip()
             if env not in ENVS:
-                self.fail(f"unsupported environment {env}", "align*, aligned, equation, bmatrix or pmatrix", i)
+                self.fail(f"unsupported environment {env}",
+                          "align*, aligned, equation, bmatrix or pmatrix", i)
             self.emit(name, env, i)
             return
         if name in WORD_COMMANDS:
@@ -183,7 +184,8 @@ class Lexer:
         else:
             self.fail(f"unsupported LaTeX command \\{name}",
                       "one of \\mathbf \\operatorname \\mathrm \\text \\frac \\sqrt \\sum \\top \\mathsf{T} "
-                      "\\left \\right \\cdot \\cdots \\vdots \\in \\times \\begin{bmatrix} \\begin{align*}", i)
+                      "\\left \\right \\cdot \\cdots \\vdots \\in \\times \\begin{bmatrix} "
+                      "\\begin{align*}", i)
 
 
 def tokenize_latex(text: str) -> list[Token]:
@@ -358,7 +360,8 @@ def _math_block(tokens: list[Token], k: int) -> tuple[list[Token], int]:
                                      f"{t.line}, column {t.col}", u.line, u.col, close)
                 return tokens[k + 1:j], j + 1
             if u.kind == "directive":
-                raise ParseError("a %: directive inside a formula", u.line, u.col, "directives between formulas")
+                raise ParseError("a %: directive inside a formula", u.line, u.col,
+                                 "directives between formulas")
         raise ParseError(f"the formula opened by {t.value} is never closed", t.line, t.col, close)
     # a bare environment at the top level
     depth = 0

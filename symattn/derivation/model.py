@@ -204,8 +204,8 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.declare(st)
         elif isinstance(st, ast.Define):
             scope.define(st)
-            definitions.append(f"{st.target.text()}{'(' + ', '.join(p.text() for p in st.params) + ')' if st.params else ''}"
-                               f" := {st.body.text()}")
+            params = f"({', '.join(p.text() for p in st.params)})" if st.params else ""
+            definitions.append(f"{st.target.text()}{params} := {st.body.text()}")
         elif isinstance(st, ast.Chain):
             if len(st.links) == 1 and st.links[0][0] == "=" and scope.is_undefined_name(st.first):
                 d = ast.Define(st.pos, st.first, (), st.links[0][2], st.shape)

@@ -43,6 +43,10 @@ def table(report, wide: bool = False) -> str:
     return "\n".join(out)
 
 
+def _array(a) -> str:
+    return np.array2string(np.asarray(a), separator=", ").replace("\n", " ")
+
+
 def detail(s) -> str:
     """The failing step: both sides, the counterexample and the diagnosis."""
     out = [f"step {s.number} (line {s.pos[0]}, column {s.pos[1]}) is {s.status}:",
@@ -53,10 +57,10 @@ def detail(s) -> str:
     if cex is not None:
         out.append("  counterexample " + cex.describe().replace("\n", "\n  "))
         for name, v in cex.values.items():
-            out.append(f"    {name} = {np.array2string(np.asarray(v), separator=', ').replace(chr(10), ' ')}")
+            out.append(f"    {name} = {_array(v)}")
         with np.printoptions(precision=4, suppress=True):
-            out.append(f"    lhs = {np.array2string(np.asarray(cex.lhs), separator=', ').replace(chr(10), ' ')}")
-            out.append(f"    rhs = {np.array2string(np.asarray(cex.rhs), separator=', ').replace(chr(10), ' ')}")
+            out.append(f"    lhs = {_array(cex.lhs)}")
+            out.append(f"    rhs = {_array(cex.rhs)}")
     elif s.status == "unknown" and s.verdict is not None:
         out.append("  " + s.verdict.explain().replace("\n", "\n  "))
     if s.diagnosis is not None:
@@ -86,7 +90,8 @@ def to_markdown(report) -> str:
         out += [r"\end{aligned}", "$$", ""]
     out += ["| step | verdict | scope | method |", "|---|---|---|---|"]
     for s in report.steps:
-        out.append(f"| ({s.number}) | {icon[s.status]} {_verdict(s)} | {s.scope or '-'} | {s.method or '-'} |")
+        out.append(f"| ({s.number}) | {icon[s.status]} {_verdict(s)} | {s.scope or '-'} "
+                   f"| {s.method or '-'} |")
     first = report.first_failure
     if first is not None:
         out += ["", f"**Step ({first.number}) is {first.status}.**", "", "```", detail(first), "```"]
