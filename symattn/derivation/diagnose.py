@@ -21,7 +21,7 @@ import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from .. import defs as D
-from ..defs.heads import HeadConcat, HeadStack, HeadSum, _OverHeads
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.shapes import check_shapes, same_dim, show
 from ..errors import DerivationError, SymattnError
 from ..proof import verify
@@ -90,11 +90,15 @@ def expr_candidates(L, R):
                     yield ("heads summed in the wrong order",
                            f"the factors of {show(M, 50)} are in the wrong order",
                            lambda M=M, sw=sw: R.xreplace({M: sw}))
-        rev = N.body.xreplace({N.index: N.count + 1 - N.index})
         what = {HeadSum: "summed", HeadStack: "stacked", HeadConcat: "concatenated"}[type(N)]
-        yield ("heads summed in the wrong order",
-               f"the heads are {what} in reverse (head H+1-h paired with index h)",
-               lambda N=N, rev=rev: R.xreplace({N: type(N)(rev, N.index, N.count)}))
+        for F in _nodes(N.body, FamilyMember):
+            if not F.index.has(N.index):
+                continue
+            flipped = F.index.xreplace({N.index: N.count + 1 - N.index})
+            G = FamilyMember(F.args[0], flipped, *F.shape)
+            yield ("heads summed in the wrong order",
+                   f"the heads are {what} with {show(F)} where {show(G)} belongs (reversed head order)",
+                   lambda N=N, F=F, G=G: R.xreplace({N: type(N)(N.body.xreplace({F: G}), N.index, N.count)}))
 
 
 def node_candidates(node, convention: str = "column"):
