@@ -35,7 +35,8 @@ def test_seed000_latex_takes_the_align_block_verbatim_from_the_seed():
     seed = next((Path("/work/shared/seeds")).glob("000_*.txt"), None) if Path("/work/shared/seeds").exists() \
         else None
     example = (EXAMPLES / "seed000_multihead.tex").read_text(encoding="utf-8")
-    block = [ln for ln in example.splitlines() if ln.startswith(r"$$ \begin{align*} \operatorname{MultiHead}")]
+    start = r"$$ \begin{align*} \operatorname{MultiHead}"
+    block = [ln for ln in example.splitlines() if ln.startswith(start)]
     assert len(block) == 1
     if seed is None:
         pytest.skip("the seed documents are not available here")

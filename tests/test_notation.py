@@ -2,9 +2,8 @@
 
 import pytest
 
-from symattn.derivation import check_statements, parse_notation
-from symattn.derivation import ast
-from symattn.errors import ParseError, UnknownSymbolError
+from symattn.derivation import ast, check_statements, parse_notation
+from symattn.errors import ParseError
 
 
 def test_statements_of_the_notation():
@@ -16,8 +15,9 @@ def test_statements_of_the_notation():
 
 
 def test_syntax_error_names_line_column_and_expectation():
-    with pytest.raises(ParseError, match=r"line 2, column 10: found the end of the input in the arguments "
-                                         r"of Softmax\n  expected ',' or '\)' closing the '\(' at line 2, column 8"):
+    want = (r"line 2, column 10: found the end of the input in the arguments of Softmax\n"
+            r"  expected ',' or '\)' closing the '\(' at line 2, column 8")
+    with pytest.raises(ParseError, match=want):
         parse_notation("Q: d x n\nSoftmax(Q\n")
 
 
