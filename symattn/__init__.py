@@ -32,6 +32,7 @@ from .errors import SymattnError as SymattnError
 from .proof import Counterexample as Counterexample
 from .proof import Verdict as Verdict
 from .proof import verify as verify
+
 # isort: split
 # derivations (issue 5): check a chain of steps, from Python, the plain notation or LaTeX
 from .derivation import check_statements as check_statements
