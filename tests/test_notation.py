@@ -54,3 +54,27 @@ def test_ellipsis_pattern_must_be_readable():
 def test_malformed_notation_is_rejected(text, message):
     with pytest.raises(ParseError, match=message):
         parse_notation(text)
+
+
+def _bomb(levels):
+    names = [f"A{k}" for k in range(levels + 1)]
+    lines = ["Q: d x d", f"{names[0]} := Q Q"]
+    lines += [f"{b} := {a} {a}" for a, b in zip(names, names[1:])]
+    return "\n".join(lines + [f"Q = {names[-1]}"]) + "\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    (_bomb(30), r"line 14, column 8: the expression grows beyond 20000 terms"),  # at A13 := A12 A12
+    ("Q: d x n\nA := A\n", "line 2, column 6: unknown symbol A"),
+    ("Q: d x n\nQ = Q" + "^T" * 1500 + "\n", "more than 48 superscripts"),
+    ("Q: d x d\nQ" + " = Q" * 900 + "\n", "more than 200 steps"),
+], ids=["definition bomb", "self reference", "superscript chain", "step flood"])
+def test_expression_bombs_are_rejected_quickly(text, message):
+    import time
+
+    from symattn.errors import DerivationError
+
+    start = time.perf_counter()
+    with pytest.raises(DerivationError, match=message):
+        check_statements(parse_notation(text))
+    assert time.perf_counter() - start < 5.0  # a guard against hangs, not a benchmark

@@ -31,6 +31,7 @@ from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownS
 from . import ast
 
 HOLE = "\u27e8k\u27e9"  # the placeholder index of an ellipsis pattern (cannot be typed)
+MAX_WORK = 20_000  # syntax nodes elaborated for one expression, definitions expanded included
 
 
 def is_matrix(x) -> bool:
@@ -66,7 +67,7 @@ def dimension_symbol(name: str) -> sp.Symbol:
     return sp.Symbol(name, integer=True, positive=True)
 
 
-@dataclass
+@dataclass(eq=False)
 class Definition:
     target: ast.Name
     params: tuple
@@ -89,6 +90,7 @@ class Scope:
         self.functions: dict[str, D.ScoreFunction] = {}
         self.aliases: dict[str, str] = {}
         self.notes: list[str] = []
+        self.work, self.nesting, self.expanding, self.top = 0, 0, [], None
 
     # declarations ----------------------------------------------------------
 
@@ -175,12 +177,12 @@ class Scope:
         for p in st.params:
             if p.sub is not None or p.sup is not None:
                 self.fail(p, f"the parameter {p.text()} must be a plain name", "a name such as Q")
-        (self.indexed if index else self.defs)[k] = Definition(t, st.params, st.body, index)
-        if st.shape is not None:  # check the annotation ∈ M^{r × c}
-            locals_ = {index: D.h} if index else {}
-            if not st.params:
-                value = self.expr(st.body, locals_)
+        d = Definition(t, st.params, st.body, index)
+        if not st.params:  # check the body now: its errors point into the definition
+            value = self.expr(st.body, {index: D.h} if index else {})
+            if st.shape is not None:  # the annotation ∈ M^{r × c}
                 self.check_shape(st, value, st.shape)
+        (self.indexed if index else self.defs)[k] = d
 
     def check_shape(self, node, value, shape: ast.Shape):
         rows, cols = self.dim(shape.rows), self.dim(shape.cols)
@@ -205,6 +207,9 @@ class Scope:
     def expr(self, node, locals_=None):
         """Elaborate ``node``; ``locals_`` binds head indices and function parameters."""
         locals_ = locals_ or {}
+        if self.nesting == 0:
+            self.work, self.top = 0, node
+        self.nesting += 1
         try:
             return self._expr(node, locals_)
         except DerivationError:
@@ -212,8 +217,25 @@ class Scope:
         except SymattnError as exc:  # a misfit found by the definitions themselves
             cls = NotationShapeError if isinstance(exc, D.shapes.ShapeError) else DerivationError
             self.fail(node, str(exc), "", cls)
+        finally:
+            self.nesting -= 1
+
+    def expand(self, node, d: Definition, locals_):
+        """The body of definition ``d`` (refusing a definition that refers to itself)."""
+        if d in self.expanding:
+            self.fail(node, f"the definition of {d.target.text()} refers to itself", "a definition in "
+                      "terms of names declared or defined before it")
+        self.expanding.append(d)
+        try:
+            return self.expr(d.body, locals_)
+        finally:
+            self.expanding.pop()
 
     def _expr(self, node, L):
+        self.work += 1
+        if self.work > MAX_WORK:
+            self.fail(self.top, f"the expression grows beyond {MAX_WORK} terms once definitions are expanded",
+                      "a smaller expression (are definitions nested too deeply?)")
         meth = getattr(self, "_" + type(node).__name__.lower(), None)
         if meth is None:
             self.fail(node, f"{node.text()} cannot stand here", "an expression")
@@ -327,10 +349,10 @@ class Scope:
         if node.sub is not None and fk in self.families:
             return self.families[fk][self.index_value(node.sub, L)]
         if k in self.defs and not self.defs[k].params:
-            return self.expr(self.defs[k].body, {})
+            return self.expand(node, self.defs[k], {})
         if node.sub is not None and fk in self.indexed:
             d = self.indexed[fk]
-            return self.expr(d.body, {d.index: self.index_value(node.sub, L)})
+            return self.expand(node, d, {d.index: self.index_value(node.sub, L)})
         if node.base == "head" and node.sub is not None:
             return self.builtin_head(node, self.index_value(node.sub, L))
         if fk in self.families:
@@ -401,7 +423,7 @@ class Scope:
         if k in self.defs and self.defs[k].params:
             d = self.defs[k]
             vals = self.args(node, L, len(d.params))
-            return self.expr(d.body, {p.base: v for p, v in zip(d.params, vals)})
+            return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
         target = self._name(name, L)
         if len(node.args) != 1:
             self.fail(node, f"{name.text()} is not a function", "a product written as A (B)")

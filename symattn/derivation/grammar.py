@@ -147,8 +147,12 @@ class Parser:
         return self.postfix(node)
 
     def postfix(self, node):
+        marks = 0
         while self.at_op("^"):
             caret = self.next()
+            marks += 1
+            if marks > MAX_DEPTH:
+                self.fail(f"more than {MAX_DEPTH} superscripts in a row", "a shorter expression", caret)
             label = self.superscript(caret)
             if label is None:
                 node = ast.T((caret.line, caret.col), node)

@@ -22,6 +22,7 @@ from . import ast
 from .elaborate import Scope, is_matrix, key_of
 
 DEFAULT_BUDGET = 20.0
+MAX_STEPS = 200
 STEP_STATUSES = ("proved", "refuted", "unknown", "ill-formed", "skipped")
 
 
@@ -213,6 +214,9 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
                 definitions.append(f"{st.first.text()} := {d.body.text()}  (written with '=')")
                 continue
             steps.extend(_chain_steps(scope, st, len(steps)))
+            if len(steps) > MAX_STEPS:
+                raise DerivationError(f"more than {MAX_STEPS} steps", st.pos[0], st.pos[1],
+                                      "a shorter derivation (split it into several files)")
     notes = [_convention_note(scope)] + scope.notes
     report = Report(source, steps, definitions, notes)
     run_steps(report, budget, diagnose)
