@@ -35,6 +35,7 @@ from .proof import verify as verify
 
 # isort: split
 # derivations (issue 5): check a chain of steps, from Python, the plain notation or LaTeX
+from .derivation import Derivation as Derivation
 from .derivation import check_statements as check_statements
 from .derivation import check_steps as check_steps
 from .derivation import parse_notation as parse_notation

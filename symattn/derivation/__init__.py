@@ -4,6 +4,7 @@ Front ends: the plain notation (:mod:`.notation`) and a LaTeX subset (:mod:`.lat
 both hand-written recursive-descent parsers that never execute the text.
 """
 
+from .api import Derivation as Derivation
 from .diagnose import Diagnosis as Diagnosis
 from .model import Report as Report
 from .model import Step as Step

@@ -300,3 +300,20 @@ class Chain(Node):
     first: Node
     links: tuple
     shape: Shape | None = None
+
+
+@dataclass(frozen=True)
+class Given(Node):
+    """A SymPy matrix expression given directly (the Python API), used as it is."""
+
+    value: object
+
+    def text(self):
+        import sympy as sp
+
+        return sp.sstr(self.value)
+
+    def latex(self):
+        import sympy as sp
+
+        return sp.latex(self.value)

@@ -241,6 +241,9 @@ class Scope:
             self.fail(node, f"{node.text()} cannot stand here", "an expression")
         return meth(node, L)
 
+    def _given(self, node, L):
+        return node.value
+
     def _num(self, node, L):
         return sp.Integer(node.value)
 
@@ -373,7 +376,9 @@ class Scope:
     def weights(self, node):
         out = {}
         for label in "QKVO":
-            found = [f for k, f in self.families.items() if k.endswith("^" + label)]
+            keys = sorted(k for k in set(self.families) | set(self.aliases) if k.endswith("^" + label))
+            found = {self.aliases.get(k, k) for k in keys}
+            found = [self.families[k] for k in found if k in self.families]
             if len(found) != 1:
                 self.fail(node, f"{node.target.base} needs one head-indexed family W_h^{label}",
                           f"a declaration such as W_h^{label}: ... for h in 1..H")

@@ -242,7 +242,7 @@ class Parser:
                     self.fail("a second superscript", "one label per name", op)
                 sup = label
         node = ast.Name((t.line, t.col), t.value, sub, sup)
-        if self.at_op("("):
+        if self.at_op("(") and not transpose:  # Q^T (K) is a product, not a call
             node = self.call(node)
         for op in transpose:
             node = ast.T((op.line, op.col), node)
