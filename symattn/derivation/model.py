@@ -50,6 +50,7 @@ class Step:
     lhs_node: Any = field(default=None, repr=False)
     rhs_node: Any = field(default=None, repr=False)
     scope_obj: Any = field(default=None, repr=False)
+    chain: int = 0  # steps of the same chain share this number
 
     @property
     def proved(self) -> bool:
@@ -57,7 +58,8 @@ class Step:
 
     def as_dict(self) -> dict:
         out = {
-            "step": self.number, "line": self.pos[0], "column": self.pos[1], "relation": self.relation,
+            "step": self.number, "chain": self.chain, "line": self.pos[0], "column": self.pos[1],
+            "relation": self.relation,
             "lhs": self.lhs, "rhs": self.rhs, "status": self.status, "general": self.general,
             "scope": self.scope, "method": self.method, "seconds": round(self.seconds, 3),
         }
@@ -213,7 +215,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
                 scope.define(d)
                 definitions.append(f"{st.first.text()} := {d.body.text()}  (written with '=')")
                 continue
-            steps.extend(_chain_steps(scope, st, len(steps)))
+            steps.extend(_chain_steps(scope, st, len(steps), 1 + (steps[-1].chain if steps else -1)))
             if len(steps) > MAX_STEPS:
                 raise DerivationError(f"more than {MAX_STEPS} steps", st.pos[0], st.pos[1],
                                       "a shorter derivation (split it into several files)")
@@ -235,7 +237,7 @@ def _convention_note(scope: Scope) -> str:
             f"with each column normalized, score {score}; Concat(e_1, ..., e_H) = [e_1; ...; e_H] stacked")
 
 
-def _chain_steps(scope: Scope, st: ast.Chain, offset: int) -> list:
+def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     nodes = [st.first] + [e for _, _, e in st.links]
     vals = []
     for n in nodes:
@@ -252,6 +254,6 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int) -> list:
     for k, (rel, pos, node) in enumerate(st.links, start=1):
         s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
                  lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
-        s.scope_obj = scope
+        s.scope_obj, s.chain = scope, chain
         out.append(s)
     return out

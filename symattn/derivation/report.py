@@ -21,8 +21,12 @@ def table(report, wide: bool = False) -> str:
     """The step table, then the first failing step in detail."""
     w = 10_000 if wide else 48
     head = ("step", "at", "claim", "verdict", "scope", "method", "s")
-    rows = [(str(s.number), f"{s.pos[0]}:{s.pos[1]}", _short(f"{s.relation} {s.rhs}", w), _verdict(s),
-             s.scope or "-", s.method or "-", f"{s.seconds:.2f}") for s in report.steps]
+    rows = []
+    for k, s in enumerate(report.steps):
+        if k == 0 or s.chain != report.steps[k - 1].chain:  # a chain starts: show its left side
+            rows.append(("", "", _short(s.lhs, w), "", "", "", ""))
+        rows.append((str(s.number), f"{s.pos[0]}:{s.pos[1]}", _short(f"{s.relation} {s.rhs}", w), _verdict(s),
+                     s.scope or "-", s.method or "-", f"{s.seconds:.2f}"))
     widths = [max(len(r[k]) for r in rows + [head]) for k in range(len(head))]
 
     def line(r):
@@ -31,9 +35,7 @@ def table(report, wide: bool = False) -> str:
     out = [f"{report.source}"]
     out += [f"  {n}" for n in report.notes]
     out += [f"  definition: {d}" for d in report.definitions]
-    if report.steps:
-        out += ["", f"  {report.steps[0].lhs}", ""]
-    out += [line(head), line(["-" * wd for wd in widths])] + [line(r) for r in rows]
+    out += ["", line(head), line(["-" * wd for wd in widths])] + [line(r) for r in rows]
     proved = sum(s.proved for s in report.steps)
     out.append(f"\n{proved} of {len(report.steps)} steps proved in {report.seconds:.1f} s")
     first = report.first_failure
@@ -82,11 +84,14 @@ def to_markdown(report) -> str:
     if report.definitions:
         out += [f"- definition: `{d}`" for d in report.definitions]
     out.append("")
+    for k, s in enumerate(report.steps):
+        if k == 0 or s.chain != report.steps[k - 1].chain:  # each chain in its own display
+            if k:
+                out += [r"\end{aligned}", "$$", ""]
+            out += ["$$", r"\begin{aligned}", s.lhs_latex]
+        rel = ":=" if s.relation == ":=" else "="
+        out.append(rf"&{rel} {s.rhs_latex} && \text{{({s.number}) {icon[s.status]}}} \\")
     if report.steps:
-        out += ["$$", r"\begin{aligned}", report.steps[0].lhs_latex]
-        for s in report.steps:
-            rel = ":=" if s.relation == ":=" else "="
-            out.append(rf"&{rel} {s.rhs_latex} && \text{{({s.number}) {icon[s.status]}}} \\")
         out += [r"\end{aligned}", "$$", ""]
     out += ["| step | verdict | scope | method |", "|---|---|---|---|"]
     for s in report.steps:
