@@ -98,3 +98,17 @@ def test_hostile_notation_is_rejected_quickly(text, message, monkeypatch):
         r = check_statements(parse_notation(text))
         raise DerivationError(r.steps[0].error)  # an ill-formed step carries the message
     assert time.perf_counter() - start < GUARD
+
+
+@pytest.mark.parametrize("text, message", [
+    (r"$$ \frac{Q}{ $$", r"line 1, column 13: found the end of the formula in the denominator of \\frac\n"
+                         r"  expected an expression, then '}' closing the '{' at line 1, column 12"),
+    ("$$ Q} $$", "line 1, column 5: found '}' that closes nothing"),
+    ("$$ {Q $$", "line 1, column 6: found the end of the formula\n  expected '}' closing the '{' at line 1, "
+                 "column 4"),
+    (r"$$ \begin{bmatrix} Q & K \end{pmatrix} $$", r"\\end{pmatrix} closes \\begin{bmatrix}"),
+    (r"\begin{align*} Q &= K", r"line 1, column 1: \\begin{align\*} is never closed"),
+])
+def test_unbalanced_latex_points_at_the_bracket(text, message):
+    with pytest.raises(ParseError, match=message):
+        parse_latex(text)

@@ -15,7 +15,7 @@ def test_statements_of_the_notation():
 
 
 def test_syntax_error_names_line_column_and_expectation():
-    want = (r"line 2, column 10: found the end of the input in the arguments of Softmax\n"
+    want = (r"line 2, column 10: found the end of the line in the arguments of Softmax\n"
             r"  expected ',' or '\)' closing the '\(' at line 2, column 8")
     with pytest.raises(ParseError, match=want):
         parse_notation("Q: d x n\nSoftmax(Q\n")

@@ -85,6 +85,8 @@ class Parser:
         while self.at_op("=", ":="):
             rel = self.next()
             links.append((rel.value, (rel.line, rel.col), self.expr()))
+        if self.at_op(")", "}", "]"):
+            self.fail(f"found {self.peek().show()} that closes nothing", "an opening bracket before it")
         return first, tuple(links)
 
     def expr(self):

@@ -236,6 +236,9 @@ class LatexParser(Parser):
 
     def braced_expr(self, what):
         open_ = self.expect_op("{", f"'{{' opening {what}")
+        if self.at_op("}") or self.at("eof"):
+            self.fail(f"found {self.peek().show()} in {what}",
+                      f"an expression, then '}}' closing the '{{' at line {open_.line}, column {open_.col}")
         e = self.expr()
         if not self.at_op("}"):
             self.fail(f"found {self.peek().show()} in {what}",
@@ -385,7 +388,7 @@ def _formula(tokens: list[Token]) -> list:
     def flush():
         if plain:
             last = plain[-1]
-            parser = LatexParser(plain + [Token("eof", "", last.line, last.col + len(last.value))])
+            parser = LatexParser(plain + [Token("eof", "formula", last.line, last.col + len(last.value))])
             out.extend(parser.statements(lambda: parser.at("eof")))
             plain.clear()
 

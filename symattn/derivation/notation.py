@@ -152,7 +152,7 @@ def parse_notation(text: str) -> list:
     out = []
     for line in logical_lines(tokenize_plain(text)):
         last = line[-1]
-        end = Token("eof", "", last.line, last.col + max(len(last.value), 1))
+        end = Token("eof", "line", last.line, last.col + max(len(last.value), 1))
         parser = NotationParser(line + [end])
         stmts = parser.statement()
         if not parser.at("eof"):

@@ -39,7 +39,7 @@ class Token:
 
     def show(self) -> str:
         if self.kind == "eof":
-            return "the end of the input"
+            return f"the end of the {self.value or 'input'}"
         if self.kind == "nl":
             return "the end of the line"
         return repr(self.value)
