@@ -150,3 +150,27 @@ def test_cli_check_reports_syntax_errors_with_line_and_column(tmp_path, capsys):
     assert main(["check", str(p)]) == 2
     err = capsys.readouterr().err
     assert "bad.txt:2:7" in err and "')' closing the '(' at line 2, column 5" in err
+
+
+def test_swapped_query_and_key_is_refuted_and_diagnosed_as_a_transposed_operand():
+    text = """
+X: d_model x n
+W^Q, W^K: d_k x d_model
+W^V: d_v x d_model
+Attention(W^Q X, W^K X, W^V X) = W^V X Softmax((W^Q X)^T (W^K X) / sqrt(d_k))
+"""
+    (s,) = check_file("swap.txt", text).steps
+    assert s.status == "refuted" and s.verdict.counterexample is not None
+    assert s.diagnosis.slip == "transposed operand" and s.diagnosis.proved
+
+
+def test_seed002_with_the_scale_dropped_fails_at_that_step():
+    text = (EXAMPLES / "seed002_multihead_row.tex").read_text(encoding="utf-8")
+    scaled = r"\frac{QW_i^Q (KW_i^K)^\top}{\sqrt{d_k}}"
+    assert text.count(scaled) == 2
+    first, rest = text.split(scaled, 1)
+    r = check_file("noscale.tex", first + r"QW_i^Q (KW_i^K)^\top" + rest)
+    assert [s.status for s in r.steps] == ["proved", "refuted", "proved", "proved", "proved", "proved"]
+    bad = r.first_failure
+    assert bad.number == 2 and bad.verdict.counterexample is not None
+    assert bad.diagnosis.slip == "scale dropped" and bad.diagnosis.proved

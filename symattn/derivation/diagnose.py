@@ -126,6 +126,9 @@ def node_candidates(node, convention: str = "column"):
         elif isinstance(n, (ast.Name, ast.Group, ast.Call)) and not _is_function_name(n):
             out.append(("transposed operand", f"{n.text()} should be {n.text()}^T (a transpose dropped)",
                         rebuild(ast.T(n.pos, n))))
+        elif isinstance(n, (ast.Mul, ast.Div)):
+            out.append(("transposed operand", f"{n.text()} should be ({n.text()})^T (the operands swapped)",
+                        rebuild(ast.T(n.pos, ast.Group(n.pos, n)))))
         if isinstance(n, ast.Name):
             return
         for f in fields(n):
