@@ -112,3 +112,8 @@ def test_hostile_notation_is_rejected_quickly(text, message, monkeypatch):
 def test_unbalanced_latex_points_at_the_bracket(text, message):
     with pytest.raises(ParseError, match=message):
         parse_latex(text)
+
+
+def test_family_declared_before_its_head_index_is_an_error():
+    with pytest.raises(DerivationError, match=r"line 2, column 4: W_i\^Q was declared before the head index i"):
+        check_statements(parse_latex("$$ W_i^Q \\in M^{d \\times k} $$\n$$ i = 1, \\cdots, h $$\n"))

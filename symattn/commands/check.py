@@ -26,6 +26,9 @@ def cmd_check(args) -> int:
     except OSError as exc:
         print(f"symattn check: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
+    except UnicodeDecodeError as exc:
+        print(f"symattn check: {args.file} is not UTF-8 text (byte {exc.start})", file=sys.stderr)
+        return 2
     except DerivationError as exc:
         print(f"{args.file}:{exc.line}:{exc.column}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

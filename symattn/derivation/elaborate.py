@@ -91,6 +91,7 @@ class Scope:
         self.aliases: dict[str, str] = {}
         self.notes: list[str] = []
         self.work, self.nesting, self.expanding, self.top = 0, 0, [], None
+        self.plain_subs: dict[str, str] = {}  # matrices named with a one-letter subscript
 
     # declarations ----------------------------------------------------------
 
@@ -136,6 +137,11 @@ class Scope:
 
     def head_range(self, index: str, upper, node):
         count = self.dim(upper)
+        early = [k for k, letter in self.plain_subs.items() if letter == index]
+        if early:
+            self.fail(node, f"{', '.join(early)} was declared before the head index {index}, "
+                      "as a single matrix",
+                      f"the head range ({index} = 1, ..., {upper.text()}) before the declarations it indexes")
         if index in self.counts and not same_dim(self.counts[index], count):
             self.fail(node, f"the head index {index} already runs to {self.counts[index]}",
                       f"the same head count for {index}")
@@ -161,6 +167,8 @@ class Scope:
             if k in self.matrices or k in self.families:
                 self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
             self.matrices[k] = sp.MatrixSymbol(k, rows, cols)
+            if letter is not None and len(letter) == 1:
+                self.plain_subs[k] = letter
 
     def define(self, st: ast.Define):
         t = st.target

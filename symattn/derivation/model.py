@@ -153,11 +153,16 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         except ShapeError as exc:
             s.status, s.error = "ill-formed", str(exc)
             continue
+        except Exception as exc:  # an engine failure must not hide the other steps
+            s.status, s.error = "unknown", f"the proof engine failed: {type(exc).__name__}: {exc}"
+            continue
         s.verdict, s.status, s.general = v, v.status, v.general
         s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
     if diagnose:
         first = report.first_failure
-        if first is not None and first.status != "skipped":
+        # a slip is looked for only where the step is shown false or cannot be built: an
+        # undecided ("unknown") step may well be true
+        if first is not None and first.status in ("refuted", "ill-formed"):
             first.diagnosis = diagnose_step(first, budget=min(budget, 10.0))
 
 

@@ -36,6 +36,8 @@ def table(report, wide: bool = False) -> str:
     out += [f"  {n}" for n in report.notes]
     out += [f"  definition: {d}" for d in report.definitions]
     out += ["", line(head), line(["-" * wd for wd in widths])] + [line(r) for r in rows]
+    if not report.steps:
+        out.append("no steps: the file declares and defines, but claims nothing")
     proved = sum(s.proved for s in report.steps)
     out.append(f"\n{proved} of {len(report.steps)} steps proved in {report.seconds:.1f} s")
     first = report.first_failure
@@ -67,6 +69,8 @@ def detail(s) -> str:
         out.append("  " + s.verdict.explain().replace("\n", "\n  "))
     if s.diagnosis is not None:
         out.append("  " + s.diagnosis.describe().replace("\n", "\n  "))
+    elif s.status == "unknown":
+        out.append("  neither proved nor refuted: the step may be true; no slip is suggested")
     elif s.status != "skipped":
         out.append("  no usual slip (transpose, softmax axis, scale, head order) explains it")
     return "\n".join(out)
