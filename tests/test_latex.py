@@ -115,5 +115,6 @@ def test_unbalanced_latex_points_at_the_bracket(text, message):
 
 
 def test_family_declared_before_its_head_index_is_an_error():
-    with pytest.raises(DerivationError, match=r"line 2, column 4: W_i\^Q was declared before the head index i"):
+    want = r"line 2, column 4: W_i\^Q was declared before the head index i"
+    with pytest.raises(DerivationError, match=want):
         check_statements(parse_latex("$$ W_i^Q \\in M^{d \\times k} $$\n$$ i = 1, \\cdots, h $$\n"))
