@@ -64,7 +64,7 @@ def _bomb(levels):
 
 
 @pytest.mark.parametrize("text, message", [
-    (_bomb(30), r"line 14, column 8: the expression grows beyond 20000 terms"),  # at A13 := A12 A12
+    (_bomb(30), r"line 12, column 8: the expression grows beyond 5000 terms"),  # at A11 := A10 A10
     ("Q: d x n\nA := A\n", "line 2, column 6: unknown symbol A"),
     ("Q: d x n\nQ = Q" + "^T" * 1500 + "\n", "more than 48 superscripts"),
     ("Q: d x d\nQ" + " = Q" * 900 + "\n", "more than 200 steps"),

@@ -31,7 +31,7 @@ from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownS
 from . import ast
 
 HOLE = "\u27e8k\u27e9"  # the placeholder index of an ellipsis pattern (cannot be typed)
-MAX_WORK = 20_000  # syntax nodes elaborated for one expression, definitions expanded included
+MAX_WORK = 5_000  # syntax nodes elaborated for one expression, definitions expanded included
 
 
 def is_matrix(x) -> bool:
