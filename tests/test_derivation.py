@@ -174,3 +174,17 @@ def test_seed002_with_the_scale_dropped_fails_at_that_step():
     bad = r.first_failure
     assert bad.number == 2 and bad.verdict.counterexample is not None
     assert bad.diagnosis.slip == "scale dropped" and bad.diagnosis.proved
+
+
+def test_the_issue_example_line_checks_with_W_O_read_as_the_block_of_the_seed():
+    text = """
+Q: d_model x n
+K, V: d_model x m
+W_h^Q, W_h^K: d_k x d_model for h in 1..H
+W_h^V: d_v x d_model for h in 1..H
+W_h^O: d_model x d_v for h in 1..H
+MultiHead(Q, K, V) = W^O [head_1; ...; head_H] = sum_{h=1}^{H} W_h^O head_h
+"""
+    r = check_file("issue.txt", text)
+    assert [s.status for s in r.steps] == ["proved", "proved"] and r.ok
+    assert "W^O is read as [W_1^O ... W_H^O] side by side (seed 000)" in r.notes

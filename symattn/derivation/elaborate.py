@@ -366,6 +366,8 @@ class Scope:
             return self.expand(node, d, {d.index: self.index_value(node.sub, L)})
         if node.base == "head" and node.sub is not None:
             return self.builtin_head(node, self.index_value(node.sub, L))
+        if fk in self.families and node.sub is None and node.sup == "O":
+            return self.whole_output_weights(node, self.families[fk])
         if fk in self.families:
             self.fail(node, f"{node.text()} is a head-indexed family",
                       f"a member such as {node.base}_h^{node.sup}")
@@ -380,6 +382,18 @@ class Scope:
         self.fail(node, f"unknown symbol {k}{hint}",
                   "a declared name (" + (", ".join(names) if names else "nothing is declared yet") + ")",
                   UnknownSymbolError)
+
+    def whole_output_weights(self, node, family):
+        """W^O without a definition: the seeds' block of the W_h^O, [W_1^O ... W_H^O] (column
+        convention) or [W_1^O; ...; W_H^O] (row convention)."""
+        count = self.head_count(node)
+        col = self.convention == "column"
+        b, s = node.base, node.sup
+        note = (f"{b}^{s} is read as [{b}_1^{s} ... {b}_H^{s}] side by side (seed 000)" if col
+                else f"{b}^{s} is read as [{b}_1^{s}; ...; {b}_H^{s}] stacked (row convention)")
+        if note not in self.notes:
+            self.notes.append(note)
+        return (D.head_concat if col else D.head_stack)(family[D.h], count)
 
     def weights(self, node):
         out = {}
