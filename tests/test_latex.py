@@ -2,6 +2,7 @@
 
 import builtins
 import time
+from pathlib import Path
 
 import pytest
 import sympy.parsing.sympy_parser as sympy_parser
@@ -118,3 +119,22 @@ def test_family_declared_before_its_head_index_is_an_error():
     want = r"line 2, column 4: W_i\^Q was declared before the head index i"
     with pytest.raises(DerivationError, match=want):
         check_statements(parse_latex("$$ W_i^Q \\in M^{d \\times k} $$\n$$ i = 1, \\cdots, h $$\n"))
+
+
+def test_checking_the_examples_never_hands_text_to_a_sympy_parser(monkeypatch):
+    import sympy
+
+    from symattn.commands.check import load
+
+    real = sympy.sympify
+
+    def no_strings(a, *args, **kw):
+        assert not isinstance(a, str), f"sympify was given text: {a!r}"
+        return real(a, *args, **kw)
+
+    monkeypatch.setattr(sympy, "sympify", no_strings)
+    monkeypatch.setattr(sympy_parser, "parse_expr", lambda *a, **k: pytest.fail("parse_expr called"))
+    monkeypatch.setattr(builtins, "eval", lambda *a, **k: pytest.fail("eval called"))
+    for name in ("seed000_multihead.tex", "seed002_multihead_row.tex", "seed000_multihead.txt"):
+        path = Path(__file__).resolve().parent.parent / "examples" / name
+        assert load(str(path), 20.0).ok, name
