@@ -188,3 +188,14 @@ MultiHead(Q, K, V) = W^O [head_1; ...; head_H] = sum_{h=1}^{H} W_h^O head_h
     r = check_file("issue.txt", text)
     assert [s.status for s in r.steps] == ["proved", "proved"] and r.ok
     assert "W^O is read as [W_1^O ... W_H^O] side by side (seed 000)" in r.notes
+
+
+def test_seed000_row_form_checks_and_its_shape_annotation_is_checked():
+    r = check_file("seed000_row_form.tex")
+    assert [s.status for s in r.steps] == ["proved", "proved"] and r.ok
+    text = (EXAMPLES / "seed000_row_form.tex").read_text(encoding="utf-8")
+    wrong = text.replace(r"\in M^{n \times d_{v}} $$", r"\in M^{d_{v} \times n} $$")
+    assert wrong != text
+    want = r"line 13, column 150: the expression is n × d_v, but the annotation says d_v × n"
+    with pytest.raises(sa.DerivationError, match=want):
+        check_file("wrong.tex", wrong)

@@ -197,8 +197,8 @@ class Scope:
         if not is_matrix(value):
             self.fail(node, "a scalar where a matrix was declared", f"a {rows} × {cols} matrix")
         if not (same_dim(value.rows, rows) and same_dim(value.cols, cols)):
-            self.fail(shape, f"the expression is {shape_text(value)}, not {sp.sstr(rows)} × {sp.sstr(cols)}",
-                      "the shape the expression has", NotationShapeError)
+            self.fail(shape, f"the expression is {shape_text(value)}, but the annotation says "
+                      f"{sp.sstr(rows)} × {sp.sstr(cols)}", f"M^{{{shape_text(value)}}}", NotationShapeError)
 
     def is_undefined_name(self, n) -> bool:
         """True for a name that nothing declares or defines (``head_i = ...`` then defines it)."""
