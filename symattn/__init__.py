@@ -32,3 +32,14 @@ from .errors import SymattnError as SymattnError
 from .proof import Counterexample as Counterexample
 from .proof import Verdict as Verdict
 from .proof import verify as verify
+
+# isort: split
+# derivations (issue 5): check a chain of steps, from Python, the plain notation or LaTeX
+from .derivation import Derivation as Derivation
+from .derivation import check_statements as check_statements
+from .derivation import check_steps as check_steps
+from .derivation import parse_notation as parse_notation
+from .derivation.latex import parse_latex as parse_latex
+from .errors import DerivationError as DerivationError
+from .errors import ParseError as ParseError
+from .errors import UnknownSymbolError as UnknownSymbolError

@@ -27,3 +27,28 @@ class HeadError(SymattnError, ValueError):
 
 class BudgetExceeded(SymattnError):
     """A proof attempt ran out of its time budget (the verdict becomes "unknown")."""
+
+
+class DerivationError(SymattnError, ValueError):
+    """A derivation file or chain that cannot be read: carries the line and column.
+
+    ``line`` and ``column`` count from 1; ``expected`` says what would have fitted.
+    """
+
+    def __init__(self, message: str, line: int = 0, column: int = 0, expected: str = ""):
+        self.line, self.column, self.expected, self.detail = line, column, expected, message
+        where = f"line {line}, column {column}: " if line else ""
+        tail = f"\n  expected {expected}" if expected else ""
+        super().__init__(f"{where}{message}{tail}")
+
+
+class ParseError(DerivationError):
+    """Text that does not fit the grammar of the notation or of the LaTeX subset."""
+
+
+class UnknownSymbolError(DerivationError):
+    """A name that is neither declared nor part of the vocabulary."""
+
+
+class NotationShapeError(DerivationError, ShapeError):
+    """Shapes that do not fit, at a line and column of a derivation's text."""

@@ -74,13 +74,18 @@ def pull_constants(x):
         return x
     args = [pull_constants(a) for a in x.args]
     if isinstance(x, sp.Sum):
+        # SymPy merges a Sum of a Sum into one Sum with several limits: treat them together
         body, limits = args[0], x.limits
-        (k, lo, hi), = limits
+        ks = [lim[0] for lim in limits]
+        if any(b.has(k) for lim in limits for b in lim[1:] for k in ks):
+            return x.func(*args) if args != list(x.args) else x
         body = sp.expand(body)
         terms = []
         for t in sp.Add.make_args(body):
-            const, dep = t.as_independent(k, as_Add=False)
-            terms.append(const * (sp.Sum(dep, (k, lo, hi)) if dep.has(k) else dep * (hi - lo + 1)))
+            const, dep = t.as_independent(*ks, as_Add=False)
+            used = [lim for lim in limits if dep.has(lim[0])]
+            count = sp.Mul(*[hi - lo + 1 for k, lo, hi in limits if not dep.has(k)])
+            terms.append(const * count * (sp.Sum(dep, *used) if used else dep))
         return sp.Add(*terms)
     return x.func(*args) if args != list(x.args) else x
 
@@ -91,10 +96,13 @@ def rename_bound(x, depth: int = 0, fresh: bool = True):
     if not isinstance(x, sp.Basic) or x.is_Atom:
         return x
     if isinstance(x, (sp.Sum, sp.Product)):
-        (k, lo, hi), = x.limits
-        new = sp.Dummy("b") if fresh else sp.Symbol(f"_b{depth}", integer=True)
-        body = rename_bound(x.function.xreplace({k: new}), depth + 1, fresh)
-        return x.func(body, (new, rename_bound(lo, depth, fresh), rename_bound(hi, depth, fresh)))
+        body, limits = x.function, []
+        for k, lo, hi in x.limits:  # several limits when SymPy merged nested sums
+            new = sp.Dummy("b") if fresh else sp.Symbol(f"_b{depth}", integer=True)
+            body = body.xreplace({k: new})
+            limits.append((new, rename_bound(lo, depth, fresh), rename_bound(hi, depth, fresh)))
+            depth += 1
+        return x.func(rename_bound(body, depth, fresh), *limits)
     args = [rename_bound(a, depth, fresh) for a in x.args]
     return x.func(*args) if args != list(x.args) else x
 

@@ -1,0 +1,54 @@
+"""``symattn check FILE [--json] [--markdown] [--wide] [--budget S]``: check a derivation step by step."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import DerivationError, SymattnError
+
+
+def load(path: str, budget: float):
+    """Parse and check the file: ``.tex`` with the LaTeX front end, anything else as notation."""
+    from ..derivation import check_statements, parse_notation
+    from ..derivation.latex import parse_latex
+
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read(1_000_001)
+    stmts = parse_latex(text) if path.endswith(".tex") else parse_notation(text)
+    return check_statements(stmts, source=path, budget=budget)
+
+
+def cmd_check(args) -> int:
+    from ..derivation import report as R
+
+    try:
+        report = load(args.file, args.budget)
+    except OSError as exc:
+        print(f"symattn check: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as exc:
+        print(f"symattn check: {args.file} is not UTF-8 text (byte {exc.start})", file=sys.stderr)
+        return 2
+    except DerivationError as exc:
+        print(f"{args.file}:{exc.line}:{exc.column}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except SymattnError as exc:
+        print(f"{args.file}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(R.to_json(report))
+    elif args.markdown:
+        print(R.to_markdown(report), end="")
+    else:
+        print(R.table(report, args.wide))
+    return 0 if report.ok else 1
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="check a derivation (.txt notation or .tex) step by step")
+    p.add_argument("file", help="the derivation: .tex (LaTeX subset) or plain notation")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--markdown", action="store_true", help="print the report as Markdown with LaTeX")
+    p.add_argument("--wide", action="store_true", help="do not shorten the claims in the table")
+    p.add_argument("--budget", type=float, default=20.0, help="seconds per step (default 20)")
+    p.set_defaults(run=cmd_check)

@@ -1,0 +1,319 @@
+"""The syntax tree shared by the plain-text notation and the LaTeX front end.
+
+Both parsers build these nodes and nothing else; :mod:`.elaborate` turns them into
+SymPy matrix expressions under the declarations. Every node carries ``pos``, the
+(line, column) where it starts, so that later errors can point at the text.
+Each node renders back to the plain notation (``text``) and to LaTeX (``latex``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Pos = tuple  # (line, column), both from 1
+
+
+@dataclass(frozen=True)
+class Node:
+    pos: Pos = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Num(Node):
+    value: int
+
+    def text(self):
+        return str(self.value)
+
+    def latex(self):
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class Name(Node):
+    """A name as written: base, optional subscript (a node) and superscript label.
+
+    ``W_h^Q`` is Name("W", Name("h"), "Q"); ``d_model`` is Name("d", Name("model")).
+    """
+
+    base: str
+    sub: Node | None = None
+    sup: str | None = None
+
+    def text(self):
+        out = self.base
+        if self.sub is not None:
+            s = self.sub.text()
+            out += f"_{s}" if _simple(s) else f"_{{{s}}}"
+        if self.sup is not None:
+            out += f"^{self.sup}" if _simple(self.sup) else f"^{{{self.sup}}}"
+        return out
+
+    def latex(self):
+        base = self.base if len(self.base) == 1 else rf"\mathrm{{{self.base}}}"
+        out = base
+        if self.sub is not None:
+            sub = self.sub.latex() if not isinstance(self.sub, Name) or len(self.sub.base) == 1 \
+                else rf"\text{{{self.sub.text()}}}"
+            out += f"_{{{sub}}}"
+        if self.sup is not None:
+            out += f"^{{{self.sup}}}"
+        return out
+
+
+def _simple(s: str) -> bool:
+    return s.isalnum()
+
+
+@dataclass(frozen=True)
+class Index(Node):
+    """An index expression in a subscript: ``h + 1``, ``H - 1``."""
+
+    left: Node
+    op: str
+    right: Node
+
+    def text(self):
+        return f"{self.left.text()}{self.op}{self.right.text()}"
+
+    def latex(self):
+        return f"{self.left.latex()}{self.op}{self.right.latex()}"
+
+
+@dataclass(frozen=True)
+class Dots(Node):
+    """An ellipsis in a list or block: ``...``, ``\\cdots``, ``\\vdots``, ``\\dots``."""
+
+    def text(self):
+        return "..."
+
+    def latex(self):
+        return r"\cdots"
+
+
+@dataclass(frozen=True)
+class Call(Node):
+    """``target(args)``: a function of the vocabulary, a declared function, or a product."""
+
+    target: Name
+    args: tuple
+    axis: str | None = None  # "row" | "col" for Softmax_row / Softmax_col
+
+    def text(self):
+        ax = f"_{self.axis}" if self.axis else ""
+        return f"{self.target.text()}{ax}({', '.join(a.text() for a in self.args)})"
+
+    def latex(self):
+        name = self.target.base
+        t = rf"\operatorname{{{name}}}" if len(name) > 1 else self.target.latex()
+        if self.axis:
+            t += rf"_{{\mathrm{{{self.axis}}}}}"
+        return t + r"\left(" + ", ".join(a.latex() for a in self.args) + r"\right)"
+
+
+@dataclass(frozen=True)
+class Group(Node):
+    """Parentheses as written (kept so that renderings keep them)."""
+
+    body: Node
+
+    def text(self):
+        return f"({self.body.text()})"
+
+    def latex(self):
+        return r"\left(" + self.body.latex() + r"\right)"
+
+
+@dataclass(frozen=True)
+class Mul(Node):
+    factors: tuple
+
+    def text(self):
+        return " ".join(f.text() for f in self.factors)
+
+    def latex(self):
+        return " ".join(f.latex() for f in self.factors)
+
+
+@dataclass(frozen=True)
+class Add(Node):
+    """A sum of terms, each with its sign: ((+1, a), (-1, b))."""
+
+    terms: tuple
+
+    def text(self):
+        out = []
+        for k, (s, t) in enumerate(self.terms):
+            out.append(("- " if s < 0 else "") if k == 0 else (" - " if s < 0 else " + "))
+            out.append(t.text())
+        return "".join(out)
+
+    def latex(self):
+        out = []
+        for k, (s, t) in enumerate(self.terms):
+            out.append(("-" if s < 0 else "") if k == 0 else (" - " if s < 0 else " + "))
+            out.append(t.latex())
+        return "".join(out)
+
+
+@dataclass(frozen=True)
+class Div(Node):
+    num: Node
+    den: Node
+
+    def text(self):
+        return f"({self.num.text()}) / ({self.den.text()})"
+
+    def latex(self):
+        return rf"\frac{{{self.num.latex()}}}{{{self.den.latex()}}}"
+
+
+@dataclass(frozen=True)
+class Sqrt(Node):
+    arg: Node
+
+    def text(self):
+        return f"sqrt({self.arg.text()})"
+
+    def latex(self):
+        return rf"\sqrt{{{self.arg.latex()}}}"
+
+
+@dataclass(frozen=True)
+class T(Node):
+    """The transpose ``x^T``."""
+
+    arg: Node
+
+    def text(self):
+        return f"{_atomic_text(self.arg)}^T"
+
+    def latex(self):
+        a = self.arg.latex()
+        a = a if isinstance(self.arg, (Name, Group, Call, Block)) else r"\left(" + a + r"\right)"
+        return a + r"^{\mathsf{T}}"
+
+
+def _atomic_text(n: Node) -> str:
+    s = n.text()
+    return s if isinstance(n, (Name, Group, Call, Block, Num)) else f"({s})"
+
+
+@dataclass(frozen=True)
+class Sum(Node):
+    """``sum_{index=1}^{upper} body`` over heads."""
+
+    index: str
+    upper: Node
+    body: Node
+
+    def text(self):
+        return f"sum_{{{self.index}=1}}^{{{self.upper.text()}}} {self.body.text()}"
+
+    def latex(self):
+        return rf"\sum_{{{self.index}=1}}^{{{self.upper.latex()}}} {self.body.latex()}"
+
+
+@dataclass(frozen=True)
+class Block(Node):
+    """A block matrix: rows of cells; a cell may be :class:`Dots`."""
+
+    rows: tuple
+
+    def text(self):
+        return "[" + "; ".join(", ".join(c.text() for c in r) for r in self.rows) + "]"
+
+    def latex(self):
+        def cell(c):
+            if isinstance(c, Dots):
+                return r"\vdots" if len(self.rows) > 1 and all(len(r) == 1 for r in self.rows) else r"\cdots"
+            return c.latex()
+
+        body = r" \\ ".join(" & ".join(cell(c) for c in r) for r in self.rows)
+        return r"\begin{bmatrix} " + body + r" \end{bmatrix}"
+
+
+# statements ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape(Node):
+    rows: Node
+    cols: Node
+
+
+@dataclass(frozen=True)
+class Declare(Node):
+    """``names: rows x cols [for h in 1..H]`` or ``names \\in M^{rows \\times cols}``."""
+
+    names: tuple
+    shape: Shape
+    index: str | None = None
+    upper: Node | None = None
+
+
+@dataclass(frozen=True)
+class HeadRange(Node):
+    """``h = 1, \\cdots, H``: h is the head index, H the number of heads."""
+
+    index: str
+    upper: Node
+
+
+@dataclass(frozen=True)
+class ScoreDecl(Node):
+    """``f : M^{..} \\times M^{..} \\to M^{..}`` or ``score: f`` (an uninterpreted score)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Setting(Node):
+    """``convention: row``, ``score: scaled_dot``."""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Define(Node):
+    """``target := body``; ``params`` for a function ``Name(Q, K, V) := ...``."""
+
+    target: Name
+    params: tuple
+    body: Node
+    shape: Shape | None = None
+
+
+@dataclass(frozen=True)
+class Assume(Node):
+    """``assume lhs = rhs``: two dimensions, two matrices, or H = 1."""
+
+    lhs: Node
+    rhs: Node
+
+
+@dataclass(frozen=True)
+class Chain(Node):
+    """``e0 rel1 e1 rel2 e2 ...`` with rel ``=`` or ``:=``; ``links`` holds (rel, pos, expr)."""
+
+    first: Node
+    links: tuple
+    shape: Shape | None = None
+
+
+@dataclass(frozen=True)
+class Given(Node):
+    """A SymPy matrix expression given directly (the Python API), used as it is."""
+
+    value: object
+
+    def text(self):
+        import sympy as sp
+
+        return sp.sstr(self.value)
+
+    def latex(self):
+        import sympy as sp
+
+        return sp.latex(self.value)

@@ -1,0 +1,216 @@
+"""Diagnose a failing step by trying the usual slips, one at a time.
+
+For a step L = R that is not proved, each candidate below changes R in one place; a
+candidate that makes the step hold names the slip:
+
+- transposed operand: a transpose dropped (X written where Xᵀ was meant) or added;
+- softmax on the other axis: Softmax normalizing rows where columns were meant (or back);
+- scale dropped: the 1/sqrt(d_k) of the scores missing (or applied where it was not);
+- heads summed in the wrong order: the factors of the summand swapped (head_h W_h^O for
+  W_h^O head_h), or the heads paired in reverse (head H+1-h with W_h).
+
+A candidate is first checked on random integer inputs (cheap, never trusted alone), then
+given to :func:`symattn.verify`; the diagnosis reports which evidence it has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from .. import defs as D
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum, _OverHeads
+from ..defs.shapes import check_shapes, same_dim, show
+from ..errors import DerivationError, SymattnError
+from ..proof import verify
+from ..proof.budget import Budget
+from ..proof.refute import search
+from . import ast
+
+MAX_CANDIDATES = 40
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The slip that, corrected, makes the step hold; and how strongly that is known."""
+
+    slip: str
+    detail: str
+    corrected: str
+    evidence: str
+    proved: bool
+
+    def describe(self) -> str:
+        return (f"likely slip: {self.slip}: {self.detail}\n"
+                f"  corrected right side: {self.corrected}\n  with it the step is {self.evidence}")
+
+    def as_dict(self) -> dict:
+        return {"slip": self.slip, "detail": self.detail, "corrected": self.corrected,
+                "evidence": self.evidence, "proved": self.proved}
+
+
+def _nodes(e, kind):
+    seen = []
+    for x in sp.preorder_traversal(e):
+        if isinstance(x, kind) and x not in seen:
+            seen.append(x)
+    return seen
+
+
+def _fits(a, b) -> bool:
+    return same_dim(a.rows, b.rows) and same_dim(a.cols, b.cols)
+
+
+def expr_candidates(L, R):
+    """(slip, detail, R') for single changes of the SymPy expression R."""
+    for S in _nodes(R, D.Softmax):
+        other = {0: "column", 1: "row"}
+        yield ("softmax on the other axis",
+               f"{show(S, 60)} normalizes each {other[S.axis]}; the step needs each {other[1 - S.axis]}",
+               lambda S=S: R.xreplace({S: D.Softmax(S.arg, 1 - S.axis)}))
+    scales = [p for p in _nodes(L, sp.Pow) if p.exp == -sp.Rational(1, 2)]
+    for S in _nodes(R, D.Softmax):
+        coeff, _ = S.arg.as_coeff_mmul() if isinstance(S.arg, sp.MatMul) else (sp.Integer(1), None)
+        for c in scales:
+            if not S.arg.has(c):
+                yield ("scale dropped", f"the scores in {show(S, 60)} lack the factor {c}",
+                       lambda S=S, c=c: R.xreplace({S: D.Softmax(c * S.arg, S.axis)}))
+        if coeff != 1:
+            yield ("scale applied where it does not belong", f"the scores in {show(S, 60)} carry {coeff}",
+                   lambda S=S, coeff=coeff: R.xreplace({S: D.Softmax(S.arg / coeff, S.axis)}))
+    for N in _nodes(R, _OverHeads):
+        for M in _nodes(N.body, sp.MatMul):
+            _, mats = M.as_coeff_matrices()
+            if len(mats) >= 2:
+                swapped = sp.MatMul(*(list(mats[1:]) + [mats[0]]))
+                swapped2 = sp.MatMul(*([mats[-1]] + list(mats[:-1])))
+                for sw in (swapped, swapped2):
+                    yield ("heads summed in the wrong order",
+                           f"the factors of {show(M, 50)} are in the wrong order",
+                           lambda M=M, sw=sw: R.xreplace({M: sw}))
+        what = {HeadSum: "summed", HeadStack: "stacked", HeadConcat: "concatenated"}[type(N)]
+        for F in _nodes(N.body, FamilyMember):
+            if not F.index.has(N.index):
+                continue
+            flipped = F.index.xreplace({N.index: N.count + 1 - N.index})
+            G = FamilyMember(F.args[0], flipped, *F.shape)
+            yield ("heads summed in the wrong order",
+                   f"the heads are {what} with {show(F)} where {show(G)} belongs (reversed head order)",
+                   lambda N=N, F=F, G=G: R.xreplace({N: type(N)(N.body.xreplace({F: G}), N.index, N.count)}))
+
+
+def node_candidates(node, convention: str = "column"):
+    """(slip, detail, node') for one transpose added or removed, or one softmax axis switched."""
+    out = []
+
+    def walk(n, rebuild):
+        if not isinstance(n, ast.Node):
+            return
+        if isinstance(n, ast.Call) and n.target.base in ("Softmax", "softmax"):
+            axis = n.axis or ("col" if convention == "column" else "row")
+            other = "row" if axis == "col" else "col"
+            words = {"col": "column", "row": "row"}
+            out.append(("softmax on the other axis",
+                        f"{n.text()} normalizes each {words[axis]}; the step needs each {words[other]}",
+                        rebuild(ast.Call(n.pos, n.target, n.args, other))))
+        if isinstance(n, ast.Call) and not _is_function_name(n.target) and len(n.args) == 1:
+            arg = n.args[0]  # A (B) is a product: try A (B)^T
+            out.append(("transposed operand",
+                        f"({arg.text()}) should be ({arg.text()})^T (a transpose dropped)",
+                        rebuild(ast.Mul(n.pos, (n.target, ast.T(arg.pos, ast.Group(arg.pos, arg)))))))
+        if isinstance(n, ast.T):
+            out.append(("transposed operand", f"{n.text()} should be {n.arg.text()} (a transpose too many)",
+                        rebuild(n.arg)))
+        elif isinstance(n, (ast.Name, ast.Group, ast.Call)) and not _is_function_name(n):
+            out.append(("transposed operand", f"{n.text()} should be {n.text()}^T (a transpose dropped)",
+                        rebuild(ast.T(n.pos, n))))
+        elif isinstance(n, (ast.Mul, ast.Div)):
+            out.append(("transposed operand", f"{n.text()} should be ({n.text()})^T (the operands swapped)",
+                        rebuild(ast.T(n.pos, ast.Group(n.pos, n)))))
+        if isinstance(n, ast.Name):
+            return
+        for f in fields(n):
+            if f.name == "pos" or (isinstance(n, ast.Call) and f.name == "target"):
+                continue
+            v = getattr(n, f.name)
+            if isinstance(v, ast.Node):
+                walk(v, lambda x, n=n, f=f: rebuild(_replace(n, f.name, x)))
+            elif isinstance(v, tuple):
+                for k, item in enumerate(v):
+                    _walk_tuple(item, k, n, f.name, v, rebuild, walk)
+
+    walk(node, lambda x: x)
+    return out
+
+
+def _walk_tuple(item, k, n, fname, v, rebuild, walk):
+    if isinstance(item, ast.Node):
+        walk(item, lambda x: rebuild(_replace(n, fname, v[:k] + (x,) + v[k + 1:])))
+    elif isinstance(item, tuple):  # Add terms (sign, node) and Block rows
+        for j, sub in enumerate(item):
+            if isinstance(sub, ast.Node):
+                walk(sub, lambda x, j=j: rebuild(_replace(n, fname, v[:k] + (item[:j] + (x,) + item[j + 1:],)
+                                                          + v[k + 1:])))
+
+
+def _is_function_name(n) -> bool:
+    return isinstance(n, ast.Name) and n.base in ("Attention", "Softmax", "softmax", "MultiHead", "Concat")
+
+
+def _replace(n, name, value):
+    kw = {f.name: getattr(n, f.name) for f in fields(n)}
+    kw[name] = value
+    return type(n)(**kw)
+
+
+def _consistent(L, R2, seconds: float) -> int:
+    """Number of random samples on which L and R2 agree; 0 when they differ or cannot be evaluated."""
+    try:
+        cex, _, agreed = search(L, R2, Budget(seconds), trials=2)
+    except SymattnError:
+        return 0
+    return 0 if cex is not None else agreed
+
+
+def diagnose_step(step, budget: float = 10.0):
+    """The first slip whose correction makes ``step`` hold, or None."""
+    L = step.lhs_expr
+    if isinstance(L, Exception) or L is None:
+        return None
+    deadline = Budget(budget)
+    candidates = []
+    scope = step.scope_obj
+    if step.rhs_node is not None and scope is not None:
+        for slip, detail, node in node_candidates(step.rhs_node, scope.convention):
+            candidates.append((slip, detail, lambda node=node: scope.expr(node), node.text()))
+    R = step.rhs_expr
+    if not isinstance(R, Exception) and R is not None:
+        for slip, detail, make in expr_candidates(L, R):
+            candidates.append((slip, detail, make, None))
+    best = None
+    for slip, detail, make, text in candidates[:MAX_CANDIDATES]:
+        if deadline.left() <= 0:
+            break
+        try:
+            R2 = make()
+            check_shapes(R2)
+        except (DerivationError, SymattnError, ValueError, TypeError, AttributeError):
+            continue  # the candidate does not fit together: not this slip
+        if not isinstance(R2, MatrixExpr) or not _fits(L, R2):
+            continue
+        agreed = _consistent(L, R2, min(2.0, max(deadline.left(), 0.1)))
+        if not agreed:
+            continue
+        corrected = text or sp.sstr(R2)
+        try:
+            v = verify(L, R2, budget=max(min(5.0, deadline.left()), 0.5), search_counterexample=False)
+        except SymattnError:
+            v = None
+        if v is not None and v.proved:
+            return Diagnosis(slip, detail, corrected, f"proved ({v.scope}) by {v.method}", True)
+        if best is None:
+            best = Diagnosis(slip, detail, corrected,
+                             f"consistent on {agreed} random samples (a hint, not a proof)", False)
+    return best

@@ -1,0 +1,583 @@
+"""From syntax trees to SymPy matrix expressions, under the declarations of a derivation.
+
+:class:`Scope` holds what the header declared: dimensions, matrices, head-indexed
+families, the head index and head count, definitions, the score function and the
+convention. :meth:`Scope.expr` elaborates an expression node; every misfit (an unknown
+name, shapes that do not fit, an ellipsis whose pattern cannot be read) raises a
+:class:`~symattn.errors.DerivationError` that names the line and the column.
+
+Vocabulary (the seeds' own words):
+
+- ``Attention(Q, K, V)``: symattn.attention with the declared score and convention
+- ``Softmax(X)``, ``softmax(X)``: normalize each column (column convention) or each row
+  (row convention); ``Softmax_row``, ``Softmax_col`` name the axis explicitly
+- ``MultiHead(Q, K, V)``: symattn.multihead with the families W_h^Q, W_h^K, W_h^V, W_h^O
+- ``head_h``: the document's definition, or else Attention(W_h^Q Q, W_h^K K, W_h^V V)
+  (column) / Attention(Q W_h^Q, K W_h^K, V W_h^V) (row)
+- ``Concat(e_1, ..., e_H)``: the heads side by side (row convention) or stacked (column)
+- ``sum_{h=1}^{H} e_h``, blocks ``[e_1; ...; e_H]`` and ``[e_1, ..., e_H]`` over heads
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from .. import defs as D
+from ..defs.shapes import same_dim
+from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
+from . import ast
+
+HOLE = "\u27e8k\u27e9"  # the placeholder index of an ellipsis pattern (cannot be typed)
+MAX_WORK = 5_000  # syntax nodes elaborated for one expression, definitions expanded included
+
+
+def is_matrix(x) -> bool:
+    return isinstance(x, (MatrixExpr, sp.MatrixBase))
+
+
+def shape_text(x) -> str:
+    return f"{sp.sstr(x.rows)} × {sp.sstr(x.cols)}"
+
+
+def key_of(n: ast.Name) -> str:
+    """The declared name of ``n``: ``d_model``, ``W^O``, ``q_pool``."""
+    out = n.base
+    if n.sub is not None:
+        out += "_" + n.sub.text()
+    if n.sup is not None:
+        out += "^" + n.sup
+    return out
+
+
+def family_key(n: ast.Name) -> str:
+    return n.base + (f"^{n.sup}" if n.sup is not None else "")
+
+
+class CountSymbol(sp.Symbol):
+    """A dimension named like the head index (seed 002 counts heads with h): a distinct symbol."""
+
+
+def dimension_symbol(name: str) -> sp.Symbol:
+    """A positive integer symbol; a dimension named ``h`` must not be the head index h."""
+    if name == str(D.h):
+        return CountSymbol(name, integer=True, positive=True)
+    return sp.Symbol(name, integer=True, positive=True)
+
+
+@dataclass(eq=False)
+class Definition:
+    target: ast.Name
+    params: tuple
+    body: ast.Node
+    index: str | None
+
+
+class Scope:
+    """The declarations of a derivation, and the elaboration of expressions under them."""
+
+    def __init__(self):
+        self.convention = "column"
+        self.score = None  # None (scaled dot product) | "dot" | a ScoreFunction
+        self.dims: dict[str, sp.Expr] = {}
+        self.counts: dict[str, sp.Expr] = {}  # head index letter -> head count
+        self.matrices: dict[str, sp.MatrixSymbol] = {}
+        self.families: dict[str, D.Family] = {}
+        self.defs: dict[str, Definition] = {}  # W^O := ..., Attention(Q, K, V) := ...
+        self.indexed: dict[str, Definition] = {}  # head_h := ... (keyed by "head")
+        self.functions: dict[str, D.ScoreFunction] = {}
+        self.aliases: dict[str, str] = {}
+        self.notes: list[str] = []
+        self.work, self.nesting, self.expanding, self.top = 0, 0, [], None
+        self.plain_subs: dict[str, str] = {}  # matrices named with a one-letter subscript
+
+    # declarations ----------------------------------------------------------
+
+    def fail(self, node, message, expected="", cls=DerivationError):
+        line, col = node.pos if node is not None else (0, 0)
+        raise cls(message, line, col, expected)
+
+    def known_names(self) -> list[str]:
+        return sorted(set(self.matrices) | {k + "_h" for k in self.families} | set(self.defs)
+                      | {k + "_h" for k in self.indexed}
+                      | set(self.functions) | set(self.dims))
+
+    def dim(self, node, create: bool = True):
+        """Elaborate a dimension expression (``d_model``, ``H d_v``, ``2``)."""
+        if isinstance(node, ast.Num):
+            if node.value < 1:
+                self.fail(node, f"the dimension {node.value} is not positive", "a positive integer")
+            return sp.Integer(node.value)
+        if isinstance(node, ast.Name):
+            if node.sup is not None:
+                self.fail(node, f"{node.text()} cannot be a dimension", "a dimension name such as d_k")
+            k = key_of(node)
+            k = self.aliases.get(k, k)
+            if k not in self.dims:
+                if not create:
+                    self.fail(node, f"unknown dimension {k}", "a dimension used in a declared shape",
+                              UnknownSymbolError)
+                self.dims[k] = dimension_symbol(k)
+            return self.dims[k]
+        if isinstance(node, ast.Mul):
+            out = sp.Integer(1)
+            for f in node.factors:
+                out *= self.dim(f, create)
+            return out
+        if isinstance(node, ast.Add):
+            out = sp.Integer(0)
+            for s, t in node.terms:
+                out += s * self.dim(t, create)
+            return out
+        if isinstance(node, ast.Group):
+            return self.dim(node.body, create)
+        self.fail(node, f"{node.text()} is not a dimension", "a dimension such as d_k, n or H d_v")
+
+    def head_range(self, index: str, upper, node):
+        count = self.dim(upper)
+        early = [k for k, letter in self.plain_subs.items() if letter == index]
+        if early:
+            self.fail(node, f"{', '.join(early)} was declared before the head index {index}, "
+                      "as a single matrix",
+                      f"the head range ({index} = 1, ..., {upper.text()}) before the declarations it indexes")
+        if index in self.counts and not same_dim(self.counts[index], count):
+            self.fail(node, f"the head index {index} already runs to {self.counts[index]}",
+                      f"the same head count for {index}")
+        self.counts[index] = count
+        return count
+
+    def declare(self, st: ast.Declare):
+        rows, cols = self.dim(st.shape.rows), self.dim(st.shape.cols)
+        if st.index is not None:
+            self.head_range(st.index, st.upper, st)
+        for n in st.names:
+            letter = n.sub.base if isinstance(n.sub, ast.Name) and n.sub.sub is None else None
+            if letter is not None and (letter == st.index or (st.index is None and letter in self.counts)):
+                k = family_key(n)
+                if k in self.families or k in self.matrices:
+                    self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
+                self.families[k] = D.Family(k, rows, cols)
+                continue
+            if st.index is not None:
+                self.fail(n, f"{n.text()} has no subscript {st.index}",
+                          f"a name indexed by the head index, as in W_{st.index}^Q")
+            k = key_of(n)
+            if k in self.matrices or k in self.families:
+                self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
+            self.matrices[k] = sp.MatrixSymbol(k, rows, cols)
+            if letter is not None and len(letter) == 1:
+                self.plain_subs[k] = letter
+
+    def define(self, st: ast.Define):
+        t = st.target
+        index = None
+        if isinstance(t.sub, ast.Name) and t.sub.sub is None and t.sub.base in self.counts:
+            index = t.sub.base
+            k = family_key(t)
+            taken = k in self.families or k in self.indexed
+        else:
+            k = key_of(t)
+            taken = k in self.matrices or k in self.defs or k in self.dims
+        if taken:
+            self.fail(t, f"{t.text()} is already declared or defined", "a new name")
+        for p in st.params:
+            if p.sub is not None or p.sup is not None:
+                self.fail(p, f"the parameter {p.text()} must be a plain name", "a name such as Q")
+        d = Definition(t, st.params, st.body, index)
+        if not st.params:  # check the body now: its errors point into the definition
+            value = self.expr(st.body, {index: D.h} if index else {})
+            if st.shape is not None:  # the annotation ∈ M^{r × c}
+                self.check_shape(st, value, st.shape)
+        (self.indexed if index else self.defs)[k] = d
+
+    def check_shape(self, node, value, shape: ast.Shape):
+        rows, cols = self.dim(shape.rows), self.dim(shape.cols)
+        if not is_matrix(value):
+            self.fail(node, "a scalar where a matrix was declared", f"a {rows} × {cols} matrix")
+        if not (same_dim(value.rows, rows) and same_dim(value.cols, cols)):
+            self.fail(shape, f"the expression is {shape_text(value)}, but the annotation says "
+                      f"{sp.sstr(rows)} × {sp.sstr(cols)}", f"M^{{{shape_text(value)}}}", NotationShapeError)
+
+    def is_undefined_name(self, n) -> bool:
+        """True for a name that nothing declares or defines (``head_i = ...`` then defines it)."""
+        if not isinstance(n, ast.Name):
+            return False
+        if n.base in ("Attention", "Softmax", "softmax", "MultiHead", "Concat"):
+            return False
+        k = key_of(n)
+        return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions
+                    or family_key(n) in self.families or family_key(n) in self.indexed)
+
+    # expressions -----------------------------------------------------------
+
+    def expr(self, node, locals_=None):
+        """Elaborate ``node``; ``locals_`` binds head indices and function parameters."""
+        locals_ = locals_ or {}
+        if self.nesting == 0:
+            self.work, self.top = 0, node
+        self.nesting += 1
+        try:
+            return self._expr(node, locals_)
+        except DerivationError:
+            raise
+        except SymattnError as exc:  # a misfit found by the definitions themselves
+            cls = NotationShapeError if isinstance(exc, D.shapes.ShapeError) else DerivationError
+            self.fail(node, str(exc), "", cls)
+        finally:
+            self.nesting -= 1
+
+    def expand(self, node, d: Definition, locals_):
+        """The body of definition ``d`` (refusing a definition that refers to itself)."""
+        if d in self.expanding:
+            self.fail(node, f"the definition of {d.target.text()} refers to itself", "a definition in "
+                      "terms of names declared or defined before it")
+        self.expanding.append(d)
+        try:
+            return self.expr(d.body, locals_)
+        finally:
+            self.expanding.pop()
+
+    def _expr(self, node, L):
+        self.work += 1
+        if self.work > MAX_WORK:
+            self.fail(self.top, f"the expression grows beyond {MAX_WORK} terms once definitions are expanded",
+                      "a smaller expression (are definitions nested too deeply?)")
+        meth = getattr(self, "_" + type(node).__name__.lower(), None)
+        if meth is None:
+            self.fail(node, f"{node.text()} cannot stand here", "an expression")
+        return meth(node, L)
+
+    def _given(self, node, L):
+        return node.value
+
+    def _num(self, node, L):
+        return sp.Integer(node.value)
+
+    def _group(self, node, L):
+        return self._expr(node.body, L)
+
+    def _sqrt(self, node, L):
+        v = self._expr(node.arg, L)
+        if is_matrix(v):
+            self.fail(node, "the square root of a matrix", "a scalar such as sqrt(d_k)")
+        return sp.sqrt(v)
+
+    def _div(self, node, L):
+        num, den = self._expr(node.num, L), self._expr(node.den, L)
+        if is_matrix(den):
+            self.fail(node.den, f"division by the matrix {node.den.text()}",
+                      "a scalar divisor such as sqrt(d_k)")
+        return num / den if not is_matrix(num) else num * (1 / den)
+
+    def _t(self, node, L):
+        v = self._expr(node.arg, L)
+        if not is_matrix(v):
+            self.fail(node, f"the transpose of the scalar {node.arg.text()}", "a matrix")
+        return v.T
+
+    def _add(self, node, L):
+        out, first = None, None
+        for sign, t in node.terms:
+            v = self._expr(t, L)
+            v = v if sign > 0 else -v
+            if out is None:
+                out, first = v, t
+                continue
+            if is_matrix(out) != is_matrix(v):
+                self.fail(t, f"cannot add a {'matrix' if is_matrix(v) else 'scalar'} to a "
+                          f"{'matrix' if is_matrix(out) else 'scalar'}", "terms of the same kind")
+            if is_matrix(v) and not (same_dim(out.rows, v.rows) and same_dim(out.cols, v.cols)):
+                self.fail(t, f"cannot add {t.text()} ({shape_text(v)}) to {first.text()} ({shape_text(out)})",
+                          "terms of the same shape", NotationShapeError)
+            out = out + v
+        return out
+
+    def _mul(self, node, L):
+        acc, left = None, None
+        for f in node.factors:
+            v = self._expr(f, L)
+            acc, left = self.multiply(acc, left, v, f), f if left is None else ast.Mul(left.pos, (left, f))
+        return acc
+
+    def multiply(self, acc, left, v, f):
+        if acc is None:
+            return v
+        if is_matrix(acc) and is_matrix(v):
+            if not same_dim(acc.cols, v.rows):
+                self.fail(f, f"cannot multiply {_short(left)} ({shape_text(acc)}) by {_short(f)} "
+                          f"({shape_text(v)}): the inner dimensions {sp.sstr(acc.cols)} and "
+                          f"{sp.sstr(v.rows)} are not known to be equal",
+                          "factors whose inner dimensions agree (a transpose missing?)", NotationShapeError)
+            return acc * v
+        return acc * v
+
+    def _sum(self, node, L):
+        count = self.index_value(node.upper, L)
+        if any(v == D.h for v in L.values()):
+            self.fail(node, "a sum over heads inside another expression over heads", "one level of heads")
+        body = self._expr(node.body, {**L, node.index: D.h})
+        if not is_matrix(body):
+            self.fail(node.body, "the summand is a scalar", "a matrix summand")
+        return D.head_sum(body, count)
+
+    def index_value(self, node, L):
+        if isinstance(node, ast.Num):
+            if node.value < 1:
+                self.fail(node, f"head {node.value} does not exist", "heads numbered from 1")
+            return sp.Integer(node.value)
+        if isinstance(node, ast.Name) and node.sub is None and node.sup is None:
+            if node.base in L:
+                return L[node.base]
+            if node.base in self.counts:  # a free head index: the step holds for every head
+                return D.h
+            k = self.aliases.get(node.base, node.base)
+            if k in self.dims and any(same_dim(self.dims[k], c) for c in self.counts.values()):
+                return self.dims[k]
+            self.fail(node, f"unknown head index {node.base}",
+                      "a number, the head index of a sum or a definition, or the head count "
+                      f"({', '.join(sorted(map(str, self.counts.values()))) or 'none declared'})",
+                      UnknownSymbolError)
+        if isinstance(node, ast.Index):
+            a, b = self.index_value(node.left, L), self.index_value(node.right, L)
+            return a + b if node.op == "+" else a - b
+        self.fail(node, f"{node.text()} is not a head index", "h, 1, H or h + 1")
+
+    def _name(self, node, L):
+        k = key_of(node)
+        k = self.aliases.get(k, k)
+        if node.sub is None and node.sup is None and node.base in L:
+            v = L[node.base]
+            if is_matrix(v):
+                return v
+            self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
+        if k in self.matrices:
+            return self.matrices[k]
+        if k in self.dims:
+            return self.dims[k]
+        fk = self.aliases.get(family_key(node), family_key(node))
+        if node.sub is not None and fk in self.families:
+            return self.families[fk][self.index_value(node.sub, L)]
+        if k in self.defs and not self.defs[k].params:
+            return self.expand(node, self.defs[k], {})
+        if node.sub is not None and fk in self.indexed:
+            d = self.indexed[fk]
+            return self.expand(node, d, {d.index: self.index_value(node.sub, L)})
+        if node.base == "head" and node.sub is not None:
+            return self.builtin_head(node, self.index_value(node.sub, L))
+        if fk in self.families and node.sub is None and node.sup == "O":
+            return self.whole_output_weights(node, self.families[fk])
+        if fk in self.families:
+            self.fail(node, f"{node.text()} is a head-indexed family",
+                      f"a member such as {node.base}_h^{node.sup}")
+        self.unknown(node, k)
+
+    def unknown(self, node, k):
+        names = self.known_names()
+        hint = ""
+        for a in names:  # QW written for Q W
+            if k.startswith(a) and k[len(a):] in names:
+                hint = f" (a product is written with a space: {a} {k[len(a):]})"
+        self.fail(node, f"unknown symbol {k}{hint}",
+                  "a declared name (" + (", ".join(names) if names else "nothing is declared yet") + ")",
+                  UnknownSymbolError)
+
+    def whole_output_weights(self, node, family):
+        """W^O without a definition: the seeds' block of the W_h^O, [W_1^O ... W_H^O] (column
+        convention) or [W_1^O; ...; W_H^O] (row convention)."""
+        count = self.head_count(node)
+        col = self.convention == "column"
+        b, s = node.base, node.sup
+        note = (f"{b}^{s} is read as [{b}_1^{s} ... {b}_H^{s}] side by side (seed 000)" if col
+                else f"{b}^{s} is read as [{b}_1^{s}; ...; {b}_H^{s}] stacked (row convention)")
+        if note not in self.notes:
+            self.notes.append(note)
+        return (D.head_concat if col else D.head_stack)(family[D.h], count)
+
+    def weights(self, node):
+        out = {}
+        for label in "QKVO":
+            keys = sorted(k for k in set(self.families) | set(self.aliases) if k.endswith("^" + label))
+            found = {self.aliases.get(k, k) for k in keys}
+            found = [self.families[k] for k in found if k in self.families]
+            if len(found) != 1:
+                self.fail(node, f"{node.target.base} needs one head-indexed family W_h^{label}",
+                          f"a declaration such as W_h^{label}: ... for h in 1..H")
+            out[label] = found[0]
+        return out
+
+    def head_count(self, node):
+        counts = {sp.sstr(c): c for c in self.counts.values()}
+        if len(counts) != 1:
+            self.fail(node, "the number of heads is not declared (or declared twice)",
+                      "one head range, as in h = 1, \\cdots, H")
+        return next(iter(counts.values()))
+
+    def builtin_head(self, node, k):
+        w = self.weights(ast.Call(node.pos, node, ()))
+        Q, K, V = (self.matrix_named(node, x) for x in "QKV")
+        return D.head(Q, K, V, w["Q"][k], w["K"][k], w["V"][k], score=self.score, convention=self.convention)
+
+    def matrix_named(self, node, name):
+        if name not in self.matrices:
+            self.fail(node, f"{node.text()} needs the matrix {name}", f"a declaration of {name}")
+        return self.matrices[name]
+
+    def _call(self, node, L):
+        name = node.target
+        base = name.base
+        if base in ("Softmax", "softmax") and name.sub is None and name.sup is None:
+            (X,) = self.args(node, L, 1)
+            axis = {"col": 0, "row": 1}.get(node.axis, 0 if self.convention == "column" else 1)
+            return D.softmax(X, axis)
+        if base == "Attention" and name.sub is None:
+            Q, K, V = self.args(node, L, 3)
+            return D.attention(Q, K, V, score=self.score, convention=self.convention)
+        if base == "MultiHead" and name.sub is None:
+            Q, K, V = self.args(node, L, 3)
+            w = self.weights(node)
+            wq, wk, wv, wo = w["Q"], w["K"], w["V"], w["O"]
+            return D.multihead(Q, K, V, wq, wk, wv, wo, H=self.head_count(node), score=self.score,
+                               convention=self.convention)
+        if base == "Concat" and name.sub is None:
+            return self.sequence(node, list(node.args), "row" if self.convention == "row" else "column", L)
+        k = key_of(name)
+        if k in self.functions:
+            Q, K = self.args(node, L, 2)
+            f = self.functions[k]
+            return f(Q, K) if self.convention == "column" else f.row(Q, K)
+        if k in self.defs and self.defs[k].params:
+            d = self.defs[k]
+            vals = self.args(node, L, len(d.params))
+            return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
+        target = self._name(name, L)
+        if len(node.args) != 1:
+            self.fail(node, f"{name.text()} is not a function", "a product written as A (B)")
+        arg = self._expr(node.args[0], L)
+        return self.multiply(target, name, arg, node.args[0])
+
+    def args(self, node, L, count):
+        if len(node.args) != count or any(isinstance(a, ast.Dots) for a in node.args):
+            self.fail(node, f"{node.target.text()} takes {count} argument{'s' if count > 1 else ''}, "
+                      f"got {len(node.args)}", f"{count} argument{'s' if count > 1 else ''}")
+        vals = [self._expr(a, L) for a in node.args]
+        for a, v in zip(node.args, vals):
+            if not is_matrix(v):
+                self.fail(a, f"the argument {a.text()} of {node.target.text()} is a scalar", "a matrix")
+        return vals
+
+    def _block(self, node, L):
+        rows = node.rows
+        has_dots = any(isinstance(c, ast.Dots) for r in rows for c in r)
+        if has_dots:
+            if all(len(r) == 1 for r in rows):
+                return self.sequence(node, [r[0] for r in rows], "column", L)
+            if len(rows) == 1:
+                return self.sequence(node, list(rows[0]), "row", L)
+            self.fail(node, "an ellipsis in a block matrix with several rows and columns",
+                      "one column [e_1; ...; e_H] or one row [e_1, ..., e_H]")
+        vals = [[self._expr(c, L) for c in r] for r in rows]
+        for r_node, r in zip(rows, vals):
+            for c_node, v in zip(r_node, r):
+                if not is_matrix(v):
+                    self.fail(c_node, "a scalar in a block matrix", "matrix blocks")
+        for i, r in enumerate(vals):
+            for j, v in enumerate(r):
+                if not same_dim(v.rows, r[0].rows):
+                    self.fail(rows[i][j], f"the blocks of block row {i + 1} have different heights",
+                              "blocks of equal height in a row", NotationShapeError)
+                if not same_dim(v.cols, vals[0][j].cols):
+                    self.fail(rows[i][j], f"the blocks of block column {j + 1} have different widths",
+                              "blocks of equal width in a column", NotationShapeError)
+        if len(vals) == 1 and len(vals[0]) == 1:
+            return vals[0][0]
+        return sp.BlockMatrix(vals)
+
+    def sequence(self, node, items, direction, L):
+        """``e_1, e_2, ..., e_H`` with one ellipsis: a stack or concatenation over heads."""
+        dots = [k for k, c in enumerate(items) if isinstance(c, ast.Dots)]
+        if len(dots) != 1 or dots[0] in (0, len(items) - 1):
+            self.fail(node, "the list must have one ellipsis between its first and last element",
+                      "e_1, ..., e_H")
+        first, last = items[0], items[-1]
+        pat, upper = anti_unify(first, last)
+        if pat is None:
+            self.fail(last, f"cannot read the pattern from {first.text()} to {last.text()}",
+                      "a first element indexed by 1 and a last one by the number of heads, "
+                      "as in head_1, ..., head_H")
+        for k, c in enumerate(items[1:dots[0]], start=2):
+            if substitute(pat, ast.Num(c.pos, k)) != c:
+                self.fail(c, f"{c.text()} does not follow the pattern {_show_pattern(pat)}",
+                          f"the element for index {k}")
+        count = self.index_value(upper, L)
+        if any(v == D.h for v in L.values()):
+            self.fail(node, "a block over heads inside another expression over heads", "one level of heads")
+        body = self._expr(pat, {**L, HOLE: D.h})
+        if not is_matrix(body):
+            self.fail(first, "the elements are scalars", "matrices")
+        return (D.head_stack if direction == "column" else D.head_concat)(body, count)
+
+
+def _short(node) -> str:
+    s = node.text()
+    return s if len(s) <= 40 else s[:39] + "…"
+
+
+def _show_pattern(pat) -> str:
+    return substitute(pat, ast.Name((0, 0), "k")).text()
+
+
+def anti_unify(first, last):
+    """The common pattern of ``first`` (index 1) and ``last`` (index N), and N; or (None, None)."""
+    found = []
+
+    def walk(a, b):
+        if a == b:
+            return a
+        if isinstance(a, ast.Num) and a.value == 1 and isinstance(b, (ast.Name, ast.Num, ast.Index)):
+            found.append(b)
+            return ast.Name(a.pos, HOLE)
+        if type(a) is not type(b) or not isinstance(a, ast.Node):
+            raise ValueError
+        kw = {}
+        for f in fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if f.name == "pos":
+                kw[f.name] = x
+            elif isinstance(x, tuple) and isinstance(y, tuple):
+                if len(x) != len(y):
+                    raise ValueError
+                kw[f.name] = tuple(walk_any(p, q) for p, q in zip(x, y))
+            else:
+                kw[f.name] = walk_any(x, y)
+        return type(a)(**kw)
+
+    def walk_any(x, y):
+        if isinstance(x, ast.Node):
+            return walk(x, y)
+        if isinstance(x, tuple) and isinstance(y, tuple) and len(x) == len(y):
+            return tuple(walk_any(p, q) for p, q in zip(x, y))
+        if x != y:
+            raise ValueError
+        return x
+
+    try:
+        pat = walk(first, last)
+    except ValueError:
+        return None, None
+    if not found or any(u != found[0] for u in found):
+        return None, None
+    return pat, found[0]
+
+
+def substitute(node, value):
+    """``node`` with the placeholder index replaced by ``value``."""
+    if isinstance(node, ast.Name) and node.base == HOLE:
+        return value
+    if isinstance(node, tuple):
+        return tuple(substitute(x, value) for x in node)
+    if not isinstance(node, ast.Node):
+        return node
+    return type(node)(**{f.name: (getattr(node, f.name) if f.name == "pos"
+                                  else substitute(getattr(node, f.name), value)) for f in fields(node)})

@@ -1,0 +1,405 @@
+"""The recursive-descent expression grammar shared by both front ends.
+
+    chain   := expr (("=" | ":=") expr)*
+    expr    := ["+" | "-"] term (("+" | "-") term)*
+    term    := factor ((["*" | "\\cdot"] factor) | ("/" factor))*   juxtaposition multiplies
+    factor  := primary ("^" sup)*                                  sup: T | \\top | a label
+    primary := name [sub] [sup] ["(" args ")"] | number | "(" expr ")" | "{" expr "}"
+             | "[" cells (";" cells)* "]" | \\frac{expr}{expr} | \\sqrt{expr} | sqrt(expr)
+             | ("sum" | \\sum) "_{" index "=1}^" upper term
+             | \\begin{bmatrix} cells (\\\\ cells)* \\end{bmatrix}
+    args    := (expr | dots) ("," (expr | dots))*
+
+The parser never evaluates anything: it builds :mod:`.ast` nodes. Nesting deeper than
+:data:`~.tokens.MAX_DEPTH` is rejected with a ParseError.
+"""
+
+from __future__ import annotations
+
+from ..errors import ParseError
+from . import ast
+from .tokens import MAX_DEPTH, Token
+
+AXES = {"row": "row", "rows": "row", "col": "col", "column": "col", "columns": "col"}
+TRANSPOSE_LABELS = ("T", "top", "intercal", "mathsf{T}")
+
+
+class Parser:
+    """Expression parser over a token list. Subclasses add the statement level."""
+
+    dialect = "notation"
+
+    def __init__(self, tokens: list[Token]):
+        self.toks = tokens
+        self.i = 0
+        self.depth = 0
+        self.stop_words: set[str] = set()
+
+    # token helpers ---------------------------------------------------------
+
+    def peek(self, k: int = 0) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def next(self) -> Token:
+        t = self.peek()
+        self.i += 1
+        return t
+
+    def at(self, kind: str, value: str | None = None, k: int = 0) -> bool:
+        t = self.peek(k)
+        return t.kind == kind and (value is None or t.value == value)
+
+    def at_op(self, *values: str) -> bool:
+        t = self.peek()
+        return t.kind == "op" and t.value in values
+
+    def fail(self, message: str, expected: str = "", tok: Token | None = None):
+        t = tok or self.peek()
+        raise ParseError(message, t.line, t.col, expected)
+
+    def expect_op(self, value: str, expected: str | None = None) -> Token:
+        if not self.at_op(value):
+            t = self.peek()
+            self.fail(f"found {t.show()}", expected or repr(value))
+        return self.next()
+
+    def enter(self):
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.fail(f"the expression is nested more than {MAX_DEPTH} levels deep",
+                      "a flatter expression")
+
+    def leave(self):
+        self.depth -= 1
+
+    def pos(self, t: Token | None = None):
+        t = t or self.peek()
+        return (t.line, t.col)
+
+    # expressions -----------------------------------------------------------
+
+    def chain(self):
+        """Parse ``e0 rel e1 rel e2 ...``; returns (first, links)."""
+        first = self.expr()
+        links = []
+        while self.at_op("=", ":="):
+            rel = self.next()
+            links.append((rel.value, (rel.line, rel.col), self.expr()))
+        if self.at_op(")", "}", "]"):
+            self.fail(f"found {self.peek().show()} that closes nothing", "an opening bracket before it")
+        return first, tuple(links)
+
+    def expr(self):
+        self.enter()
+        p = self.pos()
+        terms = []
+        sign = 1
+        if self.at_op("+", "-"):
+            sign = -1 if self.next().value == "-" else 1
+        terms.append((sign, self.term()))
+        while self.at_op("+", "-"):
+            sign = -1 if self.next().value == "-" else 1
+            terms.append((sign, self.term()))
+        self.leave()
+        if len(terms) == 1 and terms[0][0] == 1:
+            return terms[0][1]
+        return ast.Add(p, tuple(terms))
+
+    def starts_primary(self) -> bool:
+        t = self.peek()
+        if t.kind == "ident":
+            return t.value not in self.stop_words
+        if t.kind == "num":
+            return True
+        if t.kind == "op":
+            return t.value in ("(", "[", "{")
+        if t.kind == "cmd":
+            return t.value in ("frac", "sqrt", "sum", "begin")
+        return False
+
+    def term(self):
+        p = self.pos()
+        factors = [self.factor()]
+        while True:
+            if isinstance(factors[-1], ast.Sum):
+                break  # the body of a sum took the rest of the product
+            if self.at_op("*") or self.at("cmd", "cdot"):
+                self.next()
+                factors.append(self.factor())
+            elif self.at_op("/"):
+                slash = self.next()
+                if not self.starts_primary():
+                    self.fail(f"found {self.peek().show()} after '/'", "a divisor such as sqrt(d_k)")
+                den = self.factor()
+                num = factors[0] if len(factors) == 1 else ast.Mul(p, tuple(factors))
+                factors = [ast.Div((slash.line, slash.col), num, den)]
+            elif self.starts_primary():
+                factors.append(self.factor())
+            else:
+                break
+        return factors[0] if len(factors) == 1 else ast.Mul(p, tuple(factors))
+
+    def factor(self):
+        node = self.primary()
+        if (self.at_op("^") and isinstance(node, ast.Call) and node.target.base not in VOCABULARY
+                and len(node.args) == 1 and node.axis is None):
+            # A (B)^T is A times (B)^T: the superscript belongs to the parenthesis
+            group = self.postfix(ast.Group(node.args[0].pos, node.args[0]))
+            return ast.Mul(node.pos, (node.target, group))
+        return self.postfix(node)
+
+    def postfix(self, node):
+        marks = 0
+        while self.at_op("^"):
+            caret = self.next()
+            marks += 1
+            if marks > MAX_DEPTH:
+                self.fail(f"more than {MAX_DEPTH} superscripts in a row", "a shorter expression", caret)
+            label = self.superscript(caret)
+            if label is None:
+                node = ast.T((caret.line, caret.col), node)
+            elif isinstance(node, ast.Name) and node.sup is None and not isinstance(node, ast.Call):
+                node = ast.Name(node.pos, node.base, node.sub, label)
+            else:
+                self.fail(f"the superscript ^{label} can only label a name", "^T or ^\\top (transpose)",
+                          caret)
+        return node
+
+    def superscript(self, caret: Token) -> str | None:
+        """After ``^``: None for a transpose mark, else the label (``Q``, ``QX``)."""
+        braced = self.at_op("{")
+        if braced:
+            self.next()
+        parts = []
+        while True:
+            t = self.peek()
+            if t.kind == "top":
+                self.next()
+                parts.append(None)
+            elif t.kind == "ident":
+                self.next()
+                parts.append(t.value)
+            elif t.kind == "num":
+                self.fail(f"the exponent ^{t.value} is not supported (matrix powers are not part of "
+                          "the notation)", "^T, ^\\top or ^{\\mathsf{T}} (transpose) or a label such as ^{Q}",
+                          t)
+            else:
+                self.fail(f"found {t.show()} after '^'",
+                          "^T, ^\\top or ^{\\mathsf{T}} (transpose) or a label such as ^{Q}", t)
+            if not braced:
+                break
+            if self.at_op("}"):
+                self.next()
+                break
+        if parts == [None] or parts == ["T"]:
+            return None
+        if None in parts:
+            self.fail("a transpose mark mixed with a label", "^T alone or a label alone", caret)
+        return "".join(parts)
+
+    def subscript(self):
+        """After ``_``: an index (``h``, ``1``, ``h+1``) or a label (``model``, ``k``)."""
+        braced = self.at_op("{")
+        if braced:
+            self.next()
+        node = self.sub_atom(braced)
+        if braced:
+            while self.at_op("+", "-"):
+                op = self.next()
+                node = ast.Index(node.pos, node, op.value, self.sub_atom(True))
+            self.expect_op("}", "'}' closing the subscript")
+        return node
+
+    def sub_atom(self, braced: bool = False):
+        t = self.peek()
+        if t.kind == "num":
+            self.next()
+            return ast.Num((t.line, t.col), int(t.value))
+        if t.kind == "ident":
+            self.next()
+            name = t.value
+            # in LaTeX, letters of a word arrive one by one: d_{model} (but W_i W_j is two names)
+            while braced and self.dialect == "latex" and self.at("ident") and len(self.peek().value) == 1:
+                name += self.next().value
+            return ast.Name((t.line, t.col), name)
+        self.fail(f"found {t.show()} in a subscript", "an index (h, 1, H) or a label (k, model)", t)
+
+    def name(self, t: Token):
+        """A name with its subscript and label, in either order (W_h^Q or W^Q_h)."""
+        sub, sup, transpose = None, None, []
+        while self.at_op("_", "^"):
+            op = self.next()
+            if op.value == "_":
+                if sub is not None:
+                    self.fail("a second subscript", "one subscript per name", op)
+                sub = self.subscript()
+            else:
+                label = self.superscript(op)
+                if label is None:
+                    transpose.append(op)
+                    if self.at_op("_"):
+                        self.fail("a subscript after the transpose mark", "the subscript before ^T", op)
+                    break
+                if sup is not None:
+                    self.fail("a second superscript", "one label per name", op)
+                sup = label
+        node = ast.Name((t.line, t.col), t.value, sub, sup)
+        if self.at_op("(") and not transpose:  # Q^T (K) is a product, not a call
+            node = self.call(node)
+        for op in transpose:
+            node = ast.T((op.line, op.col), node)
+        return node
+
+    def call(self, target: ast.Name):
+        axis = None
+        if target.sub is not None and isinstance(target.sub, ast.Name) and target.sub.base in AXES \
+                and target.base.lower() == "softmax":
+            axis = AXES[target.sub.base]
+            target = ast.Name(target.pos, target.base, None, target.sup)
+        open_ = self.expect_op("(")
+        self.enter()
+        args = []
+        if not self.at_op(")"):
+            while True:
+                if self.at("dots"):
+                    d = self.next()
+                    args.append(ast.Dots((d.line, d.col)))
+                else:
+                    args.append(self.expr())
+                if self.at_op(","):
+                    self.next()
+                    continue
+                break
+        if not self.at_op(")"):
+            self.fail(f"found {self.peek().show()} in the arguments of {target.text()}",
+                      f"',' or ')' closing the '(' at line {open_.line}, column {open_.col}")
+        self.next()
+        self.leave()
+        return ast.Call(target.pos, target, tuple(args), axis)
+
+    def primary(self):
+        t = self.peek()
+        p = (t.line, t.col)
+        if t.kind == "ident" and t.value not in self.stop_words:
+            self.next()
+            if t.value == "sum" and self.dialect == "notation" and self.at_op("_"):
+                return self.sum(t)
+            if t.value == "sqrt" and self.dialect == "notation" and self.at_op("("):
+                self.next()
+                self.enter()
+                arg = self.expr()
+                self.expect_op(")", "')' closing sqrt(")
+                self.leave()
+                return ast.Sqrt(p, arg)
+            return self.name(t)
+        if t.kind == "num":
+            self.next()
+            return ast.Num(p, int(t.value))
+        if t.kind == "op" and t.value in "({":
+            self.next()
+            self.enter()
+            body = self.expr()
+            close = ")" if t.value == "(" else "}"
+            if not self.at_op(close):
+                self.fail(f"found {self.peek().show()}",
+                          f"{close!r} closing the {t.value!r} at line {t.line}, column {t.col}")
+            self.next()
+            self.leave()
+            return ast.Group(p, body) if t.value == "(" else body
+        if t.kind == "op" and t.value == "[":
+            return self.bracket_block(t)
+        if t.kind == "cmd":
+            return self.command(t)
+        self.fail(f"found {t.show()}", "a name, a number, '(' or a block matrix")
+
+    def cells(self, row_sep: str, cell_sep: str, close):
+        """Rows of cells up to ``close()``; a cell is an expression or an ellipsis."""
+        rows, row = [], []
+        while True:
+            if self.at("dots"):
+                d = self.next()
+                row.append(ast.Dots((d.line, d.col)))
+            else:
+                row.append(self.expr())
+            if self.at_op(cell_sep):
+                self.next()
+                continue
+            if self.at_op(row_sep):
+                self.next()
+                rows.append(tuple(row))
+                row = []
+                if close():
+                    break
+                continue
+            if close():
+                rows.append(tuple(row))
+                break
+            self.fail(f"found {self.peek().show()} in a block matrix",
+                      f"'{cell_sep}' between cells, '{row_sep}' between rows, or the end of the block")
+        widths = {len(r) for r in rows}
+        if len(widths) > 1:
+            self.fail("the rows of the block matrix have different numbers of cells", "rows of equal length")
+        return tuple(rows)
+
+    def bracket_block(self, t: Token):
+        self.next()
+        self.enter()
+        rows = self.cells(";", ",", lambda: self.at_op("]"))
+        self.expect_op("]", f"']' closing the '[' at line {t.line}, column {t.col}")
+        self.leave()
+        return ast.Block((t.line, t.col), rows)
+
+    def sum(self, t: Token):
+        """``sum_{h=1}^{H} body``: the body is the rest of the product."""
+        p = (t.line, t.col)
+        self.expect_op("_", "_{h=1}^{H} after the sum")
+        self.expect_op("{", "_{h=1}^{H} after the sum")
+        idx = self.peek()
+        if idx.kind != "ident":
+            self.fail(f"found {idx.show()}", "the head index, as in _{h=1}")
+        self.next()
+        self.expect_op("=", "'=1' after the index of the sum")
+        one = self.peek()
+        if not (one.kind == "num" and one.value == "1"):
+            self.fail(f"the sum starts at {one.show()}", "sums over heads that start at 1", one)
+        self.next()
+        self.expect_op("}", "'}' closing _{h=1")
+        self.expect_op("^", "^{H}, the number of heads")
+        upper = self.subscript()
+        self.enter()
+        if not self.starts_primary():
+            self.fail(f"found {self.peek().show()} after the sum", "the summand")
+        body = self.term()
+        self.leave()
+        return ast.Sum(p, idx.value, upper, body)
+
+    def command(self, t: Token):
+        self.fail(f"found {t.show()}", "a name, a number, '(' or a block matrix")
+
+
+VOCABULARY = ("Attention", "Softmax", "softmax", "MultiHead", "Concat")
+
+
+def chain_or_definition(first, links, pos, shape=None):
+    """``x := e`` with x a new name (or a new function of names) defines x; anything else is a chain.
+
+    ``MultiHead(Q, K, V) := ...`` stays a chain: MultiHead belongs to the vocabulary, so the
+    document's definition is checked against symattn's.
+    """
+    if links and links[0][0] == ":=":
+        target, params = first, ()
+        if isinstance(first, ast.Call) and all(isinstance(a, ast.Name) for a in first.args):
+            target, params = first.target, first.args
+        if isinstance(target, ast.Name) and target.base not in VOCABULARY:
+            define = ast.Define(pos, target, params, links[0][2], shape if len(links) == 1 else None)
+            if len(links) == 1:
+                return [define]
+            return [define, ast.Chain(pos, first, (("=",) + links[1][1:],) + links[2:], shape)]
+    if not links:
+        raise ParseError("an expression on its own is neither a declaration nor a step",
+                         pos[0], pos[1], "'=' and the next expression of the derivation, "
+                         "':' and a shape, or ':=' and a definition")
+    for rel, p, _ in links[1:]:
+        if rel == ":=":
+            raise ParseError("':=' in the middle of a chain", p[0], p[1], "'='")
+    return [ast.Chain(pos, first, links, shape)]

@@ -1,0 +1,264 @@
+"""Derivations: declared shapes and assumptions, a chain lhs = e1 = e2 = ..., a report per step.
+
+Every step e_{k-1} = e_k goes through :func:`symattn.verify`; its verdict (proved in
+general, proved at dimensions, refuted with a counterexample, unknown) is reported as
+it is. A step whose sides cannot be built (unknown names, shapes that do not fit) is
+"ill-formed"; a step next to an ill-formed expression is "skipped". For the first step
+that is not proved, :mod:`.diagnose` looks for the usual slip.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy as sp
+
+from .. import defs as D
+from ..errors import DerivationError, ShapeError
+from ..proof import Verdict, verify
+from . import ast
+from .elaborate import Scope, is_matrix, key_of
+
+DEFAULT_BUDGET = 20.0
+MAX_STEPS = 200
+STEP_STATUSES = ("proved", "refuted", "unknown", "ill-formed", "skipped")
+
+
+@dataclass
+class Step:
+    """One link e_{k-1} = e_k of a chain, checked."""
+
+    number: int
+    lhs: str
+    rhs: str
+    lhs_latex: str = ""
+    rhs_latex: str = ""
+    relation: str = "="
+    pos: tuple = (0, 0)
+    status: str = "skipped"
+    general: bool = False
+    scope: str = ""
+    method: str = ""
+    seconds: float = 0.0
+    verdict: Verdict | None = None
+    error: str = ""
+    diagnosis: Any = None
+    lhs_expr: Any = field(default=None, repr=False)
+    rhs_expr: Any = field(default=None, repr=False)
+    lhs_node: Any = field(default=None, repr=False)
+    rhs_node: Any = field(default=None, repr=False)
+    scope_obj: Any = field(default=None, repr=False)
+    chain: int = 0  # steps of the same chain share this number
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+    def as_dict(self) -> dict:
+        out = {
+            "step": self.number, "chain": self.chain, "line": self.pos[0], "column": self.pos[1],
+            "relation": self.relation,
+            "lhs": self.lhs, "rhs": self.rhs, "status": self.status, "general": self.general,
+            "scope": self.scope, "method": self.method, "seconds": round(self.seconds, 3),
+        }
+        if self.error:
+            out["error"] = self.error
+        cex = self.verdict.counterexample if self.verdict is not None else None
+        if cex is not None:
+            out["counterexample"] = {
+                "dims": cex.dims,
+                "inputs": {k: v.tolist() for k, v in cex.values.items()},
+                "lhs": cex.lhs.tolist(), "rhs": cex.rhs.tolist(),
+                "entry": list(cex.entry), "difference": str(cex.difference),
+                "certificate": cex.certificate, "functions": cex.functions,
+            }
+        if self.diagnosis is not None:
+            out["diagnosis"] = self.diagnosis.as_dict()
+        return out
+
+
+@dataclass
+class Report:
+    """The outcome of checking a derivation: its steps, definitions and the assumptions used."""
+
+    source: str
+    steps: list
+    definitions: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when there is at least one step and every step is proved."""
+        return bool(self.steps) and all(s.proved for s in self.steps)
+
+    @property
+    def first_failure(self) -> Step | None:
+        return next((s for s in self.steps if not s.proved), None)
+
+    def as_dict(self) -> dict:
+        return {"source": self.source, "ok": self.ok, "seconds": round(self.seconds, 3),
+                "notes": self.notes, "definitions": self.definitions,
+                "steps": [s.as_dict() for s in self.steps]}
+
+
+def check_steps(exprs, texts=None, *, budget: float = DEFAULT_BUDGET, diagnose: bool = True,
+                source: str = "<python>", notes=None) -> Report:
+    """Check the chain ``exprs[0] = exprs[1] = ...`` of SymPy matrix expressions.
+
+    ``texts`` names the expressions in the report (default: their SymPy form).
+
+    >>> import sympy as sp, symattn as sa
+    >>> n, m = sa.dims("n m")
+    >>> A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", m, n)
+    >>> r = check_steps([(A * B).T, B.T * A.T, (B.T * A.T).T.T])
+    >>> [s.status for s in r.steps], r.ok
+    (['proved', 'proved'], True)
+    """
+    start = time.perf_counter()
+    exprs = list(exprs)
+    texts = list(texts) if texts is not None else [sp.sstr(e) for e in exprs]
+    steps = []
+    for k in range(1, len(exprs)):
+        s = Step(k, texts[k - 1], texts[k], lhs_expr=exprs[k - 1], rhs_expr=exprs[k])
+        if not isinstance(exprs[k - 1], Exception):
+            s.lhs_latex = sp.latex(exprs[k - 1])
+        if not isinstance(exprs[k], Exception):
+            s.rhs_latex = sp.latex(exprs[k])
+        steps.append(s)
+    report = Report(source, steps, notes=list(notes or []))
+    run_steps(report, budget, diagnose)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def run_steps(report: Report, budget: float, diagnose: bool) -> None:
+    from .diagnose import diagnose_step
+
+    for s in report.steps:
+        L, R = s.lhs_expr, s.rhs_expr
+        if isinstance(R, Exception):
+            s.status, s.error = "ill-formed", str(R)
+            continue
+        if isinstance(L, Exception):
+            s.status, s.error = "skipped", "the left side is ill-formed (see the step before)"
+            continue
+        if not (is_matrix(L) and is_matrix(R)):
+            s.status, s.error = "ill-formed", "both sides of a step must be matrices"
+            continue
+        try:
+            v = verify(L, R, budget=budget)
+        except ShapeError as exc:
+            s.status, s.error = "ill-formed", str(exc)
+            continue
+        except Exception as exc:  # an engine failure must not hide the other steps
+            s.status, s.error = "unknown", f"the proof engine failed: {type(exc).__name__}: {exc}"
+            continue
+        s.verdict, s.status, s.general = v, v.status, v.general
+        s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
+    if diagnose:
+        first = report.first_failure
+        # a slip is looked for only where the step is shown false or cannot be built: an
+        # undecided ("unknown") step may well be true
+        if first is not None and first.status in ("refuted", "ill-formed"):
+            first.diagnosis = diagnose_step(first, budget=min(budget, 10.0))
+
+
+# documents (statements from a front end) ------------------------------------
+
+
+def _setting(scope: Scope, st):
+    if isinstance(st, ast.Setting):
+        if st.key == "convention":
+            scope.convention = st.value
+        elif st.key == "score":
+            scope.score = None if st.value == "scaled_dot" else "dot"
+    elif isinstance(st, ast.ScoreDecl):
+        f = D.ScoreFunction(st.name)
+        scope.functions[st.name] = f
+        scope.score = f
+
+
+def _assume(scope: Scope, st: ast.Assume):
+    a, b = st.lhs, st.rhs
+    if isinstance(a, ast.Name) and isinstance(b, ast.Num):
+        scope.dims[key_of(a)] = sp.Integer(b.value)
+        scope.notes.append(f"assumption: {a.text()} = {b.value}")
+    elif isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        scope.aliases[key_of(a)] = key_of(b)
+        scope.notes.append(f"assumption: {a.text()} = {b.text()} (every {a.text()} reads as {b.text()})")
+    else:
+        raise DerivationError(f"cannot assume {a.text()} = {b.text()}", st.pos[0], st.pos[1],
+                              "two names (d_k = d_v, W^K = W^Q) or a name and a number (H = 1)")
+
+
+def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_BUDGET,
+                     diagnose: bool = True) -> Report:
+    """Check a parsed document: settings and declarations in order, then every chain."""
+    start = time.perf_counter()
+    scope = Scope()
+    for st in stmts:
+        if isinstance(st, ast.Assume):
+            _assume(scope, st)
+    definitions, steps = [], []
+    for st in stmts:
+        if isinstance(st, (ast.Setting, ast.ScoreDecl)):
+            _setting(scope, st)
+        elif isinstance(st, ast.HeadRange):
+            scope.head_range(st.index, st.upper, st)
+        elif isinstance(st, ast.Declare):
+            scope.declare(st)
+        elif isinstance(st, ast.Define):
+            scope.define(st)
+            params = f"({', '.join(p.text() for p in st.params)})" if st.params else ""
+            definitions.append(f"{st.target.text()}{params} := {st.body.text()}")
+        elif isinstance(st, ast.Chain):
+            if len(st.links) == 1 and st.links[0][0] == "=" and scope.is_undefined_name(st.first):
+                d = ast.Define(st.pos, st.first, (), st.links[0][2], st.shape)
+                scope.define(d)
+                definitions.append(f"{st.first.text()} := {d.body.text()}  (written with '=')")
+                continue
+            steps.extend(_chain_steps(scope, st, len(steps), 1 + (steps[-1].chain if steps else -1)))
+            if len(steps) > MAX_STEPS:
+                raise DerivationError(f"more than {MAX_STEPS} steps", st.pos[0], st.pos[1],
+                                      "a shorter derivation (split it into several files)")
+    notes = [_convention_note(scope)] + scope.notes
+    report = Report(source, steps, definitions, notes)
+    run_steps(report, budget, diagnose)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _convention_note(scope: Scope) -> str:
+    score = {None: "Kᵀ Q / sqrt(d_k)", "dot": "Kᵀ Q"}.get(scope.score, None) if not isinstance(
+        scope.score, D.ScoreFunction) else f"{scope.score.name}(Q, K), uninterpreted"
+    if scope.convention == "row":
+        return (f"row convention (vectors are rows): Attention(Q, K, V) = softmax(f(Q, K)) V with each row "
+                f"normalized, score {score.replace('Kᵀ Q', 'Q Kᵀ')}; Concat(e_1, ..., e_H) = [e_1 ... e_H] "
+                "side by side")
+    return (f"column convention (vectors are columns, seed 000): Attention(Q, K, V) = V Softmax(f(Q, K)) "
+            f"with each column normalized, score {score}; Concat(e_1, ..., e_H) = [e_1; ...; e_H] stacked")
+
+
+def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
+    nodes = [st.first] + [e for _, _, e in st.links]
+    vals = []
+    for n in nodes:
+        try:
+            vals.append(scope.expr(n))
+        except DerivationError as exc:
+            vals.append(exc)
+    if st.shape is not None and not isinstance(vals[-1], Exception):
+        try:
+            scope.check_shape(nodes[-1], vals[-1], st.shape)
+        except DerivationError as exc:
+            vals[-1] = exc
+    out = []
+    for k, (rel, pos, node) in enumerate(st.links, start=1):
+        s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
+                 lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
+        s.scope_obj, s.chain = scope, chain
+        out.append(s)
+    return out
