@@ -6,8 +6,12 @@ import sympy as sp
 
 from ..errors import DimensionError
 
+class HeadIndex(sp.Symbol):
+    """The symbol class of the head index: prints as h, but never equals a dimension named h."""
+
+
 #: The head index h, bound by every sum, stack and concatenation over heads.
-h = sp.Symbol("h", integer=True, positive=True)
+h = HeadIndex("h", integer=True, positive=True)
 
 
 def dims(names: str) -> tuple[sp.Symbol, ...] | sp.Symbol:
