@@ -32,3 +32,13 @@ from .errors import SymattnError as SymattnError
 from .proof import Counterexample as Counterexample
 from .proof import Verdict as Verdict
 from .proof import verify as verify
+
+# isort: split
+# seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
+from .defs import attention_pool as attention_pool
+from .defs import cross_attention as cross_attention
+from .defs import mean_pool as mean_pool
+from .defs import multihead_pool as multihead_pool
+from .defs import multihead_pool_sum as multihead_pool_sum
+from .defs import query_attention_pool as query_attention_pool
+from .defs import self_attention as self_attention

@@ -21,3 +21,13 @@ from .score import ScoreFunction as ScoreFunction
 from .shapes import check_shapes as check_shapes
 from .softmax import Softmax as Softmax
 from .softmax import softmax as softmax
+
+# isort: split
+# seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
+from .cross import cross_attention as cross_attention
+from .cross import self_attention as self_attention
+from .pooling import attention_pool as attention_pool
+from .pooling import mean_pool as mean_pool
+from .pooling import multihead_pool as multihead_pool
+from .pooling import multihead_pool_sum as multihead_pool_sum
+from .pooling import query_attention_pool as query_attention_pool
