@@ -35,8 +35,14 @@ from .proof import verify as verify
 
 # isort: split
 # seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
+from .defs import CausalMask as CausalMask
+from .defs import KVCache as KVCache
+from .defs import PaddingMask as PaddingMask
+from .defs import Permutation as Permutation
 from .defs import attention_pool as attention_pool
+from .defs import causal_attention as causal_attention
 from .defs import cross_attention as cross_attention
+from .defs import masked_attention as masked_attention
 from .defs import mean_pool as mean_pool
 from .defs import multihead_pool as multihead_pool
 from .defs import multihead_pool_sum as multihead_pool_sum

@@ -24,8 +24,16 @@ from .softmax import softmax as softmax
 
 # isort: split
 # seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
+from .cache import KVCache as KVCache
 from .cross import cross_attention as cross_attention
 from .cross import self_attention as self_attention
+from .mask import CausalMask as CausalMask
+from .mask import PaddingMask as PaddingMask
+from .mask import Visible as Visible
+from .mask import causal_attention as causal_attention
+from .mask import masked_attention as masked_attention
+from .permutation import PermIndex as PermIndex
+from .permutation import Permutation as Permutation
 from .pooling import attention_pool as attention_pool
 from .pooling import mean_pool as mean_pool
 from .pooling import multihead_pool as multihead_pool

@@ -5,6 +5,17 @@ could be captured), entries of Softmax become exp(x_ij) / Σ_k exp(x_kj). Both s
 are then normalized by true scalar identities: expansion (with exp(a + b) =
 exp(a) exp(b)), splitting sums over +, pulling factors free of the summation index
 out of sums, renaming bound indices canonically, and cancelling.
+
+Entry rules beyond products, sums and Softmax (each is the definition of the node):
+
+- a slice X[r0:r1:rs, c0:c1:cs] has entry (i, j) = X_{r0 + rs·i, c0 + cs·j};
+- adjacent slices of one matrix glue back: [X[:, a:b]  X[:, b:c]] = X[:, a:c] (and vertically),
+  and a slice over the full range is the matrix itself (``merge_slices``);
+- nodes that declare ``entry_is_defined`` (masks, permutation matrices) give their entry by
+  ``_entry``: Visible(i, j + offset) for CausalMask, [i = σ(j)] for a permutation matrix P_σ.
+
+The sum rules (delta elimination, permutation reindexing, mask restriction, ...) and their
+side conditions are listed in :mod:`symattn.proof.sums`, part of the trust base.
 """
 
 from __future__ import annotations
@@ -14,6 +25,7 @@ from sympy.matrices.expressions.matexpr import MatrixElement
 
 from ..defs.heads import FamilyMember, HeadSum
 from ..defs.softmax import Softmax
+from .sums import simplify_sums
 
 
 class NoEntryRule(Exception):
@@ -51,6 +63,23 @@ def entry(e, i, j):
     if isinstance(e, HeadSum):
         k = sp.Dummy("h", integer=True, positive=True)
         return sp.Sum(entry(e.term(k), i, j), (k, 1, e.count))
+    if isinstance(e, sp.MatrixSlice):
+        (r0, _, rs), (c0, _, cs) = e.rowslice, e.colslice
+        return entry(e.parent, r0 + rs * i, c0 + cs * j)
+    if isinstance(e, sp.BlockMatrix):
+        merged = merge_slices(e)
+        if merged is not None:
+            return entry(merged, i, j)
+        if e.blockshape == (1, 1):
+            return entry(e.blocks[0, 0], i, j)
+        B = e.blocks
+        if all(isinstance(b, sp.Transpose) for b in B):
+            # [A_11ᵀ A_21ᵀ; A_12ᵀ A_22ᵀ] = [A_11 A_12; A_21 A_22]ᵀ
+            inner = sp.BlockMatrix([[B[r, c].arg for r in range(B.rows)] for c in range(B.cols)])
+            return entry(inner, j, i)
+        raise NoEntryRule("a block matrix indexed symbolically")
+    if getattr(e, "entry_is_defined", False):
+        return e._entry(i, j)
     if isinstance(e, sp.MatrixBase):
         if i.is_Integer and j.is_Integer:
             return e[i, j]
@@ -60,29 +89,48 @@ def entry(e, i, j):
     raise NoEntryRule(f"no entry rule for {type(e).__name__}")
 
 
+def _same(a, b) -> bool:
+    return sp.expand(sp.sympify(a) - sp.sympify(b)) == 0
+
+
+def _full(e):
+    """A slice over the whole of its parent is the parent."""
+    if isinstance(e, sp.MatrixSlice):
+        (r0, r1, rs), (c0, c1, cs) = e.rowslice, e.colslice
+        p = e.parent
+        if r0 == 0 and c0 == 0 and rs == 1 and cs == 1 and _same(r1, p.rows) and _same(c1, p.cols):
+            return p
+    return e
+
+
+def merge_slices(e):
+    """[X[r, a:b]  X[r, b:c]] = X[r, a:c] and [X[a:b, c]; X[b:c, c]] = X[a:c, c]; None otherwise."""
+    B = e.blocks
+    if B.rows == 1 or B.cols == 1:
+        parts = [B[0, k] for k in range(B.cols)] if B.rows == 1 else [B[k, 0] for k in range(B.rows)]
+        if not all(isinstance(p, sp.MatrixSlice) for p in parts):
+            return None
+        parent = parts[0].parent
+        along, across = ("colslice", "rowslice") if B.rows == 1 else ("rowslice", "colslice")
+        first = getattr(parts[0], along)
+        for prev, nxt in zip(parts, parts[1:]):
+            a, b = getattr(prev, along), getattr(nxt, along)
+            if (nxt.parent != parent or getattr(nxt, across) != getattr(parts[0], across)
+                    or a[2] != 1 or b[2] != 1 or not _same(a[1], b[0])):
+                return None
+        span = (first[0], getattr(parts[-1], along)[1], 1)
+        other = getattr(parts[0], across)
+        rows, cols = (other, span) if B.rows == 1 else (span, other)
+        return _full(sp.MatrixSlice(parent, rows, cols))
+    return None
+
+
 def _product_entry(mats, i, j):
     """(A_1 A_2 ... A_r)_ij = Σ_k (A_1)_ik (A_2 ... A_r)_kj, with a fresh k each time."""
     if len(mats) == 1:
         return entry(mats[0], i, j)
     first, k = mats[0], _fresh()
     return sp.Sum(entry(first, i, k) * _product_entry(mats[1:], k, j), (k, 0, first.cols - 1))
-
-
-def pull_constants(x):
-    """Σ_k c·a_k = c·Σ_k a_k for c free of k (bottom-up), splitting sums over +."""
-    if not isinstance(x, sp.Basic) or x.is_Atom:
-        return x
-    args = [pull_constants(a) for a in x.args]
-    if isinstance(x, sp.Sum):
-        body, limits = args[0], x.limits
-        (k, lo, hi), = limits
-        body = sp.expand(body)
-        terms = []
-        for t in sp.Add.make_args(body):
-            const, dep = t.as_independent(k, as_Add=False)
-            terms.append(const * (sp.Sum(dep, (k, lo, hi)) if dep.has(k) else dep * (hi - lo + 1)))
-        return sp.Add(*terms)
-    return x.func(*args) if args != list(x.args) else x
 
 
 def rename_bound(x, depth: int = 0, fresh: bool = True):
@@ -99,23 +147,30 @@ def rename_bound(x, depth: int = 0, fresh: bool = True):
     return x.func(*args) if args != list(x.args) else x
 
 
-def normalize(x):
-    x = sp.expand(x, power_exp=True)
-    x = pull_constants(x)
-    x = sp.expand(x, power_exp=True)
+def normalize(x, ranges: dict | None = None, rounds: int = 4):
+    """Expand, apply the sum rules until nothing changes, rename bound indices, cancel."""
+    x = sp.expand(simplify_sums(x, ranges), power_exp=True)
+    for _ in range(rounds):
+        new = sp.expand(simplify_sums(x, ranges), power_exp=True)
+        if new == x:
+            break
+        x = new
     x = rename_bound(rename_bound(x), fresh=False)
     return sp.cancel(sp.together(x))
 
 
 def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
-    i, j = sp.Dummy("i", integer=True), sp.Dummy("j", integer=True)
+    # a free index over a single row or column is 0
+    i = sp.Integer(0) if lhs.rows == 1 else sp.Dummy("i", integer=True)
+    j = sp.Integer(0) if lhs.cols == 1 else sp.Dummy("j", integer=True)
     try:
         a, b = entry(lhs, i, j), entry(rhs, i, j)
     except NoEntryRule as exc:
         return False, [f"entrywise: {exc}"]
     trace = [f"entry (i, j) of lhs: {sp.sstr(a)[:200]}", f"entry (i, j) of rhs: {sp.sstr(b)[:200]}"]
     with budget.limit(what="entrywise normalization"):
-        d = normalize(a - b)
+        ranges = {i: (0, lhs.rows - 1), j: (0, lhs.cols - 1)}
+        d = normalize(a - b, ranges)
     if d == 0:
         trace.append("lhs_ij - rhs_ij normalizes to 0 for symbolic i, j")
         return True, trace
