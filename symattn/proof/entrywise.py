@@ -139,10 +139,16 @@ def rename_bound(x, depth: int = 0, fresh: bool = True):
     if not isinstance(x, sp.Basic) or x.is_Atom:
         return x
     if isinstance(x, (sp.Sum, sp.Product)):
-        (k, lo, hi), = x.limits
-        new = sp.Dummy("b") if fresh else sp.Symbol(f"_b{depth}", integer=True)
-        body = rename_bound(x.function.xreplace({k: new}), depth + 1, fresh)
-        return x.func(body, (new, rename_bound(lo, depth, fresh), rename_bound(hi, depth, fresh)))
+        # limits run innermost first; name the outermost by the current depth
+        mapping, new_limits, d = {}, [], depth
+        for k, lo, hi in reversed(x.limits):
+            new = sp.Dummy("b") if fresh else sp.Symbol(f"_b{d}", integer=True)
+            new_limits.append((new, rename_bound(lo.xreplace(mapping), d, fresh),
+                               rename_bound(hi.xreplace(mapping), d, fresh)))
+            mapping[k] = new
+            d += 1
+        body = rename_bound(x.function.xreplace(mapping), d, fresh)
+        return x.func(body, *reversed(new_limits))
     args = [rename_bound(a, depth, fresh) for a in x.args]
     return x.func(*args) if args != list(x.args) else x
 
@@ -169,7 +175,7 @@ def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
         return False, [f"entrywise: {exc}"]
     trace = [f"entry (i, j) of lhs: {sp.sstr(a)[:200]}", f"entry (i, j) of rhs: {sp.sstr(b)[:200]}"]
     with budget.limit(what="entrywise normalization"):
-        ranges = {i: (0, lhs.rows - 1), j: (0, lhs.cols - 1)}
+        ranges = {x: (0, hi - 1) for x, hi in ((i, lhs.rows), (j, lhs.cols)) if isinstance(x, sp.Dummy)}
         d = normalize(a - b, ranges)
     if d == 0:
         trace.append("lhs_ij - rhs_ij normalizes to 0 for symbolic i, j")

@@ -38,7 +38,7 @@ def bounds(u, ranges: dict):
     if isinstance(u, PermIndex):
         return sp.Integer(0), u.args[1] - 1
     for v, (a, b) in ranges.items():
-        if u.has(v):
+        if v.is_Symbol and u.has(v):
             c = sp.expand(u - v)
             if c.has(v) or any(c.has(w) for w in ranges):
                 return None
@@ -141,10 +141,15 @@ def simplify_sums(x, ranges: dict | None = None):
     if not isinstance(x, sp.Basic) or x.is_Atom:
         return x
     if isinstance(x, sp.Sum):
-        (k, lo, hi), = x.limits
-        inner = dict(ranges)
-        inner[k] = (lo, hi)
-        body = simplify_sums(x.function, inner)
-        return simplify_sum(body, k, lo, hi, ranges, simplify_sums)
+        # SymPy merges nested sums into one Sum whose limits run innermost first
+        limits = list(x.limits)
+        scope = dict(ranges)
+        scope.update({k: (lo, hi) for k, lo, hi in limits})
+        body = simplify_sums(x.function, scope)
+        for idx, (k, lo, hi) in enumerate(limits):
+            outer = dict(ranges)
+            outer.update({k2: (lo2, hi2) for k2, lo2, hi2 in limits[idx + 1:]})
+            body = simplify_sum(body, k, lo, hi, outer, simplify_sums)
+        return body
     args = [simplify_sums(a, ranges) for a in x.args]
     return x.func(*args) if args != list(x.args) else x
