@@ -42,9 +42,14 @@ from .defs import Permutation as Permutation
 from .defs import attention_pool as attention_pool
 from .defs import causal_attention as causal_attention
 from .defs import cross_attention as cross_attention
+from .defs import gqa as gqa
+from .defs import group_of as group_of
 from .defs import masked_attention as masked_attention
 from .defs import mean_pool as mean_pool
+from .defs import mqa as mqa
 from .defs import multihead_pool as multihead_pool
 from .defs import multihead_pool_sum as multihead_pool_sum
 from .defs import query_attention_pool as query_attention_pool
+from .defs import repeat_kv as repeat_kv
+from .defs import repeat_kv_matrix as repeat_kv_matrix
 from .defs import self_attention as self_attention

@@ -35,6 +35,7 @@ class Theorem:
     explanation: str = ""
     family: str = ""
     budget: float = 20.0
+    only_at: str = ""  # the claims are built at these values only (e.g. head counts); never general
 
     def claims(self) -> list:
         out = self.build()
@@ -59,6 +60,8 @@ class Result:
 
     @property
     def general(self) -> bool:
+        if self.theorem.only_at:
+            return False
         return self.status == "proved" and all(v.general for v in self.verdicts)
 
     @property
@@ -75,6 +78,9 @@ class Result:
             return "error"
         if self.status == "refuted":
             return next(v.scope for v in self.verdicts if v.status == "refuted")
+        if self.theorem.only_at and self.status == "proved":
+            widest = sorted({v.scope for v in self.verdicts}, key=len)[-1]
+            return f"only at {self.theorem.only_at}; {widest}"
         if self.general:
             scopes = sorted({v.scope for v in self.verdicts}, key=len)
             return scopes[-1]
@@ -105,14 +111,17 @@ REGISTRY: dict[str, Theorem] = {}
 
 
 def theorem(name: str, statement: str, *, expect: str = "proved", at=None, explanation: str = "",
-            budget: float = 20.0):
-    """Register the decorated builder (returning (lhs, rhs) or a list of them) as a theorem."""
+            budget: float = 20.0, only_at: str = ""):
+    """Register the decorated builder (returning (lhs, rhs) or a list of them) as a theorem.
+
+    ``only_at`` names values the builder fixes (for example "(H, G) = (4, 2), (8, 2)"): the
+    theorem is then reported as proved at those values only, never as general."""
 
     def register(build):
         if name in REGISTRY:
             raise SymattnError(f"theorem {name!r} is registered twice")
         family = build.__module__.rsplit(".", 1)[-1]
-        REGISTRY[name] = Theorem(name, statement, build, expect, at, explanation, family, budget)
+        REGISTRY[name] = Theorem(name, statement, build, expect, at, explanation, family, budget, only_at)
         return build
 
     return register

@@ -27,6 +27,11 @@ from .softmax import softmax as softmax
 from .cache import KVCache as KVCache
 from .cross import cross_attention as cross_attention
 from .cross import self_attention as self_attention
+from .gqa import gqa as gqa
+from .gqa import group_of as group_of
+from .gqa import mqa as mqa
+from .gqa import repeat_kv as repeat_kv
+from .gqa import repeat_kv_matrix as repeat_kv_matrix
 from .mask import CausalMask as CausalMask
 from .mask import PaddingMask as PaddingMask
 from .mask import Visible as Visible

@@ -10,6 +10,10 @@ The rules, each a true identity of matrix algebra (the trust base):
 - ``multiply_blocks``: [A B][C; D] = AC + BD when the block sizes match (``block_collapse``);
 - ``push_into_head_sums``: M·Σ_h e_h = Σ_h M e_h, (Σ_h e_h)·M = Σ_h e_h M, c·Σ_h e_h = Σ_h c e_h,
   Σ_h (a_h + b_h) = Σ_h a_h + Σ_h b_h, for M and c free of h.
+- ``settle_floors_over_heads``: inside a sum, stack or concatenation over h = 1..H, floor(a·h + b)
+  = c when a >= 0 and c <= a + b and a·H + b < c + 1 are provable, c = floor(a + b) (the value at
+  h = 1): a nondecreasing function of h stays in [c, c + 1) on the whole range. This settles the
+  GQA group floor((h - 1)/(H/G)) + 1 = 1 when G = 1.
 
 Two expressions with the same canonical form are equal for every value of the
 dimension symbols. Different canonical forms prove nothing.
@@ -20,7 +24,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..defs.heads import HeadSum
+from ..defs.heads import HeadSum, _OverHeads
 
 MAX_ROUNDS = 6
 
@@ -53,6 +57,35 @@ def push_into_head_sums(e):
     return e
 
 
+def _settle(body, h, count):
+    reps = {}
+    for f in body.atoms(sp.floor):
+        arg = sp.expand(f.args[0])
+        a = sp.expand(sp.diff(arg, h))
+        if a.has(h) or a.is_nonnegative is not True:
+            continue
+        c = sp.floor(arg.subs(h, 1))
+        if c.has(sp.floor) or c.has(h):
+            continue
+        if sp.expand(arg.subs(h, count) - c - 1).is_negative is True:
+            reps[f] = c
+    return body.xreplace(reps) if reps else body
+
+
+def settle_floors_over_heads(e):
+    """floor(a·h + b) -> its value at h = 1 when it is constant on h = 1..H (see the rules above)."""
+    if not isinstance(e, MatrixExpr) or not e.args:
+        return e
+    args = [settle_floors_over_heads(a) if isinstance(a, MatrixExpr) else a for a in e.args]
+    if any(a is not b for a, b in zip(args, e.args)):
+        e = e.func(*args)
+    if isinstance(e, _OverHeads) and e.body.has(sp.floor):
+        body = _settle(e.body, e.index, e.count)
+        if body != e.body:
+            return type(e)(body, e.index, e.count)
+    return e
+
+
 def _round(e):
     e = e.doit()
     if _is_matrix(e):
@@ -63,6 +96,8 @@ def _round(e):
             e = e.blocks[0, 0]
     if e.has(HeadSum):
         e = push_into_head_sums(e)
+    if e.has(sp.floor):
+        e = settle_floors_over_heads(e)
     return e
 
 
