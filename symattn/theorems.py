@@ -82,8 +82,7 @@ class Result:
             widest = sorted({v.scope for v in self.verdicts}, key=len)[-1]
             return f"only at {self.theorem.only_at}; {widest}"
         if self.general:
-            scopes = sorted({v.scope for v in self.verdicts}, key=len)
-            return scopes[-1]
+            return general_scope(self.verdicts)
         if self.status == "proved":
             return "; ".join(v.scope for v in self.verdicts if not v.general)
         return "not established"
@@ -105,6 +104,19 @@ class Result:
             "claims": [v.as_dict() for v in self.verdicts],
             "error": self.error or None,
         }
+
+
+def general_scope(verdicts) -> str:
+    """The scope of a general theorem: every dimension symbol (and head count) of any claim."""
+    from .proof.engine import _general_scope
+    from .proof.induction import head_counts
+    from .proof.instances import dimension_symbols
+
+    dims, heads = set(), set()
+    for v in verdicts:
+        dims |= set(dimension_symbols(v.lhs, v.rhs))
+        heads |= {c for c in head_counts(v.lhs, v.rhs) if getattr(c, "is_Symbol", False)}
+    return _general_scope(sorted(dims, key=str), heads)
 
 
 REGISTRY: dict[str, Theorem] = {}

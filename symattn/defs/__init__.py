@@ -44,3 +44,7 @@ from .pooling import mean_pool as mean_pool
 from .pooling import multihead_pool as multihead_pool
 from .pooling import multihead_pool_sum as multihead_pool_sum
 from .pooling import query_attention_pool as query_attention_pool
+from .rope import BlockDiag as BlockDiag
+from .rope import apply_rope as apply_rope
+from .rope import rope as rope
+from .rope import rotation as rotation

@@ -16,6 +16,7 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from ..defs.heads import FamilyMember, _OverHeads
 from ..defs.mask import CausalMask, PaddingMask
 from ..defs.permutation import Permutation
+from ..defs.rope import BlockDiag
 from ..defs.score import Score
 from ..defs.softmax import Softmax, softmax_explicit
 
@@ -106,9 +107,12 @@ class Float:
 
     @staticmethod
     def convert(value):
-        if isinstance(value, sp.MatrixBase):
-            return np.array(value.evalf(), dtype=float)
-        return np.asarray(value, dtype=float)
+        try:
+            if isinstance(value, sp.MatrixBase):
+                return np.array(value.evalf(), dtype=float)
+            return np.asarray(value, dtype=float)
+        except TypeError as exc:
+            raise EvaluationError(f"entries that are not numbers: {sp.sstr(value)[:80]}") from exc
 
     @staticmethod
     def matmul(a, b):
@@ -326,6 +330,13 @@ def _mask_rule(e, ev, be, env, fns):
 
 RULES[CausalMask] = _mask_rule
 RULES[PaddingMask] = _mask_rule
+
+
+@rule(BlockDiag)
+def _block_diag(e, ev, be, env, fns):
+    if not e.count.is_Integer:
+        raise EvaluationError(f"number of blocks {e.count} is not concrete")
+    return ev(e.doit())
 
 
 @rule(Permutation)
