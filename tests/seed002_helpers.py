@@ -55,3 +55,36 @@ def assert_refutation_rechecks(v, recompute):
     assert abs(sp.N(d, 50)) > sp.Float("1e-30"), d
     assert sp.simplify(d - cex.difference) == 0 or abs(sp.N(d - cex.difference, 50)) < 1e-40
     return d
+
+
+def np_attention(Q, K, V, mask=None):
+    """Column convention, independent of symattn: V softmax(Kᵀ Q / sqrt(d_k) + mask) over keys."""
+    S = np.swapaxes(K, -1, -2) @ Q / np.sqrt(Q.shape[-2])
+    if mask is not None:
+        S = S + mask
+    return V @ np_softmax(S, axis=-2)
+
+
+def np_causal_mask(m, n, offset=0):
+    """keys × queries: 0 where key k <= query j + offset, -inf elsewhere."""
+    k = np.arange(m)[:, None]
+    j = np.arange(n)[None, :]
+    return np.where(k <= j + offset, 0.0, -np.inf)
+
+
+def exact_softmax_columns(S):
+    """Exact column softmax of a SymPy matrix; -oo entries give exp(-oo) = 0."""
+    E = S.applyfunc(sp.exp)
+    return sp.ImmutableMatrix(E.rows, E.cols, lambda i, j: E[i, j] / sum(E[:, j]))
+
+
+def exact_attention(Q, K, V, mask=None):
+    """Column convention with exact SymPy arithmetic: V Softmax(KᵀQ/sqrt(d_k) + mask)."""
+    S = K.T * Q / sp.sqrt(Q.rows)
+    if mask is not None:
+        S = S + mask
+    return V * exact_softmax_columns(S)
+
+
+def exact_causal_mask(m, n):
+    return sp.ImmutableMatrix(m, n, lambda k, j: 0 if k <= j else -sp.oo)
