@@ -37,7 +37,7 @@ def _perm_matrix(seed, n):
 @FAST
 @given(dm=small, n=small, dk=small, dv=small, b=batch, seed=seeds)
 def test_self_attention_commutes_with_permuting_tokens(dm, n, dk, dv, b, seed):
-    from proofs._seed002 import W_K, W_Q, W_V, X, N, d_k, d_model, d_v
+    from proofs._seed002 import W_K, W_Q, W_V, N, X, d_k, d_model, d_v
     env = rng_arrays(seed, {"X": (dm, n), "W^Q": (dk, dm), "W^K": (dk, dm), "W^V": (dv, dm)}, (b,))
     P, p = _perm_matrix(seed, n)
     env["P"] = P.astype(int)
@@ -56,7 +56,7 @@ def test_self_attention_commutes_with_permuting_tokens(dm, n, dk, dv, b, seed):
 @FAST
 @given(dm=small, n=small, dk=small, dv=small, b=batch, seed=seeds)
 def test_pooling_ignores_the_order_of_the_features(dm, n, dk, dv, b, seed):
-    from proofs._seed002 import W_K, W_V, X, N, W_p, d_k, d_model, d_v, q_pool
+    from proofs._seed002 import W_K, W_V, N, W_p, X, d_k, d_model, d_v, q_pool
     env = rng_arrays(seed, {"X": (dm, n), "q_pool": (dm, 1), "W_p": (dk, dm), "W^K": (dk, dm),
                             "W^V": (dv, dm)}, (b,))
     P, p = _perm_matrix(seed, n)
@@ -67,7 +67,8 @@ def test_pooling_ignores_the_order_of_the_features(dm, n, dk, dv, b, seed):
 
     np.testing.assert_allclose(pool_np(env["X"][..., :, p]), pool_np(env["X"]), rtol=1e-10, atol=1e-12)
     Pm = sa.Permutation("P", N)
-    got = at(sa.query_attention_pool(X * Pm, q_pool, W_p, W_K, W_V), {d_model: dm, N: n, d_k: dk, d_v: dv}, env)
+    dims = {d_model: dm, N: n, d_k: dk, d_v: dv}
+    got = at(sa.query_attention_pool(X * Pm, q_pool, W_p, W_K, W_V), dims, env)
     np.testing.assert_allclose(got, pool_np(env["X"]), rtol=1e-10, atol=1e-12)
 
 
