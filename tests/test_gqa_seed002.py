@@ -62,6 +62,14 @@ def test_gqa_equals_heads_over_repeated_kv_tensors(groups, n_rep, dm, n, m, dk, 
     expr = sa.gqa(Q, K, V, *fams, H=Gs * n_rep, G=Gs)
     got = at(expr, {Gs: groups, d_model: dm, d_k: dk, N: n, M: m}, env)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    if groups == 1:    # MQA: one shared W^K, W^V
+        mqa = sa.mqa(Q, K, V, fams[0], fams[1][1], fams[2][1], fams[3], H=n_rep)
+        got = at(mqa, {d_model: dm, d_k: dk, N: n, M: m}, env)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    if n_rep == 1:     # G = H: plain multi-head attention
+        mha = sa.multihead(Q, K, V, *fams, H=Hs)
+        got = at(mha, {Hs: groups, d_model: dm, d_k: dk, N: n, M: m}, env)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 def test_gqa_rejects_a_head_count_that_groups_do_not_divide():

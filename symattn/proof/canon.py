@@ -113,7 +113,8 @@ def multiply_block_diagonals(e):
     while k + 1 < len(factors):
         a, b = factors[k], factors[k + 1]
         if (isinstance(a, BlockDiag) and isinstance(b, BlockDiag) and a.count == b.count
-                and sp.expand(a.body.cols - b.body.rows) == 0):
+                and sp.expand(a.body.cols - b.body.rows) == 0
+                and (b.index == a.index or a.index not in b.body.free_symbols)):
             body = a.body * b.body.xreplace({b.index: a.index})
             factors[k:k + 2] = [BlockDiag(body.doit(), a.index, a.count)]
             changed = True
