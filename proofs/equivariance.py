@@ -9,21 +9,28 @@ import sympy as sp
 import symattn as sa
 from symattn.theorems import theorem
 
-from ._seed002 import F_K, F_O, F_V, W_K, W_Q, W_V, F_p, H, N, W_p, X, d_k, d_model, d_v, m, n, q_pool
+from ._seed002 import F_K, F_O, F_Q, F_V, W_K, W_Q, W_V, F_p, H, N, W_p, X, d_k, d_model, d_v, m, n, q_pool
 
 P = sa.Permutation("P", N)
 
 
 @theorem(
     "self_attention_is_permutation_equivariant",
-    "SelfAttention(X P) = SelfAttention(X) P for every permutation matrix P (column); "
-    "row twin: SelfAttention(Pᵀ X) = Pᵀ SelfAttention(X)",
+    "SelfAttention(X P) = SelfAttention(X) P for every permutation matrix P (column); row twin "
+    "SelfAttention(Pᵀ X) = Pᵀ SelfAttention(X); MultiHead(XP, XP, XP) = MultiHead(X, X, X) P for "
+    "every H; CrossAttention(X P, Y P') = CrossAttention(X, Y) P (the context's order is irrelevant)",
 )
 def _():
+    Y = sp.MatrixSymbol("Y", d_model, m)
+    Pm = sa.Permutation("P'", m)
     return [
         (sa.self_attention(X * P, W_Q, W_K, W_V), sa.self_attention(X, W_Q, W_K, W_V) * P),
         (sa.self_attention(P.T * X.T, W_Q.T, W_K.T, W_V.T, convention="row"),
          P.T * sa.self_attention(X.T, W_Q.T, W_K.T, W_V.T, convention="row")),
+        (sa.multihead(X * P, X * P, X * P, F_Q, F_K, F_V, F_O, H=H, form="sum"),
+         sa.multihead(X, X, X, F_Q, F_K, F_V, F_O, H=H, form="sum") * P),
+        (sa.cross_attention(X * P, Y * Pm, W_Q, W_K, W_V),
+         sa.cross_attention(X, Y, W_Q, W_K, W_V) * P),
     ]
 
 

@@ -54,6 +54,40 @@ def test_self_attention_commutes_with_permuting_tokens(dm, n, dk, dv, b, seed):
 
 
 @FAST
+@given(dm=small, n=small, m=small, dk=small, heads=small, seed=seeds)
+def test_multihead_and_cross_attention_commute_with_permutations(dm, n, m, dk, heads, seed):
+    from proofs._seed002 import F_K, F_O, F_Q, F_V, W_K, W_Q, W_V, H, N, X, d_k, d_model, d_v
+    shapes = {"X": (dm, n), "Y": (dm, m), "W^Q": (dk, dm), "W^K": (dk, dm), "W^V": (dk, dm)}
+    for h in range(1, heads + 1):
+        shapes.update({f"W^{x}_{h}": (dk, dm) for x in "QKV"})
+        shapes[f"W^O_{h}"] = (dm, dk)
+    env = rng_arrays(seed, shapes)
+    P, p = _perm_matrix(seed, n)
+    P2, p2 = _perm_matrix(seed + 1, m)
+    env["P"], env["P'"] = P.astype(int), P2.astype(int)
+
+    def mha(Xv):
+        return sum(env[f"W^O_{h}"] @ np_attention(*(env[f"W^{x}_{h}"] @ Xv for x in "QKV"))
+                   for h in range(1, heads + 1))
+
+    np.testing.assert_allclose(mha(env["X"][:, p]), mha(env["X"])[:, p], rtol=1e-10, atol=1e-12)
+
+    def cross(Xv, Yv):
+        return np_attention(env["W^Q"] @ Xv, env["W^K"] @ Yv, env["W^V"] @ Yv)
+
+    want = cross(env["X"], env["Y"])[:, p]
+    np.testing.assert_allclose(cross(env["X"][:, p], env["Y"][:, p2]), want, rtol=1e-10, atol=1e-12)
+    Mm = sa.dims("m")
+    Pn, Pm = sa.Permutation("P", N), sa.Permutation("P'", Mm)
+    Y = sp.MatrixSymbol("Y", d_model, Mm)
+    dims = {d_model: dm, N: n, Mm: m, d_k: dk, d_v: dk, H: heads}
+    got = at(sa.cross_attention(X * Pn, Y * Pm, W_Q, W_K, W_V), dims, env)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    got = at(sa.multihead(X * Pn, X * Pn, X * Pn, F_Q, F_K, F_V, F_O, H=H, form="sum"), dims, env)
+    np.testing.assert_allclose(got, mha(env["X"])[:, p], rtol=1e-10, atol=1e-12)
+
+
+@FAST
 @given(dm=small, n=small, dk=small, dv=small, b=batch, seed=seeds)
 def test_pooling_ignores_the_order_of_the_features(dm, n, dk, dv, b, seed):
     from proofs._seed002 import W_K, W_V, N, W_p, X, d_k, d_model, d_v, q_pool
