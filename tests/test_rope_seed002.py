@@ -71,3 +71,15 @@ def test_sign_mistake_counterexample_rechecks_exactly():
         return (R(a, pairs) * q).T * (R(b, pairs) * k), q.T * R(a - b, pairs) * k
 
     assert_refutation_rechecks(v, recompute)
+
+
+def test_rope_and_permutation_errors_are_clear():
+    import pytest
+
+    from symattn.errors import DimensionError, ShapeError
+
+    p = sa.dims("p")
+    with pytest.raises(ShapeError, match="x needs d = 2p rows"):
+        sa.apply_rope(sp.MatrixSymbol("x", 2 * p + 1, 1), 3, p)
+    with pytest.raises(DimensionError, match="Permutation P: dimension 0 must be a positive integer"):
+        sa.Permutation("P", 0)
