@@ -34,6 +34,16 @@ def _():
 
 
 @theorem(
+    "gqa_row_convention_is_the_transpose",
+    "GQA_row(Qᵀ, Kᵀ, Vᵀ; W_hᵀ) = GQA(Q, K, V; W_h)ᵀ (block and sum forms), for every G and group "
+    "size r = H/G",
+)
+def _():
+    return [(gqa(Q.T, K.T, V.T, F_Q.T, F_K.T, F_V.T, F_O.T, H=G * r, G=G, form=form, convention="row"),
+             gqa(*ARGS, H=G * r, G=G, form=form).T) for form in ("sum", "block")]
+
+
+@theorem(
     "repeat_kv_equals_sharing",
     "at (H, G) = (4, 2), (6, 2), (6, 3), (8, 2): MultiHead with Llama's repeat_kv(W^K, H/G), "
     "repeat_kv(W^V, H/G) = GQA, whose head h reads group floor(h/(H/G)) (0-based); "

@@ -23,7 +23,8 @@ FAST = settings(deadline=None, max_examples=12)
 
 
 def test_gqa_theorems_have_their_honest_verdicts():
-    for name in ("gqa_with_G_equal_H_is_multihead", "gqa_with_one_group_is_mqa"):
+    for name in ("gqa_with_G_equal_H_is_multihead", "gqa_with_one_group_is_mqa",
+                 "gqa_row_convention_is_the_transpose"):
         r = result(name)
         assert r.status == "proved" and r.general, (name, [v.explain() for v in r.verdicts])
     r = result("repeat_kv_equals_sharing")
@@ -62,6 +63,9 @@ def test_gqa_equals_heads_over_repeated_kv_tensors(groups, n_rep, dm, n, m, dk, 
     expr = sa.gqa(Q, K, V, *fams, H=Gs * n_rep, G=Gs)
     got = at(expr, {Gs: groups, d_model: dm, d_k: dk, N: n, M: m}, env)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    row = sa.gqa(Q.T, K.T, V.T, *(f.T for f in fams), H=Gs * n_rep, G=Gs, convention="row")
+    got = at(row, {Gs: groups, d_model: dm, d_k: dk, N: n, M: m}, env)
+    np.testing.assert_allclose(got, want.T, rtol=1e-10, atol=1e-12)
     if groups == 1:    # MQA: one shared W^K, W^V
         mqa = sa.mqa(Q, K, V, fams[0], fams[1][1], fams[2][1], fams[3], H=n_rep)
         got = at(mqa, {d_model: dm, d_k: dk, N: n, M: m}, env)
