@@ -3,7 +3,7 @@
 import sympy as sp
 
 import symattn as sa
-from symattn.defs.gqa import gqa, group_of, mqa, repeat_kv, repeat_kv_matrix
+from symattn.defs.gqa import gqa, group_of, mqa, repeat_kv, repeat_kv_heads, repeat_kv_matrix
 from symattn.theorems import theorem
 
 from ._seed002 import F_K, F_O, F_Q, F_V, H, d_k, d_model, m, n
@@ -31,6 +31,22 @@ def _():
 def _():
     return [(gqa(*ARGS, H=H, G=1, form=form), mqa(Q, K, V, F_Q, F_K[1], F_V[1], F_O, H=H, form=form))
             for form in ("sum", "block")]
+
+
+@theorem(
+    "repeat_kv_head_h_reads_group_floor",
+    "Llama's repeat_kv (expand n_rep = H/G copies, reshape row-major) of the stacked key heads "
+    "[W_1^K K; ...; W_G^K K] is [W_{g(1)}^K K; ...; W_{g(H)}^K K], g(h) = floor((h-1)/(H/G)) + 1: "
+    "query head h reads group floor(h/(H/G)) (0-based); same for values; row twin (heads side by side)",
+)
+def _():
+    claims = []
+    for F, X in ((F_K, K), (F_V, V)):
+        claims.append((repeat_kv_heads(lambda g, F=F, X=X: F[g] * X, G, r),
+                       sa.head_stack(lambda k, F=F, X=X: F[group_of(k, G * r, G)] * X, G * r)))
+    claims.append((repeat_kv_heads(lambda g: K.T * F_K[g].T, G, r, "row"),
+                   sa.head_concat(lambda k: K.T * F_K[group_of(k, G * r, G)].T, G * r)))
+    return claims
 
 
 @theorem(

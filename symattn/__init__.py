@@ -53,6 +53,7 @@ from .defs import multihead_pool as multihead_pool
 from .defs import multihead_pool_sum as multihead_pool_sum
 from .defs import query_attention_pool as query_attention_pool
 from .defs import repeat_kv as repeat_kv
+from .defs import repeat_kv_heads as repeat_kv_heads
 from .defs import repeat_kv_matrix as repeat_kv_matrix
 from .defs import rope as rope
 from .defs import rotation as rotation

@@ -24,7 +24,7 @@ FAST = settings(deadline=None, max_examples=12)
 
 def test_gqa_theorems_have_their_honest_verdicts():
     for name in ("gqa_with_G_equal_H_is_multihead", "gqa_with_one_group_is_mqa",
-                 "gqa_row_convention_is_the_transpose"):
+                 "gqa_row_convention_is_the_transpose", "repeat_kv_head_h_reads_group_floor"):
         r = result(name)
         assert r.status == "proved" and r.general, (name, [v.explain() for v in r.verdicts])
     r = result("repeat_kv_equals_sharing")
@@ -121,3 +121,27 @@ def test_h_mod_G_counterexample_rechecks_exactly():
         return by_floor, by_mod
 
     assert_refutation_rechecks(v, recompute)
+
+
+@FAST
+@given(groups=st.integers(1, 3), n_rep=st.integers(1, 3), dk=small, m=small, seed=seeds)
+def test_repeat_kv_on_stacked_heads_is_llamas_expand_and_reshape(groups, n_rep, dk, m, seed):
+    Gs, r, d_k, M = sa.dims("G r d_k M")
+    Kf = sa.Family("K", d_k, M)
+    env = rng_arrays(seed, {f"K_{g}": (dk, m) for g in range(1, groups + 1)})
+    heads = np.stack([env[f"K_{g}"] for g in range(1, groups + 1)])          # (G, d_k, m)
+    want = np.broadcast_to(heads[:, None], (groups, n_rep, dk, m)).reshape(groups * n_rep * dk, m)
+    dims = {Gs: groups, r: n_rep, d_k: dk, M: m}
+    np.testing.assert_allclose(at(sa.repeat_kv_heads(Kf, Gs, r), dims, env), want)
+    flat = sa.head_stack(lambda h: Kf[sa.group_of(h, Gs * r, Gs)], Gs * r)
+    np.testing.assert_allclose(at(flat, dims, env), want)
+
+
+def test_nested_floor_rule_needs_a_positive_integer_divisor():
+    from symattn.proof.entrywise import merge_nested_floors
+
+    x = sp.Symbol("x", real=True)
+    k = sp.Symbol("k", integer=True, positive=True)
+    c = sp.Symbol("c", positive=True)            # not known to be an integer
+    assert merge_nested_floors(sp.floor(sp.floor(x) / k)) == sp.floor(x / k)
+    assert merge_nested_floors(sp.floor(sp.floor(x) / c)) == sp.floor(sp.floor(x) / c)

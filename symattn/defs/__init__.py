@@ -31,6 +31,7 @@ from .gqa import gqa as gqa
 from .gqa import group_of as group_of
 from .gqa import mqa as mqa
 from .gqa import repeat_kv as repeat_kv
+from .gqa import repeat_kv_heads as repeat_kv_heads
 from .gqa import repeat_kv_matrix as repeat_kv_matrix
 from .mask import CausalMask as CausalMask
 from .mask import PaddingMask as PaddingMask

@@ -17,8 +17,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import HeadError
+from .attention import check_convention
 from .dims import check_dimension
-from .heads import Family
+from .heads import Family, HeadConcat, HeadStack
 from .multihead import multihead
 from .shapes import as_matrix
 
@@ -96,6 +97,35 @@ def repeat_kv(heads, n_rep: int) -> list:
         raise HeadError(f"repeat_kv: n_rep must be >= 1, got {n_rep}")
     grid = [[x] * int(n_rep) for x in heads]          # (G, n_rep): expand along a new axis
     return [x for row in grid for x in row]            # reshape (G, n_rep) -> (G·n_rep,)
+
+
+#: The key/value group index g and the repeat index j of repeat_kv on stacked heads.
+g = sp.Symbol("g", integer=True, positive=True)
+j = sp.Symbol("j", integer=True, positive=True)
+
+
+def repeat_kv_heads(K, G, n_rep, convention: str = "column"):
+    """Llama's repeat_kv on the G stacked key (or value) heads K_1, ..., K_G, for symbolic G and n_rep.
+
+    ``x[:, :, :, None, :].expand(bs, slen, G, n_rep, d).reshape(bs, slen, G * n_rep, d)``: a new
+    axis of n_rep copies after the head axis, read in row-major order, is the nested stack
+
+        [[K_1; ...; K_1]; ...; [K_G; ...; K_G]]      (column convention, heads stacked)
+        [[K_1 ... K_1] ... [K_G ... K_G]]            (row convention, heads side by side)
+
+    ``K`` is a Family or a function of the group index g.
+
+    >>> from symattn import dims, Family
+    >>> G, r, d_k, m = dims("G r d_k m")
+    >>> repeat_kv_heads(Family("K", d_k, m), G, r)
+    HeadStack(HeadStack(K_g, j=1..r), g=1..G)
+    """
+    check_convention(convention)
+    G = check_dimension(G, "repeat_kv_heads: G: ")
+    n_rep = check_dimension(n_rep, "repeat_kv_heads: n_rep: ")
+    block = K[g] if isinstance(K, Family) else as_matrix(K(g), "K_g", "repeat_kv_heads")
+    node = HeadStack if convention == "column" else HeadConcat
+    return node(node(block, j, n_rep), g, G)
 
 
 def repeat_kv_matrix(G: int, n_rep: int, d):

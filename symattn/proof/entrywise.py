@@ -12,7 +12,13 @@ Entry rules beyond products, sums and Softmax (each is the definition of the nod
 - adjacent slices of one matrix glue back: [X[:, a:b]  X[:, b:c]] = X[:, a:c] (and vertically),
   and a slice over the full range is the matrix itself (``merge_slices``);
 - nodes that declare ``entry_is_defined`` (masks, permutation matrices) give their entry by
-  ``_entry``: Visible(i, j + offset) for CausalMask, [i = σ(j)] for a permutation matrix P_σ.
+  ``_entry``: Visible(i, j + offset) for CausalMask, [i = σ(j)] for a permutation matrix P_σ;
+- a stack [e_1; ...; e_H] of blocks with R rows has entry (i, j) = (e_h)_{i - R(h-1), j} with
+  h = floor(i/R) + 1, and a concatenation [e_1 ... e_H] of blocks with C columns likewise by
+  columns (for every 0 <= i < H·R, this is the definition of stacking).
+
+Integer rules on indices: floor(x + n) = floor(x) + n for an integer n (SymPy, after expansion),
+and ``merge_nested_floors``: floor(floor(x)/r) = floor(x/r) for a positive integer r.
 
 The sum rules (delta elimination, permutation reindexing, mask restriction, ...) and their
 side conditions are listed in :mod:`symattn.proof.sums`, part of the trust base.
@@ -23,7 +29,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement
 
-from ..defs.heads import FamilyMember, HeadSum
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.softmax import Softmax
 from .sums import simplify_sums
 
@@ -63,6 +69,14 @@ def entry(e, i, j):
     if isinstance(e, HeadSum):
         k = sp.Dummy("h", integer=True, positive=True)
         return sp.Sum(entry(e.term(k), i, j), (k, 1, e.count))
+    if isinstance(e, HeadStack):
+        R = e.body.rows
+        h = sp.floor(i / R) + 1
+        return entry(e.term(h), i - R * (h - 1), j)
+    if isinstance(e, HeadConcat):
+        C = e.body.cols
+        h = sp.floor(j / C) + 1
+        return entry(e.term(h), i, j - C * (h - 1))
     if isinstance(e, sp.MatrixSlice):
         (r0, _, rs), (c0, _, cs) = e.rowslice, e.colslice
         return entry(e.parent, r0 + rs * i, c0 + cs * j)
@@ -153,6 +167,30 @@ def rename_bound(x, depth: int = 0, fresh: bool = True):
     return x.func(*args) if args != list(x.args) else x
 
 
+def _split_floor(f):
+    """For floor(c·floor(y)) with 1/c a positive integer: (floor(y), c); otherwise None."""
+    if not isinstance(f, sp.floor):
+        return None
+    parts = sp.Mul.make_args(f.args[0])
+    inner = [p for p in parts if isinstance(p, sp.floor)]
+    if len(inner) != 1:
+        return None
+    c = sp.Mul(*[p for p in parts if p is not inner[0]])
+    r = 1 / c
+    return (inner[0], c) if (r.is_integer and r.is_positive) else None
+
+
+def merge_nested_floors(x):
+    """floor(floor(y)/r) = floor(y/r) for a positive integer r."""
+    for _ in range(4):
+        new = x.replace(lambda f: _split_floor(f) is not None,
+                        lambda f: sp.floor(sp.expand(_split_floor(f)[0].args[0] * _split_floor(f)[1])))
+        if new == x:
+            return x
+        x = new
+    return x
+
+
 def normalize(x, ranges: dict | None = None, rounds: int = 4):
     """Expand, apply the sum rules until nothing changes, rename bound indices, cancel."""
     x = sp.expand(simplify_sums(x, ranges), power_exp=True)
@@ -161,6 +199,8 @@ def normalize(x, ranges: dict | None = None, rounds: int = 4):
         if new == x:
             break
         x = new
+    if x.has(sp.floor):
+        x = sp.expand(merge_nested_floors(x))
     x = rename_bound(rename_bound(x), fresh=False)
     return sp.cancel(sp.together(x))
 
