@@ -104,6 +104,8 @@ def test_pooling_ignores_the_order_of_the_features(dm, n, dk, dv, b, seed):
     dims = {d_model: dm, N: n, d_k: dk, d_v: dv}
     got = at(sa.query_attention_pool(X * Pm, q_pool, W_p, W_K, W_V), dims, env)
     np.testing.assert_allclose(got, pool_np(env["X"]), rtol=1e-10, atol=1e-12)
+    mean = at(sa.mean_pool(X * Pm), dims, env)
+    np.testing.assert_allclose(mean, env["X"].mean(axis=-1, keepdims=True), rtol=1e-10, atol=1e-12)
 
 
 @FAST

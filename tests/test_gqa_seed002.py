@@ -145,3 +145,17 @@ def test_nested_floor_rule_needs_a_positive_integer_divisor():
     c = sp.Symbol("c", positive=True)            # not known to be an integer
     assert merge_nested_floors(sp.floor(sp.floor(x) / k)) == sp.floor(x / k)
     assert merge_nested_floors(sp.floor(sp.floor(x) / c)) == sp.floor(sp.floor(x) / c)
+
+
+@FAST
+@given(groups=st.integers(1, 3), n_rep=st.integers(1, 3), dk=small, dm=small, seed=seeds)
+def test_repeat_kv_matrix_is_the_kronecker_product(groups, n_rep, dk, dm, seed):
+    d_k, d_model = sa.dims("d_k d_model")
+    Wk = sa.Family("W^K", d_k, d_model)
+    env = rng_arrays(seed, {f"W^K_{g}": (dk, dm) for g in range(1, groups + 1)})
+    R = sa.repeat_kv_matrix(groups, n_rep, d_k)
+    kron = np.kron(np.eye(groups), np.kron(np.ones((n_rep, 1)), np.eye(dk)))   # I_G ⊗ 1_r ⊗ I_d
+    np.testing.assert_allclose(at(R, {d_k: dk}, {}), kron)
+    stacked = sp.BlockMatrix([[Wk[g]] for g in range(1, groups + 1)])
+    want = np.concatenate([env[f"W^K_{g}"] for g in sa.repeat_kv(list(range(1, groups + 1)), n_rep)])
+    np.testing.assert_allclose(at(R * stacked, {d_k: dk, d_model: dm}, env), want)

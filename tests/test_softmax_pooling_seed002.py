@@ -90,6 +90,9 @@ def test_query_pool_equals_cross_attention_with_one_query(dm, n, dk, dv, b, seed
     row = at(sa.query_attention_pool(X.T, q_pool.T, W_p.T, W_K.T, W_V.T, "row"), dims, env)
     np.testing.assert_allclose(row, np.swapaxes(want, -1, -2), rtol=1e-10, atol=1e-12)
     assert want.shape == (b, dv, 1)  # pooling: N features -> one vector
+    zero_K = at(sa.query_attention_pool(X, q_pool, W_p, sp.ZeroMatrix(d_k, d_model), W_V), dims, env)
+    np.testing.assert_allclose(zero_K, (env["W^V"] @ env["X"]).mean(axis=-1, keepdims=True),
+                               rtol=1e-10, atol=1e-12)
 
 
 @FAST
