@@ -29,7 +29,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement
 
-from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
 from .sums import simplify_sums
 
@@ -66,6 +66,8 @@ def entry(e, i, j):
         return sp.Integer(1)
     if isinstance(e, sp.HadamardProduct):
         return sp.Mul(*[entry(a, i, j) for a in e.args])
+    if isinstance(e, _OverHeads) and _shadows(e):
+        raise NoEntryRule(f"a node over heads whose body rebinds its index {e.index}")
     if isinstance(e, HeadSum):
         k = sp.Dummy("h", integer=True, positive=True)
         return sp.Sum(entry(e.term(k), i, j), (k, 1, e.count))
@@ -101,6 +103,12 @@ def entry(e, i, j):
     if hasattr(e, "_entry") and getattr(e, "entry_is_opaque", False):
         return MatrixElement(e, i, j)
     raise NoEntryRule(f"no entry rule for {type(e).__name__}")
+
+
+def _shadows(e) -> bool:
+    """True when a node inside e's body binds the same index (substituting it would capture)."""
+    return any(isinstance(x, _OverHeads) and x.index == e.index
+               for x in sp.preorder_traversal(e.body))
 
 
 def _same(a, b) -> bool:
