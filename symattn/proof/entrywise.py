@@ -15,7 +15,9 @@ Entry rules beyond products, sums and Softmax (each is the definition of the nod
   ``_entry``: Visible(i, j + offset) for CausalMask, [i = σ(j)] for a permutation matrix P_σ;
 - a stack [e_1; ...; e_H] of blocks with R rows has entry (i, j) = (e_h)_{i - R(h-1), j} with
   h = floor(i/R) + 1, and a concatenation [e_1 ... e_H] of blocks with C columns likewise by
-  columns (for every 0 <= i < H·R, this is the definition of stacking).
+  columns (for every 0 <= i < H·R, this is the definition of stacking); a node over heads
+  whose body binds the same index again is refused (substitution would capture);
+- a free index over a single row (column) is 0, the only index there.
 
 Integer rules on indices: floor(x + n) = floor(x) + n for an integer n (SymPy, after expansion),
 and ``merge_nested_floors``: floor(floor(x)/r) = floor(x/r) for a positive integer r.

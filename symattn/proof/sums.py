@@ -2,8 +2,8 @@
 
 Every rule is a true identity for integer indices in their ranges and finite real entries:
 
-- ``pull_constants``: Σ_k (a_k + b_k) = Σ_k a_k + Σ_k b_k;  Σ_k c·a_k = c·Σ_k a_k for c free of k;
-  Σ_{k=lo}^{hi} c = (hi - lo + 1)·c.
+- ``simplify_sum`` (pulling constants): Σ_k (a_k + b_k) = Σ_k a_k + Σ_k b_k;
+  Σ_k c·a_k = c·Σ_k a_k for c free of k; Σ_{k=lo}^{hi} c = (hi - lo + 1)·c.
 - ``eliminate_delta``: Σ_{k=lo}^{hi} [k = u]·f(k) = f(u) when lo <= u <= hi is provable
   (KroneckerDelta, the entries of Identity and of permutation matrices);
   [σ(k) = u] = [k = σ⁻¹(u)] for a permutation σ of {0..n-1} and u in {0..n-1}.
@@ -12,7 +12,8 @@ Every rule is a true identity for integer indices in their ranges and finite rea
 - ``restrict_to_visible``: Σ_{k=lo}^{hi} f(k)·exp(Visible(k, u)) = Σ_{k=lo}^{u} f(k) when
   lo <= u <= hi is provable, and = Σ_{k=lo}^{hi} f(k) when u >= hi, since exp(Visible(k, u))
   is exp(0) = 1 for k <= u and exp(-oo) = 0 for k > u (the -inf mask), and f is finite.
-- ``expand_short_sums``: a sum whose range has a concrete length <= 8 is written out.
+- short sums: a sum whose range has a concrete length <= 8 is written out.
+- a Sum over several limits (SymPy merges nested sums) is the nested sums, innermost limit first.
 
 Index ranges: the free indices i, j of an entry range over the rows and columns of the matrix;
 a bound index over its limits; σ(k) over {0..n-1}. "Provable" means SymPy's assumptions on the
