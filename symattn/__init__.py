@@ -34,6 +34,31 @@ from .proof import Verdict as Verdict
 from .proof import verify as verify
 
 # isort: split
+# seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
+from .defs import BlockDiag as BlockDiag
+from .defs import CausalMask as CausalMask
+from .defs import KVCache as KVCache
+from .defs import PaddingMask as PaddingMask
+from .defs import Permutation as Permutation
+from .defs import apply_rope as apply_rope
+from .defs import attention_pool as attention_pool
+from .defs import causal_attention as causal_attention
+from .defs import cross_attention as cross_attention
+from .defs import gqa as gqa
+from .defs import group_of as group_of
+from .defs import masked_attention as masked_attention
+from .defs import mean_pool as mean_pool
+from .defs import mqa as mqa
+from .defs import multihead_pool as multihead_pool
+from .defs import multihead_pool_sum as multihead_pool_sum
+from .defs import query_attention_pool as query_attention_pool
+from .defs import repeat_kv as repeat_kv
+from .defs import repeat_kv_heads as repeat_kv_heads
+from .defs import repeat_kv_matrix as repeat_kv_matrix
+from .defs import rope as rope
+from .defs import rotation as rotation
+from .defs import self_attention as self_attention
+
 # derivations (issue 5): check a chain of steps, from Python, the plain notation or LaTeX
 from .derivation import Derivation as Derivation
 from .derivation import check_statements as check_statements

@@ -28,6 +28,7 @@ from typing import Callable
 from .errors import SymattnError
 from .proof import Verdict, verify
 from .proof.scalar import is_scalar_claim, verify_scalar
+from .proof.verdict import general_scope as _scope_of
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Theorem:
     explanation: str = ""
     family: str = ""
     budget: float = 20.0
+    only_at: str = ""  # the claims are built at these values only (e.g. head counts); never general
 
     def claims(self) -> list:
         out = self.build()
@@ -64,6 +66,8 @@ class Result:
 
     @property
     def general(self) -> bool:
+        if self.theorem.only_at:
+            return False
         return self.status == "proved" and all(v.general for v in self.verdicts)
 
     @property
@@ -80,9 +84,11 @@ class Result:
             return "error"
         if self.status == "refuted":
             return next(v.scope for v in self.verdicts if v.status == "refuted")
+        if self.theorem.only_at and self.status == "proved":
+            widest = sorted({v.scope for v in self.verdicts}, key=len)[-1]
+            return f"only at {self.theorem.only_at}; {widest}"
         if self.general:
-            scopes = sorted({v.scope for v in self.verdicts}, key=len)
-            return scopes[-1]
+            return general_scope(self.verdicts)
         if self.status == "proved":
             return "; ".join(dict.fromkeys(v.scope for v in self.verdicts if not v.general))
         return "not established"
@@ -106,18 +112,30 @@ class Result:
         }
 
 
+def general_scope(verdicts) -> str:
+    """The scope of a general theorem: every symbol any of its claims quantifies over."""
+    over = [set(), set(), set()]
+    for v in verdicts:
+        for k in range(3):
+            over[k] |= set(v.over[k])
+    return _scope_of(tuple(tuple(sorted(x)) for x in over))
+
+
 REGISTRY: dict[str, Theorem] = {}
 
 
 def theorem(name: str, statement: str, *, expect: str = "proved", at=None, explanation: str = "",
-            budget: float = 20.0):
-    """Register the decorated builder (returning (lhs, rhs) or a list of them) as a theorem."""
+            budget: float = 20.0, only_at: str = ""):
+    """Register the decorated builder (returning (lhs, rhs) or a list of them) as a theorem.
+
+    ``only_at`` names values the builder fixes (for example "(H, G) = (4, 2), (8, 2)"): the
+    theorem is then reported as proved at those values only, never as general."""
 
     def register(build):
         if name in REGISTRY:
             raise SymattnError(f"theorem {name!r} is registered twice")
         family = build.__module__.rsplit(".", 1)[-1]
-        REGISTRY[name] = Theorem(name, statement, build, expect, at, explanation, family, budget)
+        REGISTRY[name] = Theorem(name, statement, build, expect, at, explanation, family, budget, only_at)
         return build
 
     return register

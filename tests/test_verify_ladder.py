@@ -2,16 +2,25 @@
 
 import time
 
+import pytest
 import sympy as sp
 
 import symattn as sa
+from symattn.proof import engine
 
 n, m = sa.dims("n m")
 
 
-def test_instance_proof_is_not_general_and_names_the_dimensions():
-    # a true identity the symbolic strategies do not reach: a 1-row softmax is all ones
-    x = sp.MatrixSymbol("x", 1, n)
+@pytest.fixture
+def without_symbolic_strategies(monkeypatch):
+    """The engine with strategies A, B and C switched off: only E and D are left."""
+    for name in ("same_by_rewriting", "by_induction"):
+        monkeypatch.setattr(engine, name, lambda *a: (False, ["switched off for this test"]))
+    monkeypatch.setattr(engine, "same_entrywise", lambda *a: (False, ["switched off for this test"]))
+
+
+def test_instance_proof_is_not_general_and_names_the_dimensions(without_symbolic_strategies):
+    x = sp.MatrixSymbol("x", 1, n)  # a true identity: a 1-row column softmax is all ones
     v = sa.verify(sa.softmax(x), sp.OneMatrix(1, n), at=[{n: 2}, {n: 3}])
     assert v.status == "proved"
     assert v.general is False
@@ -19,11 +28,24 @@ def test_instance_proof_is_not_general_and_names_the_dimensions():
     assert v.scope == "only at n=2; n=3"
 
 
-def test_numeric_agreement_alone_is_unknown():
+def test_numeric_agreement_alone_is_unknown(without_symbolic_strategies):
     x = sp.MatrixSymbol("x", 1, n)
     v = sa.verify(sa.softmax(x), sp.OneMatrix(1, n))
     assert v.status == "unknown" and not v.general
     assert any("numerically consistent" in t and "not a proof" in t for t in v.trace)
+
+
+def test_the_same_identity_is_proved_general_by_the_full_engine():
+    x = sp.MatrixSymbol("x", 1, n)
+    v = sa.verify(sa.softmax(x), sp.OneMatrix(1, n))
+    assert v.status == "proved" and v.general and v.scope == "all dimensions (n)"
+
+
+def test_a_closed_claim_is_proved_as_stated_not_general():
+    M = sp.ImmutableMatrix([[1, 2], [3, 4]])
+    v = sa.verify(sa.softmax(M), sa.softmax(M.T, 1).T)
+    assert v.status == "proved" and not v.general
+    assert v.scope == "as stated (a closed claim)"
 
 
 def test_false_claim_with_instances_requested_is_still_refuted():

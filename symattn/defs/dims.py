@@ -6,6 +6,7 @@ import sympy as sp
 
 from ..errors import DimensionError
 
+
 class HeadIndex(sp.Symbol):
     """The symbol class of the head index: prints as h, but never equals a dimension named h."""
 

@@ -149,7 +149,8 @@ class _OverHeads(MatrixExpr):
         return node
 
     def _print_with(self, printer, what):
-        return f"{what}({printer._print(self.body)}, h=1..{printer._print(self.count)})"
+        idx = printer._print(self.index)
+        return f"{what}({printer._print(self.body)}, {idx}=1..{printer._print(self.count)})"
 
 
 class HeadSum(_OverHeads):

@@ -10,6 +10,16 @@ The rules, each a true identity of matrix algebra (the trust base):
 - ``multiply_blocks``: [A B][C; D] = AC + BD when the block sizes match (``block_collapse``);
 - ``push_into_head_sums``: M·Σ_h e_h = Σ_h M e_h, (Σ_h e_h)·M = Σ_h e_h M, c·Σ_h e_h = Σ_h c e_h,
   Σ_h (a_h + b_h) = Σ_h a_h + Σ_h b_h, for M and c free of h.
+- ``settle_floors_over_heads``: inside a sum, stack or concatenation over h = 1..H, floor(a·h + b)
+  = c when a >= 0 and c <= a + b and a·H + b < c + 1 are provable, c = floor(a + b) (the value at
+  h = 1): a nondecreasing function of h stays in [c, c + 1) on the whole range. This settles the
+  GQA group floor((h - 1)/(H/G)) + 1 = 1 when G = 1.
+- ``multiply_block_diagonals``: diag(A_1, ..., A_p) diag(B_1, ..., B_p) = diag(A_1 B_1, ..., A_p B_p)
+  when both have p blocks and each A_i has as many columns as B_i has rows;
+  diag(B_i)ᵀ = diag(B_iᵀ) (the node's transpose).
+- ``expand_trig_entries``: in explicit matrices, cos(x + y) = cos x cos y - sin x sin y and
+  sin(x + y) = sin x cos y + cos x sin y (SymPy's ``expand(trig=True)``), cos(-x) = cos x,
+  sin(-x) = -sin x, and sin(x)^2 = 1 - cos(x)^2 (so no square of a sine is left).
 
 Two expressions with the same canonical form are equal for every value of the
 dimension symbols. Different canonical forms prove nothing.
@@ -20,7 +30,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..defs.heads import HeadSum
+from ..defs.heads import HeadSum, _OverHeads
 
 MAX_ROUNDS = 6
 
@@ -53,6 +63,92 @@ def push_into_head_sums(e):
     return e
 
 
+def _settle(body, h, count):
+    reps = {}
+    for f in body.atoms(sp.floor):
+        arg = sp.expand(f.args[0])
+        a = sp.expand(sp.diff(arg, h))
+        if a.has(h) or a.is_nonnegative is not True:
+            continue
+        c = sp.floor(arg.subs(h, 1))
+        if c.has(sp.floor) or c.has(h):
+            continue
+        if sp.expand(arg.subs(h, count) - c - 1).is_negative is True:
+            reps[f] = c
+    return body.xreplace(reps) if reps else body
+
+
+def settle_floors_over_heads(e):
+    """floor(a·h + b) -> its value at h = 1 when it is constant on h = 1..H (see the rules above)."""
+    if not isinstance(e, MatrixExpr) or not e.args:
+        return e
+    args = [settle_floors_over_heads(a) if isinstance(a, MatrixExpr) else a for a in e.args]
+    if any(a is not b for a, b in zip(args, e.args)):
+        e = e.func(*args)
+    rebinds = isinstance(e, _OverHeads) and any(
+        isinstance(x, _OverHeads) and x.index == e.index for x in sp.preorder_traversal(e.body))
+    if isinstance(e, _OverHeads) and e.body.has(sp.floor) and not rebinds:
+        body = _settle(e.body, e.index, e.count)
+        if body != e.body:
+            return type(e)(body, e.index, e.count)
+    return e
+
+
+def _blockdiag():
+    from ..defs.rope import BlockDiag
+
+    return BlockDiag
+
+
+def multiply_block_diagonals(e):
+    """Merge adjacent block-diagonal factors of a product (bottom-up)."""
+    BlockDiag = _blockdiag()
+    if not isinstance(e, MatrixExpr) or not e.args:
+        return e
+    args = [multiply_block_diagonals(a) if isinstance(a, MatrixExpr) else a for a in e.args]
+    if any(a is not b for a, b in zip(args, e.args)):
+        e = e.func(*args)
+    if not isinstance(e, sp.MatMul):
+        return e
+    factors, changed = list(e.args), False
+    k = 0
+    while k + 1 < len(factors):
+        a, b = factors[k], factors[k + 1]
+        if (isinstance(a, BlockDiag) and isinstance(b, BlockDiag) and a.count == b.count
+                and sp.expand(a.body.cols - b.body.rows) == 0
+                and (b.index == a.index or a.index not in b.body.free_symbols)):
+            body = a.body * b.body.xreplace({b.index: a.index})
+            factors[k:k + 2] = [BlockDiag(body.doit(), a.index, a.count)]
+            changed = True
+            continue
+        k += 1
+    return sp.MatMul(*factors).doit(deep=False) if changed else e
+
+
+def _lower_sine_powers(y):
+    """sin(u)^n = (1 - cos(u)^2) sin(u)^(n-2) for n >= 2 (Pythagoras), until no square of a sine is left."""
+    for _ in range(8):
+        new = sp.expand(y.replace(
+            lambda z: z.is_Pow and isinstance(z.base, sp.sin) and z.exp.is_Integer and z.exp >= 2,
+            lambda z: (1 - sp.cos(z.base.args[0]) ** 2) * sp.sin(z.base.args[0]) ** (z.exp - 2)))
+        if new == y:
+            return y
+        y = new
+    return y
+
+
+def _trig_entry(y):
+    return _lower_sine_powers(sp.expand(y, trig=True))
+
+
+def expand_trig_entries(e):
+    """Expand cos and sin of sums in every explicit matrix inside ``e``; sin^2 = 1 - cos^2."""
+    if isinstance(e, sp.MatrixBase):
+        return sp.ImmutableMatrix(e.applyfunc(_trig_entry))
+    return e.replace(lambda x: isinstance(x, sp.ImmutableMatrix) and x.has(sp.cos, sp.sin),
+                     lambda x: x.applyfunc(_trig_entry))
+
+
 def _round(e):
     e = e.doit()
     if _is_matrix(e):
@@ -63,6 +159,12 @@ def _round(e):
             e = e.blocks[0, 0]
     if e.has(HeadSum):
         e = push_into_head_sums(e)
+    if e.has(sp.floor):
+        e = settle_floors_over_heads(e)
+    if e.has(_blockdiag()):
+        e = multiply_block_diagonals(e)
+    if e.has(sp.cos, sp.sin):
+        e = expand_trig_entries(e)
     return e
 
 

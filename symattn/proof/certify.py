@@ -39,6 +39,10 @@ def _to_interval(e):
         return out
     if isinstance(e, sp.exp):
         return iv.exp(_to_interval(e.args[0]))
+    if isinstance(e, sp.cos):
+        return iv.cos(_to_interval(e.args[0]))
+    if isinstance(e, sp.sin):
+        return iv.sin(_to_interval(e.args[0]))
     if isinstance(e, sp.log):
         return iv.log(_to_interval(e.args[0]))
     if isinstance(e, sp.Pow):

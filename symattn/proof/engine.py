@@ -23,19 +23,11 @@ from .budget import Budget
 from .canon import same_by_rewriting
 from .entrywise import same_entrywise
 from .induction import by_induction, head_counts, induction_variable
-from .instances import dimension_symbols, equal_at
+from .instances import dimension_symbols, equal_at, scalar_symbols
 from .refute import search
-from .verdict import Verdict, proved, refuted, unknown
+from .verdict import Verdict, proved, quantified, refuted, symbolic_proof, unknown
 
 DEFAULT_BUDGET = 20.0
-
-
-def _general_scope(dims, heads) -> str:
-    if not dims:
-        return "as stated (no dimension symbols)"
-    names = ", ".join(str(d) for d in dims if d not in heads)
-    out = f"all dimensions ({names})" if names else "all dimensions"
-    return out + "".join(f" and every {c} >= 1" for c in sorted(heads, key=str))
 
 
 def _attempt(budget, share, what, fn, trace):
@@ -81,25 +73,27 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
     heads = {c for c in head_counts(lhs, rhs) if isinstance(c, sp.Symbol)}
     trace: list[str] = []
 
+    over = quantified(dims, heads, scalar_symbols(lhs, rhs))
+
     def done(v: Verdict) -> Verdict:
         return Verdict(v.status, v.general, v.method, v.scope, v.trace, v.counterexample,
-                       time.perf_counter() - start, lhs, rhs)
+                       time.perf_counter() - start, lhs, rhs, v.over)
 
     ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
     trace += ["A: " + s for s in t]
     if ok:
-        return done(proved("rewriting (A)", _general_scope(dims, heads), trace, bool(dims)))
+        return done(symbolic_proof("rewriting (A)", trace, over))
 
     if H is not None:
         ok, t = _attempt(B, 0.4, "induction on H (C)", lambda: by_induction(lhs, rhs, H), trace)
         trace += ["C: " + s for s in t]
         if ok:
-            return done(proved("induction on H (C)", _general_scope(dims, heads), trace, bool(dims)))
+            return done(symbolic_proof("induction on H (C)", trace, over))
 
     ok, t = _attempt(B, 0.3, "entrywise (B)", lambda: same_entrywise(lhs, rhs, B), trace)
     trace += ["B: " + s for s in t]
     if ok:
-        return done(proved("entrywise (B)", _general_scope(dims, heads), trace, bool(dims)))
+        return done(symbolic_proof("entrywise (B)", trace, over))
 
     agreed = 0
     if search_counterexample:

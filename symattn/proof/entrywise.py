@@ -5,6 +5,25 @@ could be captured), entries of Softmax become exp(x_ij) / Σ_k exp(x_kj). Both s
 are then normalized by true scalar identities: expansion (with exp(a + b) =
 exp(a) exp(b)), splitting sums over +, pulling factors free of the summation index
 out of sums, renaming bound indices canonically, and cancelling.
+
+Entry rules beyond products, sums and Softmax (each is the definition of the node):
+
+- a slice X[r0:r1:rs, c0:c1:cs] has entry (i, j) = X_{r0 + rs·i, c0 + cs·j};
+- adjacent slices of one matrix glue back: [X[:, a:b]  X[:, b:c]] = X[:, a:c] (and vertically),
+  and a slice over the full range is the matrix itself (``merge_slices``);
+- nodes that declare ``entry_is_defined`` (masks, permutation matrices) give their entry by
+  ``_entry``: Visible(i, j + offset) for CausalMask, [i = σ(j)] for a permutation matrix P_σ;
+- a stack [e_1; ...; e_H] of blocks with R rows has entry (i, j) = (e_h)_{i - R(h-1), j} with
+  h = floor(i/R) + 1, and a concatenation [e_1 ... e_H] of blocks with C columns likewise by
+  columns (for every 0 <= i < H·R, this is the definition of stacking); a node over heads
+  whose body binds the same index again is refused (substitution would capture);
+- a free index over a single row (column) is 0, the only index there.
+
+Integer rules on indices: floor(x + n) = floor(x) + n for an integer n (SymPy, after expansion),
+and ``merge_nested_floors``: floor(floor(x)/r) = floor(x/r) for a positive integer r.
+
+The sum rules (delta elimination, permutation reindexing, mask restriction, ...) and their
+side conditions are listed in :mod:`symattn.proof.sums`, part of the trust base.
 """
 
 from __future__ import annotations
@@ -12,8 +31,9 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement
 
-from ..defs.heads import FamilyMember, HeadSum
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
+from .sums import simplify_sums
 
 
 class NoEntryRule(Exception):
@@ -48,9 +68,36 @@ def entry(e, i, j):
         return sp.Integer(1)
     if isinstance(e, sp.HadamardProduct):
         return sp.Mul(*[entry(a, i, j) for a in e.args])
+    if isinstance(e, _OverHeads) and _shadows(e):
+        raise NoEntryRule(f"a node over heads whose body rebinds its index {e.index}")
     if isinstance(e, HeadSum):
         k = sp.Dummy("h", integer=True, positive=True)
         return sp.Sum(entry(e.term(k), i, j), (k, 1, e.count))
+    if isinstance(e, HeadStack):
+        R = e.body.rows
+        h = sp.floor(i / R) + 1
+        return entry(e.term(h), i - R * (h - 1), j)
+    if isinstance(e, HeadConcat):
+        C = e.body.cols
+        h = sp.floor(j / C) + 1
+        return entry(e.term(h), i, j - C * (h - 1))
+    if isinstance(e, sp.MatrixSlice):
+        (r0, _, rs), (c0, _, cs) = e.rowslice, e.colslice
+        return entry(e.parent, r0 + rs * i, c0 + cs * j)
+    if isinstance(e, sp.BlockMatrix):
+        merged = merge_slices(e)
+        if merged is not None:
+            return entry(merged, i, j)
+        if e.blockshape == (1, 1):
+            return entry(e.blocks[0, 0], i, j)
+        B = e.blocks
+        if all(isinstance(b, sp.Transpose) for b in B):
+            # [A_11ᵀ A_21ᵀ; A_12ᵀ A_22ᵀ] = [A_11 A_12; A_21 A_22]ᵀ
+            inner = sp.BlockMatrix([[B[r, c].arg for r in range(B.rows)] for c in range(B.cols)])
+            return entry(inner, j, i)
+        raise NoEntryRule("a block matrix indexed symbolically")
+    if getattr(e, "entry_is_defined", False):
+        return e._entry(i, j)
     if isinstance(e, sp.MatrixBase):
         if i.is_Integer and j.is_Integer:
             return e[i, j]
@@ -58,6 +105,48 @@ def entry(e, i, j):
     if hasattr(e, "_entry") and getattr(e, "entry_is_opaque", False):
         return MatrixElement(e, i, j)
     raise NoEntryRule(f"no entry rule for {type(e).__name__}")
+
+
+def _shadows(e) -> bool:
+    """True when a node inside e's body binds the same index (substituting it would capture)."""
+    return any(isinstance(x, _OverHeads) and x.index == e.index
+               for x in sp.preorder_traversal(e.body))
+
+
+def _same(a, b) -> bool:
+    return sp.expand(sp.sympify(a) - sp.sympify(b)) == 0
+
+
+def _full(e):
+    """A slice over the whole of its parent is the parent."""
+    if isinstance(e, sp.MatrixSlice):
+        (r0, r1, rs), (c0, c1, cs) = e.rowslice, e.colslice
+        p = e.parent
+        if r0 == 0 and c0 == 0 and rs == 1 and cs == 1 and _same(r1, p.rows) and _same(c1, p.cols):
+            return p
+    return e
+
+
+def merge_slices(e):
+    """[X[r, a:b]  X[r, b:c]] = X[r, a:c] and [X[a:b, c]; X[b:c, c]] = X[a:c, c]; None otherwise."""
+    B = e.blocks
+    if B.rows == 1 or B.cols == 1:
+        parts = [B[0, k] for k in range(B.cols)] if B.rows == 1 else [B[k, 0] for k in range(B.rows)]
+        if not all(isinstance(p, sp.MatrixSlice) for p in parts):
+            return None
+        parent = parts[0].parent
+        along, across = ("colslice", "rowslice") if B.rows == 1 else ("rowslice", "colslice")
+        first = getattr(parts[0], along)
+        for prev, nxt in zip(parts, parts[1:]):
+            a, b = getattr(prev, along), getattr(nxt, along)
+            if (nxt.parent != parent or getattr(nxt, across) != getattr(parts[0], across)
+                    or a[2] != 1 or b[2] != 1 or not _same(a[1], b[0])):
+                return None
+        span = (first[0], getattr(parts[-1], along)[1], 1)
+        other = getattr(parts[0], across)
+        rows, cols = (other, span) if B.rows == 1 else (span, other)
+        return _full(sp.MatrixSlice(parent, rows, cols))
+    return None
 
 
 def _product_entry(mats, i, j):
@@ -68,62 +157,76 @@ def _product_entry(mats, i, j):
     return sp.Sum(entry(first, i, k) * _product_entry(mats[1:], k, j), (k, 0, first.cols - 1))
 
 
-def pull_constants(x):
-    """Σ_k c·a_k = c·Σ_k a_k for c free of k (bottom-up), splitting sums over +."""
-    if not isinstance(x, sp.Basic) or x.is_Atom:
-        return x
-    args = [pull_constants(a) for a in x.args]
-    if isinstance(x, sp.Sum):
-        # SymPy merges a Sum of a Sum into one Sum with several limits: treat them together
-        body, limits = args[0], x.limits
-        ks = [lim[0] for lim in limits]
-        if any(b.has(k) for lim in limits for b in lim[1:] for k in ks):
-            return x.func(*args) if args != list(x.args) else x
-        body = sp.expand(body)
-        terms = []
-        for t in sp.Add.make_args(body):
-            const, dep = t.as_independent(*ks, as_Add=False)
-            used = [lim for lim in limits if dep.has(lim[0])]
-            count = sp.Mul(*[hi - lo + 1 for k, lo, hi in limits if not dep.has(k)])
-            terms.append(const * count * (sp.Sum(dep, *used) if used else dep))
-        return sp.Add(*terms)
-    return x.func(*args) if args != list(x.args) else x
-
-
 def rename_bound(x, depth: int = 0, fresh: bool = True):
     """Rename each bound index by its nesting depth (_b0, _b1, ...), so that alpha-equivalent
     sums become identical. Indices are first made fresh Dummies, so no renaming can capture."""
     if not isinstance(x, sp.Basic) or x.is_Atom:
         return x
     if isinstance(x, (sp.Sum, sp.Product)):
-        body, limits = x.function, []
-        for k, lo, hi in x.limits:  # several limits when SymPy merged nested sums
-            new = sp.Dummy("b") if fresh else sp.Symbol(f"_b{depth}", integer=True)
-            body = body.xreplace({k: new})
-            limits.append((new, rename_bound(lo, depth, fresh), rename_bound(hi, depth, fresh)))
-            depth += 1
-        return x.func(rename_bound(body, depth, fresh), *limits)
+        # limits run innermost first; name the outermost by the current depth
+        mapping, new_limits, d = {}, [], depth
+        for k, lo, hi in reversed(x.limits):
+            new = sp.Dummy("b") if fresh else sp.Symbol(f"_b{d}", integer=True)
+            new_limits.append((new, rename_bound(lo.xreplace(mapping), d, fresh),
+                               rename_bound(hi.xreplace(mapping), d, fresh)))
+            mapping[k] = new
+            d += 1
+        body = rename_bound(x.function.xreplace(mapping), d, fresh)
+        return x.func(body, *reversed(new_limits))
     args = [rename_bound(a, depth, fresh) for a in x.args]
     return x.func(*args) if args != list(x.args) else x
 
 
-def normalize(x):
-    x = sp.expand(x, power_exp=True)
-    x = pull_constants(x)
-    x = sp.expand(x, power_exp=True)
+def _split_floor(f):
+    """For floor(c·floor(y)) with 1/c a positive integer: (floor(y), c); otherwise None."""
+    if not isinstance(f, sp.floor):
+        return None
+    parts = sp.Mul.make_args(f.args[0])
+    inner = [p for p in parts if isinstance(p, sp.floor)]
+    if len(inner) != 1:
+        return None
+    c = sp.Mul(*[p for p in parts if p is not inner[0]])
+    r = 1 / c
+    return (inner[0], c) if (r.is_integer and r.is_positive) else None
+
+
+def merge_nested_floors(x):
+    """floor(floor(y)/r) = floor(y/r) for a positive integer r."""
+    for _ in range(4):
+        new = x.replace(lambda f: _split_floor(f) is not None,
+                        lambda f: sp.floor(sp.expand(_split_floor(f)[0].args[0] * _split_floor(f)[1])))
+        if new == x:
+            return x
+        x = new
+    return x
+
+
+def normalize(x, ranges: dict | None = None, rounds: int = 4):
+    """Expand, apply the sum rules until nothing changes, rename bound indices, cancel."""
+    x = sp.expand(simplify_sums(x, ranges), power_exp=True)
+    for _ in range(rounds):
+        new = sp.expand(simplify_sums(x, ranges), power_exp=True)
+        if new == x:
+            break
+        x = new
+    if x.has(sp.floor):
+        x = sp.expand(merge_nested_floors(x))
     x = rename_bound(rename_bound(x), fresh=False)
     return sp.cancel(sp.together(x))
 
 
 def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
-    i, j = sp.Dummy("i", integer=True), sp.Dummy("j", integer=True)
+    # a free index over a single row or column is 0
+    i = sp.Integer(0) if lhs.rows == 1 else sp.Dummy("i", integer=True)
+    j = sp.Integer(0) if lhs.cols == 1 else sp.Dummy("j", integer=True)
     try:
         a, b = entry(lhs, i, j), entry(rhs, i, j)
     except NoEntryRule as exc:
         return False, [f"entrywise: {exc}"]
     trace = [f"entry (i, j) of lhs: {sp.sstr(a)[:200]}", f"entry (i, j) of rhs: {sp.sstr(b)[:200]}"]
     with budget.limit(what="entrywise normalization"):
-        d = normalize(a - b)
+        ranges = {x: (0, hi - 1) for x, hi in ((i, lhs.rows), (j, lhs.cols)) if isinstance(x, sp.Dummy)}
+        d = normalize(a - b, ranges)
     if d == 0:
         trace.append("lhs_ij - rhs_ij normalizes to 0 for symbolic i, j")
         return True, trace

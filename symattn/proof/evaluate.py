@@ -14,6 +14,9 @@ import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.heads import FamilyMember, _OverHeads
+from ..defs.mask import CausalMask, PaddingMask
+from ..defs.permutation import Permutation
+from ..defs.rope import BlockDiag
 from ..defs.score import Score
 from ..defs.softmax import Softmax, softmax_explicit
 
@@ -83,6 +86,14 @@ class Exact:
     def power(a, k):
         return a**k
 
+    @staticmethod
+    def slice(a, rows, cols):
+        return sp.ImmutableMatrix(a[rows, cols])
+
+    @staticmethod
+    def table(r, c, fn):
+        return sp.ImmutableMatrix(r, c, lambda i, j: fn(i, j))
+
 
 class Float:
     name = "float"
@@ -96,9 +107,12 @@ class Float:
 
     @staticmethod
     def convert(value):
-        if isinstance(value, sp.MatrixBase):
-            return np.array(value.evalf(), dtype=float)
-        return np.asarray(value, dtype=float)
+        try:
+            if isinstance(value, sp.MatrixBase):
+                return np.array(value.evalf(), dtype=float)
+            return np.asarray(value, dtype=float)
+        except TypeError as exc:
+            raise EvaluationError(f"entries that are not numbers: {sp.sstr(value)[:80]}") from exc
 
     @staticmethod
     def matmul(a, b):
@@ -146,6 +160,14 @@ class Float:
     @staticmethod
     def power(a, k):
         return np.linalg.matrix_power(a, k)
+
+    @staticmethod
+    def slice(a, rows, cols):
+        return a[..., rows, cols]
+
+    @staticmethod
+    def table(r, c, fn):
+        return np.array([[float(fn(i, j)) for j in range(c)] for i in range(r)], dtype=float)
 
 
 BACKENDS = {"exact": Exact, "float": Float}
@@ -292,6 +314,42 @@ def _score(e, ev, be, env, fns):
     if name not in fns:
         raise EvaluationError(f"no instantiation given for the score function {name}")
     return fns[name](ev(e.args[1]), ev(e.args[2]))
+
+
+@rule(sp.MatrixSlice)
+def _slice(e, ev, be, env, fns):
+    (r0, r1, rs), (c0, c1, cs) = e.rowslice, e.colslice
+    return be.slice(ev(e.parent), slice(_int(r0), _int(r1), _int(rs)), slice(_int(c0), _int(c1), _int(cs)))
+
+
+def _mask_rule(e, ev, be, env, fns):
+    """Masks: 0 where visible, -inf elsewhere (exact: -oo, so that exp(-oo) = 0 exactly)."""
+    r, c = _int(e.rows), _int(e.cols)
+    return be.table(r, c, lambda i, j: sp.sympify(e._entry(sp.Integer(i), sp.Integer(j))))
+
+
+RULES[CausalMask] = _mask_rule
+RULES[PaddingMask] = _mask_rule
+
+
+@rule(BlockDiag)
+def _block_diag(e, ev, be, env, fns):
+    if not e.count.is_Integer:
+        raise EvaluationError(f"number of blocks {e.count} is not concrete")
+    return ev(e.doit())
+
+
+@rule(Permutation)
+def _permutation(e, ev, be, env, fns):
+    if e.name not in env:
+        raise EvaluationError(f"no value given for the permutation {e.name}")
+    P = np.asarray(env[e.name])
+    n = _int(e.size)
+    ok = (P.shape == (n, n) and np.isin(P, (0, 1)).all()
+          and (P.sum(axis=0) == 1).all() and (P.sum(axis=1) == 1).all())
+    if not ok:
+        raise EvaluationError(f"{e.name} must be an {n} × {n} permutation matrix")
+    return be.convert(P)
 
 
 def is_matrix_expr(e) -> bool:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.dims import h as HEAD
 from ..defs.heads import FamilyMember, _OverHeads
+from ..defs.permutation import Permutation
 from ..defs.score import Score
 from .evaluate import evaluate
 
@@ -68,6 +70,20 @@ def leaves(*exprs) -> dict:
             if isinstance(x, (sp.MatrixSymbol, FamilyMember)):
                 out[x.name] = (int(x.shape[0]), int(x.shape[1]))
     return out
+
+
+def permutations(*exprs) -> dict:
+    """name -> size of the symbolic permutation matrices P_σ (their values are permutations)."""
+    return {x.name: int(x.size) for e in exprs for x in sp.preorder_traversal(e)
+            if isinstance(x, Permutation)}
+
+
+def random_permutation_matrix(rng, n: int):
+    """A random n × n permutation matrix, not the identity when n >= 2."""
+    while True:
+        p = rng.permutation(n)
+        if n < 2 or (p != np.arange(n)).any():
+            return np.eye(n, dtype=int)[:, p]
 
 
 def score_functions(*exprs) -> list:
@@ -124,6 +140,8 @@ def generic_functions(names: list) -> dict:
 def equal_at(lhs, rhs, values: dict, budget) -> tuple[bool, str]:
     """Strategy D at one assignment of the dimensions: exact, with symbolic entries."""
     L, R = specialize(lhs, values), specialize(rhs, values)
+    if permutations(L, R):
+        return False, "strategy D does not range over symbolic permutations"
     env = symbolic_env(leaves(L, R))
     fns = generic_functions(score_functions(L, R))
     with budget.limit(what="exact evaluation"):

@@ -18,6 +18,8 @@ from .instances import (
     dimension_grid,
     dimension_symbols,
     leaves,
+    permutations,
+    random_permutation_matrix,
     scalar_symbols,
     score_functions,
     specialize,
@@ -55,6 +57,7 @@ def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None =
             if tuple(L.shape) != tuple(R.shape):
                 continue
             names = leaves(L, R)
+            perms = permutations(L, R)
             fn_names = score_functions(L, R)
         except BudgetExceeded:
             raise
@@ -64,6 +67,7 @@ def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None =
         for t in range(trials):
             rng = np.random.default_rng([seed, a_idx, t])
             env = {nm: rng.integers(-2, 3, size=shape) for nm, shape in names.items()}
+            env.update({nm: random_permutation_matrix(rng, k) for nm, k in perms.items()})
             svals = {s: int(rng.integers(-2, 3)) for s in scalars}
             Ls, Rs = (x.xreplace({s: sp.Integer(v) for s, v in svals.items()}) for x in (L, R))
             fns_f = {nm: _bilinear_scores(nm, 1000 * a_idx + 17 * t, "float")[0] for nm in fn_names}

@@ -21,7 +21,7 @@ both scalars (neither is a matrix) is decided here, and returns the same :class:
 >>> import sympy as sp
 >>> v = verify_scalar(sp.exp(14) / (sp.exp(14) + sp.exp(12)), sp.E**2 / (1 + sp.E**2))
 >>> v.status, v.scope
-('proved', 'as stated (no free symbols)')
+('proved', 'as stated (a closed claim)')
 >>> d_k = sp.Symbol("d_k", integer=True, positive=True)
 >>> v = verify_scalar(d_k**2, d_k)
 >>> v.status, v.counterexample.dims, v.counterexample.difference
@@ -43,7 +43,7 @@ from ..errors import BudgetExceeded
 from .budget import Budget
 from .certify import Uncertifiable, certify_nonzero, enclose
 from .moments import Expectation, StandardVector, Undetermined, reduce_expectations
-from .verdict import Counterexample, Verdict, proved, refuted, unknown
+from .verdict import Counterexample, Verdict, quantified, refuted, symbolic_proof, unknown
 
 DEFAULT_BUDGET = 10.0
 
@@ -168,7 +168,7 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
 
     def done(v: Verdict) -> Verdict:
         return Verdict(v.status, v.general, v.method, v.scope, v.trace, v.counterexample,
-                       time.perf_counter() - start, lhs, rhs)
+                       time.perf_counter() - start, lhs, rhs, v.over)
 
     try:
         L, tl, ul = expand_definitions(lhs)
@@ -186,12 +186,8 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
     if zero:
         trace.append(f"lhs - rhs = {sp.sstr(L - R)[:120]} simplifies to 0 exactly")
         method = " + ".join(f"{u} (S)" for u in used) or "exact simplification (S)"
-        if not params:
-            return done(proved(method, "as stated (no free symbols)", trace, False))
-        dims = all(s.is_integer and s.is_positive for s in params)
-        names = ", ".join(map(str, params))
-        scope = f"all dimensions ({names})" if dims else f"all values of {names}"
-        return done(proved(method, scope, trace, True))
+        dims = [s for s in params if s.is_integer and s.is_positive]
+        return done(symbolic_proof(method, trace, quantified(dims, (), set(params) - set(dims))))
     trace.append(f"lhs - rhs = {sp.sstr(L - R)[:160]} does not simplify to 0")
     try:
         cex, t = search_scalar(L, R, params, B)

@@ -64,6 +64,8 @@ class Verdict:
     seconds: float = 0.0
     lhs: Any = None
     rhs: Any = None
+    #: the symbols a general proof quantifies over: dimensions, head counts, other scalars (names)
+    over: tuple = ((), (), ())
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -101,6 +103,32 @@ class Verdict:
 
 def proved(method: str, scope: str, trace, general: bool, **kw) -> Verdict:
     return Verdict("proved", general, method, scope, tuple(trace), **kw)
+
+
+def quantified(dims=(), heads=(), scalars=()) -> tuple:
+    """The names a symbolic proof quantifies over, sorted: (dimensions, head counts, scalars)."""
+    heads = {str(x) for x in heads}
+    return (tuple(sorted({str(d) for d in dims} - heads)), tuple(sorted(heads)),
+            tuple(sorted({str(x) for x in scalars})))
+
+
+def general_scope(over: tuple) -> str:
+    """The scope of a symbolic proof: 'all dimensions (n, m) and every H >= 1', 'all values of
+    x, y', or 'as stated (a closed claim)' when there is nothing to quantify over."""
+    dims, heads, scalars = over
+    parts = []
+    if dims or heads:
+        parts.append(f"all dimensions ({', '.join(dims)})" if dims else "all dimensions")
+        parts += [f"every {c} >= 1" for c in heads]
+    if scalars:
+        parts.append(f"all values of {', '.join(scalars)}")
+    return " and ".join(parts) if parts else "as stated (a closed claim)"
+
+
+def symbolic_proof(method: str, trace, over: tuple, **kw) -> Verdict:
+    """A proof by a symbolic strategy: general unless the claim is closed (no symbols at all)."""
+    general = any(over)
+    return Verdict("proved", general, method, general_scope(over), tuple(trace), over=over, **kw)
 
 
 def refuted(cex: Counterexample, trace, **kw) -> Verdict:
