@@ -59,7 +59,7 @@ def head_contribution(X, WQ, WK, WV, WO):
     "circuits_decomposition",
     "W_h^O head_h = W_OV,h X Softmax(Xᵀ W_QK,hᵀ X / sqrt(d_k)) with W_OV,h = W_h^O W_h^V, "
     "W_QK,h = W_h^Qᵀ W_h^K; so MultiHead(X, X, X) = Σ_h of these for every H, and "
-    "(W^O M, M⁻¹ W^V, N W^Q, N⁻ᵀ W^K) gives the same head (column convention)",
+    "(W^O M, M⁻¹ W^V, N W^Q, N⁻ᵀ W^K) gives the same head for invertible M, N (column convention)",
 )
 def _():
     WQ, WK, WV, WO = W_Q[h], W_K[h], W_V[h], W_O[h]

@@ -23,6 +23,7 @@ from .defs import paper_self_attention as paper_self_attention
 from .defs import scores as scores
 from .defs import softmax as softmax
 from .errors import BudgetExceeded as BudgetExceeded
+from .errors import ClaimError as ClaimError
 from .errors import ConventionError as ConventionError
 from .errors import DimensionError as DimensionError
 from .errors import HeadError as HeadError

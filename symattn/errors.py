@@ -25,6 +25,10 @@ class HeadError(SymattnError, ValueError):
     """Head lists or head families that do not fit together."""
 
 
+class ClaimError(SymattnError, ValueError):
+    """A malformed claim or request: floating-point numbers, two matrices with one name, a bad ``at``."""
+
+
 class BudgetExceeded(SymattnError):
     """A proof attempt ran out of its time budget (the verdict becomes "unknown")."""
 

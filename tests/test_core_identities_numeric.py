@@ -15,7 +15,7 @@ from symattn.proof.instances import dimension_symbols, leaves, specialize
 from symattn.theorems import load_library
 
 LIBRARY = load_library()
-# an instance of the uninterpreted score function f: a bilinear form with a fixed matrix
+# an instance of the uninterpreted score function f (deliberately not the dot product)
 SCORES = {"f": lambda Q, K: np.swapaxes(K, -1, -2) @ (0.5 * Q + 0.25 * Q**2)}
 
 

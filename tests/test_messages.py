@@ -125,3 +125,34 @@ def test_power_of_a_non_square_matrix_is_rejected():
     bad = sp.MatPow(A, 2)
     with pytest.raises(ShapeError, match=r"A must be square"):
         sa.check_shapes(bad)
+
+
+def test_verify_rejects_a_bad_at_request():
+    X, Y = sp.MatrixSymbol("X", n, n), sp.MatrixSymbol("Y", n, n)
+    with pytest.raises(DimensionError, match=r"verify: at n: dimension 0 must be a positive integer"):
+        sa.verify(X * Y, Y * X, at=[{n: 0}], search_counterexample=False)
+    with pytest.raises(sa.ClaimError, match=r"at must be a list of dicts"):
+        sa.verify(X * Y, Y * X, at={n: 2})
+    with pytest.raises(sa.ClaimError, match=r"missing: n; not in the claim: 'n'"):
+        sa.verify(X * Y, Y * X, at=[{"n": 2}])
+    with pytest.raises(sa.ClaimError, match=r"budget must be a positive number"):
+        sa.verify(X, X, budget="a")
+
+
+def test_verify_rejects_floats_and_name_clashes():
+    X = sp.MatrixSymbol("X", n, n)
+    with pytest.raises(sa.ClaimError, match=r"floating-point number 0.33"):
+        sa.verify(0.3333333333333333 * X, X / 3)
+    W = sa.Family("W", d, d)
+    with pytest.raises(sa.ClaimError, match=r"two different matrices are both named W_1"):
+        sa.verify(sp.MatrixSymbol("W_1", d, d), W[1])
+
+
+def test_a_mask_outside_a_softmax_argument_is_rejected():
+    X = sp.MatrixSymbol("X", n, n)
+    M = sa.CausalMask(n)
+    with pytest.raises(ShapeError, match=r"the mask CausalMask\(n, n\) holds -oo entries"):
+        sa.verify(sp.HadamardProduct(M, sp.ZeroMatrix(n, n)), sp.ZeroMatrix(n, n))
+    with pytest.raises(ShapeError, match=r"may only be added to the scores inside a Softmax"):
+        sa.verify(sa.softmax(X - M), sa.softmax(X))
+    assert sa.verify(sa.softmax((X + M) / 2), sa.softmax(X / 2 + M / 2)).status == "proved"

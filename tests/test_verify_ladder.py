@@ -82,3 +82,31 @@ def test_uninterpreted_score_function_is_never_looked_inside():
     v = sa.verify(sa.attention(Q, K, V, score=f), sa.attention(Q, K, V))  # f is not the scaled dot
     assert v.status == "refuted"
     assert "f" in v.counterexample.functions
+
+
+def test_counterexample_search_respects_scalar_assumptions():
+    X = sp.MatrixSymbol("X", n, n)
+    c = sp.Symbol("c", integer=True, positive=True)
+    v = sa.verify((sp.sqrt(c**2 - 2 * c + 1) + 1) * X, c * X)  # true for every c >= 1
+    assert v.status != "refuted"
+
+
+def test_a_user_symbol_named_like_a_canonical_bound_index_is_not_captured():
+    A, B = sp.MatrixSymbol("A", n, n), sp.MatrixSymbol("B", n, n)
+    c = sp.Symbol("_b0", integer=True)  # row c of A times B is not the diagonal of A times B
+    v = sa.verify(A[c:c + 1, :] * B, sp.OneMatrix(1, n) * sp.HadamardProduct(A, sp.Identity(n)) * B)
+    assert v.status == "refuted"
+
+
+def test_a_position_named_i_is_not_the_rope_block_index():
+    i = sp.Symbol("i", integer=True, positive=True)
+    th = sp.Function("theta")
+    v = sa.verify(sa.rope(i, 2, th), sp.BlockDiagMatrix(sa.rotation(th(1)), sa.rotation(2 * th(2))))
+    assert v.status != "proved"
+
+
+def test_proofs_with_inverses_say_they_assume_invertibility():
+    X, Y = sp.MatrixSymbol("X", n, n), sp.MatrixSymbol("Y", n, n)
+    v = sa.verify((X * Y).I, Y.I * X.I)
+    if v.status == "proved":
+        assert "assuming every inverse in the claim exists" in v.scope

@@ -11,6 +11,11 @@ class HeadIndex(sp.Symbol):
     """The symbol class of the head index: prints as h, but never equals a dimension named h."""
 
 
+class BoundIndex(sp.Symbol):
+    """Symbols bound by symattn's own nodes and rewrites (block indices, canonical summation
+    indices): they print like ordinary symbols but never equal a user's symbol of the same name."""
+
+
 #: The head index h, bound by every sum, stack and concatenation over heads.
 h = HeadIndex("h", integer=True, positive=True)
 
@@ -22,8 +27,9 @@ def dims(names: str) -> tuple[sp.Symbol, ...] | sp.Symbol:
     >>> n.is_positive, n.is_integer
     (True, True)
     """
-    out = sp.symbols(names, integer=True, positive=True)
-    return out
+    if not isinstance(names, str) or not names.strip():
+        raise DimensionError(f"dims: give the names as one string, e.g. dims(\"n m d_k\"), got {names!r}")
+    return sp.symbols(names, integer=True, positive=True)
 
 
 def check_dimension(d, where: str = "") -> sp.Expr:

@@ -83,7 +83,11 @@ class Family:
         self.transposed = transposed
 
     def __getitem__(self, index):
-        member = FamilyMember(self.name, index, self.rows, self.cols)
+        idx = sp.sympify(index) if isinstance(index, (int, sp.Basic)) else None
+        if idx is None or idx.is_integer is not True or idx.is_positive is False:
+            raise HeadError(f"family {self.name}: the head index must be a positive integer or an integer "
+                            f"expression such as h or H + 1, got {index!r}")
+        member = FamilyMember(self.name, idx, self.rows, self.cols)
         return member.T if self.transposed else member
 
     @property
@@ -124,6 +128,10 @@ class _OverHeads(MatrixExpr):
     @property
     def count(self):
         return self.args[2]
+
+    def rebinds_index(self) -> bool:
+        """True when a node inside the body binds the same index: substituting it would capture."""
+        return any(isinstance(x, _OverHeads) and x.index == self.index for x in sp.preorder_traversal(self.body))
 
     def term(self, value):
         """The body with the head index replaced by ``value``."""

@@ -60,6 +60,7 @@ class CausalMask(MatrixExpr):
     """
 
     is_commutative = False
+    is_mask = True  # entries 0 or -oo: allowed only as a summand of a Softmax argument
     entry_is_defined = True  # _entry is the exact definition (used by the proof engine)
 
     def __new__(cls, m, n=None, offset=0):
@@ -98,6 +99,7 @@ class PaddingMask(MatrixExpr):
     """
 
     is_commutative = False
+    is_mask = True  # entries 0 or -oo: allowed only as a summand of a Softmax argument
     entry_is_defined = True  # _entry is the exact definition (used by the proof engine)
 
     def __new__(cls, m, n, length):

@@ -19,11 +19,11 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..errors import ShapeError
 from .attention import check_convention
-from .dims import check_dimension
+from .dims import BoundIndex, check_dimension
 from .shapes import as_matrix, require_equal, show_shape
 
 #: The block index i of a block-diagonal matrix, bound by every BlockDiag.
-i = sp.Symbol("i", integer=True, positive=True)
+i = BoundIndex("i", integer=True, positive=True)
 
 
 class BlockDiag(MatrixExpr):

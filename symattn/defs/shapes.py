@@ -88,10 +88,6 @@ def check_shapes(expr, op: str | None = None) -> None:
         for d in expr.shape:
             check_dimension(d, f"{where}matrix {expr.name}: ")
         return
-    checker = getattr(expr, "_check_shape", None)
-    if checker is not None:
-        checker()
-        return
     kind = {sp.MatMul: "product", sp.MatAdd: "sum", sp.HadamardProduct: "Hadamard product"}
     ctx = op or f"{kind.get(type(expr), 'block matrix')} {show(expr)}"
     if isinstance(expr, sp.MatMul):
@@ -103,11 +99,12 @@ def check_shapes(expr, op: str | None = None) -> None:
             )
     elif isinstance(expr, (sp.MatAdd, sp.HadamardProduct)):
         first = expr.args[0]
+        verb = "add" if isinstance(expr, sp.MatAdd) else "multiply entrywise"
         for other in expr.args[1:]:
             for k, dim in enumerate(("rows", "columns")):
                 require_equal(
                     first.shape[k], other.shape[k], ctx,
-                    f"cannot add {show(first, 30)} and {show(other, 30)} (their {dim} differ)",
+                    f"cannot {verb} {show(first, 30)} and {show(other, 30)} (their {dim} differ)",
                     [(show(first, 30), first), (show(other, 30), other)],
                 )
     elif isinstance(expr, (sp.MatPow, sp.Inverse)):
@@ -132,3 +129,39 @@ def check_shapes(expr, op: str | None = None) -> None:
                     f"blocks in block column {j + 1} have different widths",
                     [(show(a, 30), a), (show(b, 30), b)],
                 )
+
+
+def _is_mask(e) -> bool:
+    return getattr(e, "is_mask", False) or (isinstance(e, sp.Transpose) and getattr(e.arg, "is_mask", False))
+
+
+def _score_terms(arg):
+    """The summands of a Softmax argument, looking through positive scalar factors:
+    Softmax(c (S + M)) = Softmax(c S + c M) for c > 0, and c·(-oo) = -oo."""
+    if isinstance(arg, sp.MatMul):
+        coeff, mats = arg.as_coeff_matrices()
+        if coeff.is_positive and len(mats) == 1:
+            return _score_terms(mats[0])
+    if isinstance(arg, sp.MatAdd):
+        return [t for a in arg.args for t in _score_terms(a)]
+    return [arg]
+
+
+def check_mask_placement(expr, allowed: bool = False, where: str = "") -> None:
+    """Masks hold -oo entries, so outside a Softmax argument they make -oo - (-oo) = nan and
+    0·(-oo) undefined. Allow a mask only as a summand (coefficient 1) of a Softmax argument."""
+    from .softmax import Softmax
+
+    if _is_mask(expr):
+        if not allowed:
+            raise ShapeError(
+                f"{where}the mask {show(expr)} holds -oo entries and may only be added to the scores "
+                "inside a Softmax, as in Softmax(S + M); anywhere else it is undefined (-oo - (-oo), 0·(-oo))")
+        return
+    if isinstance(expr, Softmax):
+        for term in _score_terms(expr.arg):
+            check_mask_placement(term, True, where)
+        return
+    for a in expr.args:
+        if isinstance(a, MatrixExpr):
+            check_mask_placement(a, False, where)

@@ -269,6 +269,9 @@ class Scope:
         if is_matrix(den):
             self.fail(node.den, f"division by the matrix {node.den.text()}",
                       "a scalar divisor such as sqrt(d_k)")
+        if den.is_zero is not False:
+            self.fail(node.den, f"division by {node.den.text()}, which is not known to be nonzero",
+                      "a nonzero divisor such as sqrt(d_k)")
         return num / den if not is_matrix(num) else num * (1 / den)
 
     def _t(self, node, L):

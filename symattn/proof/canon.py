@@ -85,9 +85,7 @@ def settle_floors_over_heads(e):
     args = [settle_floors_over_heads(a) if isinstance(a, MatrixExpr) else a for a in e.args]
     if any(a is not b for a, b in zip(args, e.args)):
         e = e.func(*args)
-    rebinds = isinstance(e, _OverHeads) and any(
-        isinstance(x, _OverHeads) and x.index == e.index for x in sp.preorder_traversal(e.body))
-    if isinstance(e, _OverHeads) and e.body.has(sp.floor) and not rebinds:
+    if isinstance(e, _OverHeads) and e.body.has(sp.floor) and not e.rebinds_index():
         body = _settle(e.body, e.index, e.count)
         if body != e.body:
             return type(e)(body, e.index, e.count)

@@ -17,8 +17,10 @@ import time
 
 import sympy as sp
 
-from ..defs.shapes import as_matrix, same_dim, show, show_shape
-from ..errors import BudgetExceeded, ShapeError
+from ..defs.dims import check_dimension
+from ..defs.heads import FamilyMember
+from ..defs.shapes import as_matrix, check_mask_placement, same_dim, show, show_shape
+from ..errors import BudgetExceeded, ClaimError, ShapeError
 from .budget import Budget
 from .canon import same_by_rewriting
 from .entrywise import same_entrywise
@@ -28,6 +30,46 @@ from .refute import search
 from .verdict import Verdict, proved, quantified, refuted, symbolic_proof, unknown
 
 DEFAULT_BUDGET = 20.0
+
+
+def check_request(lhs, rhs, dims, at, budget):
+    """Reject what would make a verdict meaningless: floats, two matrices sharing a name, a bad
+    ``at`` (keys must be the claim's dimension symbols, values positive integers), a bad budget."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
+        raise ClaimError(f"verify: budget must be a positive number of seconds, got {budget!r}")
+    for side, e in (("lhs", lhs), ("rhs", rhs)):
+        check_mask_placement(e, where=f"verify: the {side}: ")
+        floats = e.atoms(sp.Float)
+        if floats:
+            raise ClaimError(
+                f"verify: the {side} holds the floating-point number {min(floats, key=abs)}; write exact "
+                "numbers (sympy.Rational(1, 3), sympy.sqrt(2)) so that a proof means something")
+    named: dict = {}
+    for e in (lhs, rhs):
+        for x in sp.preorder_traversal(e):
+            if isinstance(x, (sp.MatrixSymbol, FamilyMember)):
+                named.setdefault(x.name, set()).add(x)
+    for name, objs in named.items():
+        if len(objs) > 1:
+            shown = ", ".join(f"{sp.sstr(o)} ({show_shape(o)})" for o in objs)
+            raise ClaimError(f"verify: two different matrices are both named {name}: {shown}; rename one")
+    if at is None:
+        return None
+    if isinstance(at, dict) or not isinstance(at, (list, tuple)):
+        raise ClaimError(f"verify: at must be a list of dicts {{dimension symbol: int}}, got {at!r}")
+    out = []
+    for values in at:
+        if not isinstance(values, dict):
+            raise ClaimError(f"verify: each entry of at must be a dict, got {values!r}")
+        keys = set(values)
+        if keys != set(dims):
+            missing = ", ".join(sorted(str(d) for d in set(dims) - keys)) or "none"
+            extra = ", ".join(sorted(map(repr, keys - set(dims)))) or "none"
+            raise ClaimError(
+                f"verify: at={values!r} must give every dimension symbol of the claim "
+                f"({', '.join(map(str, dims)) or 'there are none'}); missing: {missing}; not in the claim: {extra}")
+        out.append({d: int(check_dimension(v, f"verify: at {d}: ")) for d, v in values.items()})
+    return out
 
 
 def _attempt(budget, share, what, fn, trace):
@@ -67,16 +109,20 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
                 f"verify(lhs, rhs): the two sides have different shapes ({dim} differ).\n"
                 f"  lhs: {show_shape(lhs)}   {show(lhs, 50)}\n  rhs: {show_shape(rhs)}   {show(rhs, 50)}"
             )
-    B = Budget(budget)
     dims = dimension_symbols(lhs, rhs)
+    at = check_request(lhs, rhs, dims, at, budget)
+    B = Budget(budget)
     H = induction_variable(lhs, rhs)
     heads = {c for c in head_counts(lhs, rhs) if isinstance(c, sp.Symbol)}
     trace: list[str] = []
 
     over = quantified(dims, heads, scalar_symbols(lhs, rhs))
 
+    inverses = lhs.has(sp.Inverse) or rhs.has(sp.Inverse)
+
     def done(v: Verdict) -> Verdict:
-        return Verdict(v.status, v.general, v.method, v.scope, v.trace, v.counterexample,
+        scope = v.scope + ("; assuming every inverse in the claim exists" if inverses and v.proved else "")
+        return Verdict(v.status, v.general, v.method, scope, v.trace, v.counterexample,
                        time.perf_counter() - start, lhs, rhs, v.over)
 
     ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)

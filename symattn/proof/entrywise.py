@@ -31,6 +31,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement
 
+from ..defs.dims import BoundIndex
 from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
 from .sums import simplify_sums
@@ -42,6 +43,35 @@ class NoEntryRule(Exception):
 
 def _fresh():
     return sp.Dummy("k", integer=True)
+
+
+#: sums over a concrete range at most this long are written out term by term
+WRITE_OUT = 8
+
+
+def _index_sum(term, length):
+    """Σ_{k=0}^{length-1} term(k): written out when the length is a small integer, else a Sum."""
+    length = sp.sympify(length)
+    if length.is_Integer and int(length) <= WRITE_OUT:
+        return sp.Add(*[term(sp.Integer(k)) for k in range(int(length))])
+    k = _fresh()
+    return sp.Sum(term(k), (k, 0, length - 1))
+
+
+def _block_entry(e, i, j):
+    """Entry (i, j) of a block matrix with concrete block sizes, at concrete i and j."""
+    if not (i.is_Integer and j.is_Integer):
+        return None
+    rows, cols = e.rowblocksizes, e.colblocksizes
+    if not all(sp.sympify(x).is_Integer for x in rows + cols):
+        return None
+    r, i = 0, int(i)
+    while i >= rows[r]:
+        i, r = i - rows[r], r + 1
+    c, j = 0, int(j)
+    while j >= cols[c]:
+        j, c = j - cols[c], c + 1
+    return entry(e.blocks[r, c], sp.Integer(i), sp.Integer(j))
 
 
 def entry(e, i, j):
@@ -56,10 +86,10 @@ def entry(e, i, j):
     if isinstance(e, sp.Transpose):
         return entry(e.arg, j, i)
     if isinstance(e, Softmax):
-        X, k = e.arg, _fresh()
+        X = e.arg
         if e.axis == 0:
-            return sp.exp(entry(X, i, j)) / sp.Sum(sp.exp(entry(X, k, j)), (k, 0, X.rows - 1))
-        return sp.exp(entry(X, i, j)) / sp.Sum(sp.exp(entry(X, i, k)), (k, 0, X.cols - 1))
+            return sp.exp(entry(X, i, j)) / _index_sum(lambda k: sp.exp(entry(X, k, j)), X.rows)
+        return sp.exp(entry(X, i, j)) / _index_sum(lambda k: sp.exp(entry(X, i, k)), X.cols)
     if isinstance(e, sp.Identity):
         return sp.KroneckerDelta(i, j)
     if isinstance(e, sp.ZeroMatrix):
@@ -68,7 +98,7 @@ def entry(e, i, j):
         return sp.Integer(1)
     if isinstance(e, sp.HadamardProduct):
         return sp.Mul(*[entry(a, i, j) for a in e.args])
-    if isinstance(e, _OverHeads) and _shadows(e):
+    if isinstance(e, _OverHeads) and e.rebinds_index():
         raise NoEntryRule(f"a node over heads whose body rebinds its index {e.index}")
     if isinstance(e, HeadSum):
         k = sp.Dummy("h", integer=True, positive=True)
@@ -90,6 +120,9 @@ def entry(e, i, j):
             return entry(merged, i, j)
         if e.blockshape == (1, 1):
             return entry(e.blocks[0, 0], i, j)
+        located = _block_entry(e, i, j)
+        if located is not None:
+            return located
         B = e.blocks
         if all(isinstance(b, sp.Transpose) for b in B):
             # [A_11ᵀ A_21ᵀ; A_12ᵀ A_22ᵀ] = [A_11 A_12; A_21 A_22]ᵀ
@@ -105,12 +138,6 @@ def entry(e, i, j):
     if hasattr(e, "_entry") and getattr(e, "entry_is_opaque", False):
         return MatrixElement(e, i, j)
     raise NoEntryRule(f"no entry rule for {type(e).__name__}")
-
-
-def _shadows(e) -> bool:
-    """True when a node inside e's body binds the same index (substituting it would capture)."""
-    return any(isinstance(x, _OverHeads) and x.index == e.index
-               for x in sp.preorder_traversal(e.body))
 
 
 def _same(a, b) -> bool:
@@ -153,8 +180,8 @@ def _product_entry(mats, i, j):
     """(A_1 A_2 ... A_r)_ij = Σ_k (A_1)_ik (A_2 ... A_r)_kj, with a fresh k each time."""
     if len(mats) == 1:
         return entry(mats[0], i, j)
-    first, k = mats[0], _fresh()
-    return sp.Sum(entry(first, i, k) * _product_entry(mats[1:], k, j), (k, 0, first.cols - 1))
+    first = mats[0]
+    return _index_sum(lambda k: entry(first, i, k) * _product_entry(mats[1:], k, j), first.cols)
 
 
 def rename_bound(x, depth: int = 0, fresh: bool = True):
@@ -166,7 +193,7 @@ def rename_bound(x, depth: int = 0, fresh: bool = True):
         # limits run innermost first; name the outermost by the current depth
         mapping, new_limits, d = {}, [], depth
         for k, lo, hi in reversed(x.limits):
-            new = sp.Dummy("b") if fresh else sp.Symbol(f"_b{d}", integer=True)
+            new = sp.Dummy("b") if fresh else BoundIndex(f"_b{d}", integer=True)
             new_limits.append((new, rename_bound(lo.xreplace(mapping), d, fresh),
                                rename_bound(hi.xreplace(mapping), d, fresh)))
             mapping[k] = new
@@ -215,20 +242,32 @@ def normalize(x, ranges: dict | None = None, rounds: int = 4):
     return sp.cancel(sp.together(x))
 
 
+def _free_indices(length, name):
+    """The values a free index takes: each integer of a short concrete range, else one Dummy."""
+    length = sp.sympify(length)
+    if length.is_Integer and int(length) <= WRITE_OUT:
+        return [sp.Integer(k) for k in range(int(length))]
+    return [sp.Dummy(name, integer=True)]
+
+
 def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
-    # a free index over a single row or column is 0
-    i = sp.Integer(0) if lhs.rows == 1 else sp.Dummy("i", integer=True)
-    j = sp.Integer(0) if lhs.cols == 1 else sp.Dummy("j", integer=True)
-    try:
-        a, b = entry(lhs, i, j), entry(rhs, i, j)
-    except NoEntryRule as exc:
-        return False, [f"entrywise: {exc}"]
-    trace = [f"entry (i, j) of lhs: {sp.sstr(a)[:200]}", f"entry (i, j) of rhs: {sp.sstr(b)[:200]}"]
-    with budget.limit(what="entrywise normalization"):
-        ranges = {x: (0, hi - 1) for x, hi in ((i, lhs.rows), (j, lhs.cols)) if isinstance(x, sp.Dummy)}
-        d = normalize(a - b, ranges)
-    if d == 0:
-        trace.append("lhs_ij - rhs_ij normalizes to 0 for symbolic i, j")
-        return True, trace
-    trace.append(f"lhs_ij - rhs_ij normalizes to {sp.sstr(d)[:200]}, not 0")
-    return False, trace
+    """Compare entry (i, j) of both sides: symbolic i, j, or every i (j) of a short concrete range."""
+    rows, cols = _free_indices(lhs.rows, "i"), _free_indices(lhs.cols, "j")
+    trace = []
+    for i in rows:
+        for j in cols:
+            try:
+                a, b = entry(lhs, i, j), entry(rhs, i, j)
+            except NoEntryRule as exc:
+                return False, trace + [f"entrywise: {exc}"]
+            where = f"({i}, {j})" if (i.is_Integer and j.is_Integer) else "(i, j)"
+            trace += [f"entry {where} of lhs: {sp.sstr(a)[:200]}", f"entry {where} of rhs: {sp.sstr(b)[:200]}"]
+            with budget.limit(what="entrywise normalization"):
+                ranges = {x: (0, hi - 1) for x, hi in ((i, lhs.rows), (j, lhs.cols)) if isinstance(x, sp.Dummy)}
+                d = normalize(a - b, ranges)
+            if d != 0:
+                trace.append(f"lhs - rhs at {where} normalizes to {sp.sstr(d)[:200]}, not 0")
+                return False, trace
+    scope = "for symbolic i, j" if len(rows) == len(cols) == 1 else f"for all {len(rows) * len(cols)} index pairs"
+    trace.append(f"lhs_ij - rhs_ij normalizes to 0 {scope}")
+    return True, trace

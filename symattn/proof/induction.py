@@ -37,6 +37,8 @@ def induction_variable(lhs, rhs):
     if len(counts) != 1:
         return None
     (H,) = counts
+    if any(isinstance(x, _OverHeads) and x.rebinds_index() for e in (lhs, rhs) for x in sp.preorder_traversal(e)):
+        return None  # peeling would substitute into a nested node that binds the same index
     if not (isinstance(H, sp.Symbol) and H.is_integer and H.is_positive):
         return None
     if any(H in sp.sympify(d).free_symbols for d in lhs.shape):

@@ -90,14 +90,21 @@ def score_functions(*exprs) -> list:
     return sorted({str(x.function) for e in exprs for x in sp.preorder_traversal(e) if isinstance(x, Score)})
 
 
+def admissible(symbol, value: int) -> bool:
+    """True when the integer ``value`` satisfies every assumption declared on ``symbol``."""
+    v = sp.Integer(value)
+    return all(getattr(v, f"is_{fact}") is held for fact, held in symbol.assumptions0.items()
+               if getattr(v, f"is_{fact}", None) is not None)
+
+
 def dimension_grid(dims: list, sizes=(1, 2, 3), limit: int = 64):
-    """Assignments of small sizes to ``dims``: all-equal first, then mixed ones."""
+    """Assignments of small sizes to ``dims``: all-equal first, then mixed ones; only sizes that
+    satisfy each symbol's assumptions (e.g. ``even=True``)."""
     seen = []
-    for s in (2, 3, 1):
-        seen.append({d: s for d in dims})
-    for combo in itertools.product(sizes, repeat=len(dims)):
-        a = dict(zip(dims, combo))
-        if a not in seen:
+    candidates = [{d: s for d in dims} for s in (2, 3, 1)]
+    candidates += [dict(zip(dims, combo)) for combo in itertools.product(sizes, repeat=len(dims))]
+    for a in candidates:
+        if a not in seen and all(admissible(d, v) for d, v in a.items()):
             seen.append(a)
         if len(seen) >= limit:
             break

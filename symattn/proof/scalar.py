@@ -42,6 +42,7 @@ from sympy.stats.rv import RandomSymbol
 from ..errors import BudgetExceeded
 from .budget import Budget
 from .certify import Uncertifiable, certify_nonzero, enclose
+from .instances import admissible
 from .moments import Expectation, StandardVector, Undetermined, reduce_expectations
 from .verdict import Counterexample, Verdict, quantified, refuted, symbolic_proof, unknown
 
@@ -117,16 +118,9 @@ def exact_zero(d, budget: Budget) -> bool:
         return sp.simplify(d) == 0
 
 
-def _admissible(symbol, value: int) -> bool:
-    """True when the integer ``value`` satisfies every assumption declared on ``symbol``."""
-    v = sp.Integer(value)
-    return all(getattr(v, f"is_{fact}") is held for fact, held in symbol.assumptions0.items()
-               if getattr(v, f"is_{fact}", None) is not None)
-
-
 def _grid(params, limit: int = 64):
     """Small integer values for the parameters, each allowed by the symbol's assumptions."""
-    choices = [[v for v in (1, 2, 3, -1, 0, -2) if _admissible(s, v)] for s in params]
+    choices = [[v for v in (1, 2, 3, -1, 0, -2) if admissible(s, v)] for s in params]
     return itertools.islice(itertools.product(*choices), limit)
 
 
