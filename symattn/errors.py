@@ -27,3 +27,11 @@ class HeadError(SymattnError, ValueError):
 
 class BudgetExceeded(SymattnError):
     """A proof attempt ran out of its time budget (the verdict becomes "unknown")."""
+
+
+class LoweringError(SymattnError, TypeError):
+    """An expression that cannot be lowered to a NumPy kernel (a node without a printing rule)."""
+
+
+class InputError(SymattnError, ValueError):
+    """A numeric input that makes no sense: an integer or complex dtype, too few axes, a bad option."""

@@ -55,6 +55,8 @@ def entry(e, i, j):
         if i.is_Integer and j.is_Integer:
             return e[i, j]
         raise NoEntryRule("an explicit matrix indexed symbolically")
+    if hasattr(e, "entry_rule"):  # nodes that state their own entries (defs/numeric_nodes.py)
+        return e.entry_rule(i, j, entry)
     if hasattr(e, "_entry") and getattr(e, "entry_is_opaque", False):
         return MatrixElement(e, i, j)
     raise NoEntryRule(f"no entry rule for {type(e).__name__}")

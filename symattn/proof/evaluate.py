@@ -296,3 +296,5 @@ def _score(e, ev, be, env, fns):
 
 def is_matrix_expr(e) -> bool:
     return isinstance(e, (MatrixExpr, sp.MatrixBase))
+
+from . import evaluate_nodes as _evaluate_nodes  # noqa: E402,F401  (rules for defs/numeric_nodes)

@@ -1,0 +1,97 @@
+"""``lower(expr)``: a matrix expression becomes a cached :class:`Kernel`.
+
+``lower_theorem(name, claim, side)`` lowers one side of a claim of a theorem in the
+library after the theorem is proved (it refuses unproved ones), and records the verdict
+in the kernel's provenance.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..defs.shapes import as_matrix
+from ..errors import LoweringError
+from .kernel import Kernel, Provenance, build_source, compile_source, input_leaves
+
+_CACHE: dict = {}
+_PROVED: dict = {}
+
+
+def lower(expr, *, args=None, inputs=None, provenance: Provenance | None = None) -> Kernel:
+    """Lower a matrix expression to a batched NumPy kernel (cached: a second call is free).
+
+    ``args``: the input matrices in the positional order (default: sorted by name);
+    ``inputs``: {subexpression: MatrixSymbol}, subexpressions that the caller computes and
+    passes in (for example an accumulator of an online softmax).
+
+    >>> import sympy as sp, numpy as np, symattn as sa
+    >>> n, m, d_k, d_v = sa.dims("n m d_k d_v")
+    >>> Q, K = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k)
+    >>> V = sp.MatrixSymbol("V", m, d_v)
+    >>> k = lower(sa.attention(Q, K, V, convention="row"), args=[Q, K, V])
+    >>> k is lower(sa.attention(Q, K, V, convention="row"), args=[Q, K, V])
+    True
+    >>> rng = np.random.default_rng(0)
+    >>> out = k(Q=rng.random((2, 3, 4), dtype=np.float32), K=rng.random((5, 4), dtype=np.float32),
+    ...         V=rng.random((5, 6), dtype=np.float32))
+    >>> out.shape, out.dtype
+    ((2, 3, 6), dtype('float32'))
+    """
+    expr = as_matrix(expr, "expr", "lower(expr)")
+    subst = tuple(sorted(((e, s) for e, s in (inputs or {}).items()), key=lambda p: p[1].name))
+    if subst:
+        expr = expr.xreplace(dict(subst))
+        for e, s in subst:
+            if expr.has(e):
+                raise LoweringError(f"could not substitute {s} for {e}")
+    leaves = input_leaves(expr)
+    if args is None:
+        args = leaves
+    else:
+        args = [as_matrix(a, "arg", "lower(expr)") for a in args]
+        missing = sorted(set(x.name for x in leaves) - set(a.name for a in args))
+        if missing:
+            raise LoweringError(f"lower(expr): args lacks the input(s) {', '.join(missing)}")
+    key = (expr, tuple(args), provenance)
+    if key in _CACHE:
+        return _CACHE[key]
+    src, names, dims = build_source(expr, args)
+    k = Kernel(expr, tuple(args), src, compile_source(src), names, provenance, dims)
+    _CACHE[key] = k
+    return k
+
+
+def proved_result(name: str):
+    """The result of proving the library theorem ``name`` (proved once per process)."""
+    from ..theorems import load_library, prove
+
+    if name not in _PROVED:
+        library = load_library()
+        if name not in library:
+            raise LoweringError(f"no theorem named {name!r} in the library")
+        _PROVED[name] = prove(library[name])
+    return _PROVED[name]
+
+
+def theorem_side(name: str, claim: int = 0, side: str = "rhs"):
+    """One side ("lhs" or "rhs") of one claim of a library theorem."""
+    from ..theorems import load_library
+
+    th = load_library()[name]
+    claims = th.claims()
+    if side not in ("lhs", "rhs"):
+        raise LoweringError(f"side must be 'lhs' or 'rhs', got {side!r}")
+    return claims[claim][0 if side == "lhs" else 1]
+
+
+def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, inputs=None) -> Kernel:
+    """Prove the theorem, then lower one side of one of its claims, recording the verdict."""
+    res = proved_result(name)
+    if res.status != "proved":
+        raise LoweringError(f"theorem {name} is {res.status}, not proved; refusing to lower it")
+    expr = theorem_side(name, claim, side)
+    v = res.verdicts[claim]
+    subst = tuple((sp.sstr(e), s.name) for e, s in (inputs or {}).items())
+    prov = Provenance(name, res.theorem.statement, claim, side, v.status, v.general, v.scope,
+                      v.method, subst)
+    return lower(expr, args=args, inputs=inputs, provenance=prov)
