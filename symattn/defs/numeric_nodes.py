@@ -6,6 +6,7 @@
     ShiftRows(X, c)   X - c 1ᵀ: subtract c_i (c is a column n × 1) from every entry of row i
     ScaleRows(d, X)   diag(d) X: multiply row i by d_i
     DivideRows(X, d)  diag(d)⁻¹ X: divide row i by d_i
+    RowOf(X, k)       row k of X (1 × cols), for a symbolic k: states that rows are independent
 
 Each node gives its (i, j) entry to the entrywise strategy (``entry_rule``), and the
 elementwise ones act blockwise on a block row (``doit``): Exp([A B]) = [Exp(A) Exp(B)],
@@ -151,3 +152,26 @@ class DivideRows(_Node):
     def doit(self, **hints):
         deep = hints.get("deep", True)
         return DivideRows(*(a.doit(**hints) if deep else a for a in self.args))
+
+
+class RowOf(_Node):
+    """Row k of X (a 1 × cols matrix), for a symbolic or concrete row index k (0-based)."""
+
+    def __new__(cls, X, k):
+        return super().__new__(cls, as_matrix(X, "X", "RowOf(X, k)"), sp.sympify(k))
+
+    @property
+    def shape(self):
+        return (sp.Integer(1), self.args[0].cols)
+
+    @property
+    def free_symbols(self):
+        return self.args[0].free_symbols | self.args[1].free_symbols
+
+    def entry_rule(self, i, j, entry):
+        return entry(self.args[0], self.args[1], j)
+
+    def doit(self, **hints):
+        deep = hints.get("deep", True)
+        X = self.args[0].doit(**hints) if deep else self.args[0]
+        return RowOf(X, self.args[1])

@@ -27,7 +27,8 @@ def _fresh():
 def entry(e, i, j):
     """The (i, j) entry of a matrix expression, as a scalar SymPy expression."""
     if isinstance(e, (sp.MatrixSymbol, FamilyMember)):
-        return MatrixElement(e, i, j)
+        # a single row (column) has only index 0 there
+        return MatrixElement(e, 0 if e.rows == 1 else i, 0 if e.cols == 1 else j)
     if isinstance(e, sp.MatMul):
         coeff, mats = e.as_coeff_matrices()
         return coeff * _product_entry(mats, i, j)
@@ -78,6 +79,8 @@ def pull_constants(x):
     if isinstance(x, sp.Sum):
         body, limits = args[0], x.limits
         (k, lo, hi), = limits
+        if lo == hi:  # a sum over a single index value
+            return pull_constants(sp.expand(body.xreplace({k: lo})))
         body = sp.expand(body)
         terms = []
         for t in sp.Add.make_args(body):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..defs.numeric_nodes import CausalMask, DivideRows, Exp, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import CausalMask, DivideRows, Exp, RowOf, ScaleRows, ShiftRows
 from .evaluate import _int, rule
 
 
@@ -49,3 +49,10 @@ def _divide(e, ev, be, env, fns):
     if _exact(be):
         return sp.ImmutableMatrix(X.rows, X.cols, lambda i, j: X[i, j] / d[i, 0])
     return X / d
+
+
+@rule(RowOf)
+def _row_of(e, ev, be, env, fns):
+    X, k = ev(e.args[0]), e.args[1]
+    k = _int(k)
+    return X[k:k + 1, :] if not _exact(be) else sp.ImmutableMatrix(X[k:k + 1, :])
