@@ -190,13 +190,16 @@ def merge_claims():
                        Exp(ShiftRows(S_1, c)) * W1 + Exp(ShiftRows(S_2, c)) * W2))
         claims.append((Exp(ShiftRows(S_1, c)) * W1 + Exp(ShiftRows(S_2, c)) * W2,
                        ScaleRows(Exp(c_1 - c), Exp(ShiftRows(S_1, c_1)) * W1) + Exp(ShiftRows(S_2, c)) * W2))
+    # rows are independent, so query tiles can be computed one at a time
+    claims.append((RowOf(sa.softmax(S, 1) * V, ROW), sa.softmax(RowOf(S, ROW), 1) * V))
     return claims
 
 
 @theorem(
     "blockwise_logsumexp_merge",
     "softmax(S) V = diag(l)⁻¹ U with U = exp(S - c 1ᵀ) V, l = exp(S - c 1ᵀ) 1 for any shift c; over key "
-    "blocks [S_1 S_2]: U = e^(c_1 - c) U_1 + exp(S_2 - c 1ᵀ) V_2 and l = e^(c_1 - c) l_1 + exp(S_2 - c 1ᵀ) 1",
+    "blocks [S_1 S_2]: U = e^(c_1 - c) U_1 + exp(S_2 - c 1ᵀ) V_2 and l = e^(c_1 - c) l_1 + exp(S_2 - c 1ᵀ) 1; "
+    "row k of softmax(S) V is softmax(row k of S) V",
     explanation="the merge rule of online softmax (m = max(m_1, m_2) is the shift c the kernel picks "
                 "to stay in floating-point range; the identity holds for every c)",
 )

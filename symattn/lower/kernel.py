@@ -41,6 +41,11 @@ def input_leaves(expr) -> list:
     return sorted(found, key=lambda x: x.name)
 
 
+def bindable(leaves) -> set:
+    """Dimension symbols that some input has as a whole axis (so its size binds them)."""
+    return {sp.sympify(d) for x in leaves for d in x.shape if isinstance(sp.sympify(d), sp.Symbol)}
+
+
 def _dimension_binding(leaves, names, dims) -> list[str]:
     """Lines that bind every dimension symbol from the array shapes and check the others."""
     lines, later = [], []
@@ -73,9 +78,11 @@ def build_source(expr, args, fname: str = "kernel") -> tuple[str, dict, dict]:
                 dimsyms |= sp.sympify(d).free_symbols
     dims = {d: identifier(f"{d}", taken) for d in sorted(dimsyms, key=str)}
     body, out = BatchedPrinter(names, dims).doprint(expr)
+    extra = sorted(set(dims) - bindable(args), key=str)  # sizes no input axis shows: keywords
     params = ", ".join(names[x] for x in args)
     pairs = ", ".join(f"({x.name!r}, {names[x]})" for x in args)
-    head = [f"def {fname}({params}):",
+    sig = params + ("".join([", *"] + [f", {dims[d]}" for d in extra]) if extra else "")
+    head = [f"def {fname}({sig}):",
             f'    """{sp.sstr(expr)} (arrays: batch axes first, matrices in the last two)."""',
             f"    ({params}{',' if len(args) == 1 else ''}), dtype = as_inputs([{pairs}])",
             "    bound = {}"]
@@ -110,6 +117,11 @@ class Kernel:
             raise InputError(f"kernel takes {len(self.args)} arrays ({', '.join(self.arg_names)}), "
                              f"got {len(arrays)}")
         values = dict(zip(self.args, arrays))
+        sizes = {str(d): named.pop(str(d)) for d in self.extra_dims if str(d) in named}
+        missing_dims = [str(d) for d in self.extra_dims if str(d) not in sizes]
+        if missing_dims:
+            raise InputError(f"kernel needs the size(s) {', '.join(missing_dims)} as keywords "
+                             f"(no input axis shows them)")
         by_name = {x.name: x for x in self.args} | {self.names[x]: x for x in self.args}
         for key, value in named.items():
             if key not in by_name:
@@ -120,7 +132,12 @@ class Kernel:
         missing = [x.name for x in self.args if x not in values]
         if missing:
             raise InputError(f"missing input(s) {', '.join(missing)} of {sp.sstr(self.expr)[:80]}")
-        return self.fn(*[values[x] for x in self.args])
+        kw = {self.dims[d]: sizes[str(d)] for d in self.extra_dims}
+        return self.fn(*[values[x] for x in self.args], **kw)
+
+    @property
+    def extra_dims(self) -> list:
+        return sorted(set(self.dims) - bindable(self.args), key=str)
 
     def __repr__(self):
         prov = f", from {self.provenance.theorem}" if self.provenance else ""

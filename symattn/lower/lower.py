@@ -39,8 +39,17 @@ def lower(expr, *, args=None, inputs=None, provenance: Provenance | None = None)
     """
     expr = as_matrix(expr, "expr", "lower(expr)")
     subst = tuple(sorted(((e, s) for e, s in (inputs or {}).items()), key=lambda p: p[1].name))
+    for e, sym in subst:
+        if tuple(e.shape) != tuple(sym.shape):
+            raise LoweringError(f"cannot stand {sym} ({sp.sstr(sym.shape)}) for {sp.sstr(e)[:60]} "
+                                f"({sp.sstr(e.shape)}): the shapes differ")
     if subst:
-        expr = expr.xreplace(dict(subst))
+        # a subexpression may also occur transposed (SymPy distributes ᵀ over sums), or as a run
+        # of factors inside a longer (flattened) product
+        expr = expr.xreplace(dict(subst)).xreplace({e.T: sym.T for e, sym in subst})
+        for e, sym in subst:
+            if isinstance(e, sp.MatMul):
+                expr = replace_factor_run(expr, e, sym)
         for e, s in subst:
             if expr.has(e):
                 raise LoweringError(f"could not substitute {s} for {e}")
@@ -59,6 +68,26 @@ def lower(expr, *, args=None, inputs=None, provenance: Provenance | None = None)
     k = Kernel(expr, tuple(args), src, compile_source(src), names, provenance, dims)
     _CACHE[key] = k
     return k
+
+
+def replace_factor_run(expr, run, sym):
+    """Replace the factors of the product ``run`` where they occur in a row inside a longer product
+    (A B C with run B C becomes A sym): associativity, (A B) C = A (B C)."""
+    c_run, factors = run.as_coeff_matrices()
+    k = len(factors)
+
+    def fix(e):
+        if not isinstance(e, sp.MatMul):
+            return None
+        c, mats = e.as_coeff_matrices()
+        for i in range(len(mats) - k + 1):
+            if list(mats[i:i + k]) == list(factors) and (c / c_run).is_number:
+                new = mats[:i] + [sym] + mats[i + k:]
+                return sp.MatMul(c / c_run, *new).doit(deep=False) if c != c_run else (
+                    sp.MatMul(*new).doit(deep=False) if len(new) > 1 else new[0])
+        return None
+
+    return expr.replace(lambda e: fix(e) is not None, fix)
 
 
 def proved_result(name: str):
@@ -84,12 +113,23 @@ def theorem_side(name: str, claim: int = 0, side: str = "rhs"):
     return claims[claim][0 if side == "lhs" else 1]
 
 
-def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, inputs=None) -> Kernel:
-    """Prove the theorem, then lower one side of one of its claims, recording the verdict."""
+def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, inputs=None,
+                  part=None) -> Kernel:
+    """Prove the theorem, then lower one side of one of its claims, recording the verdict.
+
+    ``inputs``: {subexpression: MatrixSymbol} computed by the caller and passed in;
+    ``part``: a subexpression of that side to lower instead of the whole side (it must occur
+    in the side).
+    """
     res = proved_result(name)
     if res.status != "proved":
         raise LoweringError(f"theorem {name} is {res.status}, not proved; refusing to lower it")
     expr = theorem_side(name, claim, side)
+    if part is not None:
+        if not expr.has(part):
+            raise LoweringError(f"{sp.sstr(part)[:60]} is not a subexpression of claim {claim} of {name}")
+        side = f"{side}, the subexpression {sp.sstr(part)}"
+        expr = part
     v = res.verdicts[claim]
     subst = tuple((sp.sstr(e), s.name) for e, s in (inputs or {}).items())
     prov = Provenance(name, res.theorem.statement, claim, side, v.status, v.general, v.scope,

@@ -162,7 +162,9 @@ class BatchedPrinter:
         return self.emit(e, f"chain({scale or 1}, {', '.join(vars_)})")
 
     def _print_MatAdd(self, e):
-        terms = list(e.args)
+        terms = [t for t in e.args if not isinstance(t, sp.ZeroMatrix)]  # X + 0 = X
+        if len(terms) == 1:
+            return self._print(terms[0])
         masks = [t for t in terms if isinstance(t, CausalMask)]
         rows = [t for t in terms if _is_broadcast_row(t)]
         full = [t for t in terms if t not in masks and t not in rows]

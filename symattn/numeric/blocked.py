@@ -1,0 +1,63 @@
+"""Attention over long sequences: key blocks merged by online softmax, queries in tiles.
+
+For each query tile and key block b, with scores S_b = Q K_bᵀ (scale folded into Q):
+
+    c   = max(c_1, rowmax(S_b))                        the shift (any c is exact; the max avoids overflow)
+    U   = e^(c_1 - c) U_1 + exp(S_b - c 1ᵀ) [V_b 1]     numerator and denominator in one GEMM
+    out = diag(l)⁻¹ U  (l the last column of U)
+
+Both steps are kernels lowered from ``blockwise_logsumexp_merge`` (claims 4 and 0; the ones
+column carries claim 6, the denominator, in the same product), query tiles are independent
+by its last claim. Peak memory is O(tile × block) per batch element and head, plus the
+inputs and output: linear in the sequence length.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import run
+
+
+def _mask_block_(s, i0, j0, offset):
+    """Causal mask for the block of queries i0.. and keys j0..: key j is hidden when j - i > offset."""
+    t, b = s.shape[-2], s.shape[-1]
+    hide = (j0 + np.arange(b))[None, :] - (i0 + np.arange(t))[:, None] > offset
+    if hide.any():
+        s[..., hide] = -np.inf
+
+
+def blocked_core(q, k, v, *, causal: bool = False, block_size: int = 1024, tile: int = 1024):
+    """softmax(Q Kᵀ [+ causal mask]) V for scaled queries, without ever forming all n × m scores."""
+    n, m, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
+    dtype = np.result_type(q, k, v)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    out = np.empty(batch + (n, d_v), dtype=dtype)
+    ones = np.ones(v.shape[:-1] + (1,), dtype=dtype)
+    v_aug = np.concatenate([v, ones], axis=-1)  # [V 1]: numerator and denominator together
+    offset = m - n
+    for i0 in range(0, n, tile):
+        i1 = min(n, i0 + tile)
+        qt = q[..., i0:i1, :]
+        U = c_prev = None
+        last_key = m if not causal else min(m, i1 - 1 + offset + 1)
+        for j0 in range(0, last_key, block_size):
+            j1 = min(last_key, j0 + block_size)
+            s = run("scores", qt, k[..., j0:j1, :])
+            if causal:
+                _mask_block_(s, i0, j0, offset)
+            c_new = np.max(s, axis=-1, keepdims=True)
+            if c_prev is not None:
+                np.maximum(c_new, c_prev, out=c_new)
+            c_new[c_new == -np.inf] = 0.0  # nothing seen yet in this row: any finite shift is exact
+            if U is None:
+                U = run("merge_step", S_2=s, U_1=np.zeros(s.shape[:-1] + (d_v + 1,), dtype),
+                        V_2=v_aug[..., j0:j1, :], c=c_new, c_1=c_new)
+            else:
+                U = run("merge_step", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c_new, c_1=c_prev)
+            c_prev = c_new
+        if U is None:  # no key at all for this tile: every row fully masked
+            out[..., i0:i1, :] = np.nan
+            continue
+        out[..., i0:i1, :] = run("normalize", U=U[..., :d_v], l=U[..., d_v:])
+    return out
