@@ -198,7 +198,8 @@ def merge_claims():
 @theorem(
     "blockwise_logsumexp_merge",
     "softmax(S) V = diag(l)⁻¹ U with U = exp(S - c 1ᵀ) V, l = exp(S - c 1ᵀ) 1 for any shift c; over key "
-    "blocks [S_1 S_2]: U = e^(c_1 - c) U_1 + exp(S_2 - c 1ᵀ) V_2 and l = e^(c_1 - c) l_1 + exp(S_2 - c 1ᵀ) 1; "
+    "blocks [S_1 S_2]: U = e^(c_1 - c) U_1 + exp(S_2 - c 1ᵀ) V_2 and "
+    "l = e^(c_1 - c) l_1 + exp(S_2 - c 1ᵀ) 1; "
     "row k of softmax(S) V is softmax(row k of S) V",
     explanation="the merge rule of online softmax (m = max(m_1, m_2) is the shift c the kernel picks "
                 "to stay in floating-point range; the identity holds for every c)",

@@ -23,7 +23,7 @@ def _specs():
     Z = sp.MatrixSymbol("Z", R.n, R.H * R.d_v)
     W_O = sp.MatrixSymbol("W^O", R.H * R.d_v, R.d_model)
     P = sp.MatrixSymbol("P", 1, R.d_model)
-    U1, l1 = sp.MatrixSymbol("U_1", R.n, R.d_v), sp.MatrixSymbol("l_1", R.n, 1)
+    U1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
     U, ell = sp.MatrixSymbol("U", R.n, R.d_v), sp.MatrixSymbol("l", R.n, 1)
     QKV = [R.Q, R.K, R.V]
 

@@ -120,7 +120,8 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     use_blocked = block_size is not None or (mask is None and int(np.prod(batch)) * n * m > BLOCKED_ABOVE)
     if use_blocked:
         if mask is not None:
-            raise ShapeError("multihead_attention: the key-blocked kernel takes causal=True but no mask array")
+            raise ShapeError("multihead_attention: the key-blocked kernel takes causal=True, "
+                             "not a mask array")
         heads = blocked_core(q5, k5, v5, causal=causal, block_size=block_size or 1024)
     else:
         heads = _core(q5, k5, v5, mask, causal)  # (..., G, r, n, d_v)
