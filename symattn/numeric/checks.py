@@ -42,10 +42,9 @@ def bias_row(name: str, b, width: int, dtype):
     if b is None:
         return None
     b = array(name, b, 1)
-    if b.ndim == 1:
-        b = b[None, :]
-    if b.shape[-1] != width or b.shape[-2] != 1:
+    if b.shape[-1] != width or (b.ndim == 2 and b.shape[0] != 1) or b.ndim > 2:
         raise ShapeError(f"{name}: expected shape ({width},) or (1, {width}), got {b.shape}")
+    b = b[None, :] if b.ndim == 1 else b
     return b.astype(dtype, copy=False)
 
 
