@@ -61,18 +61,25 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
     with sn.trace() as used:
         sn.multihead_attention(x, x, x, *w, num_heads=4, num_kv_heads=2, causal=True,
                                **biases(4, 2, 2, 3, 8))
-    q, k, v = R.head_inputs(True)
+    q, k, _ = R.head_inputs(True)
     Z = sp.MatrixSymbol("Z", R.n, R.H * R.d_v)
     W_O = sp.MatrixSymbol("W^O", R.H * R.d_v, R.d_model)
     expected = [
         lower_theorem("fused_qkv_projection", 0, "lhs"),
-        lower_theorem("scale_folds_into_query_projection", 2, "rhs", inputs={q: R.Q, k: R.K, v: R.V},
-                      args=[R.Q, R.K, R.V]),
+        lower_theorem("scale_folds_into_query_projection", 0, "rhs", part=q * k.T,
+                      inputs={q: R.Q, k: R.K}, args=[R.Q, R.K]),
+        lower_theorem("blockwise_logsumexp_merge", 0, "rhs", donate=(R.S,), args=[R.S, R.c, R.V]),
         lower_theorem("heads_concatenate_before_output_projection", 0, "lhs",
                       inputs={R.CONCAT: Z, R.STACK_O: W_O}),
     ]
-    assert len(used) == 3 and all(a is b for a, b in zip(used, expected))
-    assert "CausalMask" in sp.sstr(used[1].expr) and "causal_mask_" in used[1].source
+    assert len(used) == 4 and all(a is b for a, b in zip(used, expected))
+    assert "S -= c" in used[2].source  # the scores are overwritten in place (donated)
+    with sn.trace() as used:
+        sn.multihead_attention(x, x, x, *w, num_heads=4, num_kv_heads=2, block_size=2)  # three key blocks
+    U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
+    merge = lower_theorem("blockwise_logsumexp_merge", 2, "rhs", donate=(R.S_2,),
+                          inputs={R.Exp(R.ShiftRows(R.S_1, R.c_1)) * R.V_1: U_1})
+    assert [k is merge for k in used].count(True) == 3
 
 
 def test_attention_and_decode_and_pooling_kernels_come_from_their_theorems():
@@ -96,7 +103,7 @@ def test_blocked_kernel_merges_by_the_proved_rule():
     with sn.trace() as used:
         sn.blocked_core(q, k, v, block_size=4, tile=3)
     U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
-    step = lower_theorem("blockwise_logsumexp_merge", 2, "rhs",
+    step = lower_theorem("blockwise_logsumexp_merge", 2, "rhs", donate=(R.S_2,),
                          inputs={R.Exp(R.ShiftRows(R.S_1, R.c_1)) * R.V_1: U_1})
     assert step in used and "ScaleRows" in sp.sstr(step.expr)
     theorems = {k.provenance.theorem for k in used}

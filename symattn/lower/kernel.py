@@ -66,8 +66,10 @@ def _dimension_binding(leaves, names, dims) -> list[str]:
     return lines
 
 
-def build_source(expr, args, fname: str = "kernel") -> tuple[str, dict, dict]:
-    """The source of a function computing ``expr`` from the arrays ``args`` (symbols, in order)."""
+def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, dict, dict]:
+    """The source of a function computing ``expr`` from the arrays ``args`` (symbols, in order).
+
+    ``donated``: inputs the kernel may overwrite (the caller hands over a temporary)."""
     taken = {"np", "math", "dtype", "bound", fname} | {
         n for n in dir(runtime) if not n.startswith("__")}
     names = {x: identifier(x.name, taken) for x in args}
@@ -77,13 +79,14 @@ def build_source(expr, args, fname: str = "kernel") -> tuple[str, dict, dict]:
             for d in x.shape:
                 dimsyms |= sp.sympify(d).free_symbols
     dims = {d: identifier(f"{d}", taken) for d in sorted(dimsyms, key=str)}
-    body, out = BatchedPrinter(names, dims).doprint(expr)
+    body, out = BatchedPrinter(names, dims, donated).doprint(expr)
     extra = sorted(set(dims) - bindable(args), key=str)  # sizes no input axis shows: keywords
     params = ", ".join(names[x] for x in args)
     pairs = ", ".join(f"({x.name!r}, {names[x]})" for x in args)
     sig = params + ("".join([", *"] + [f", {dims[d]}" for d in extra]) if extra else "")
+    note = f" Overwrites {', '.join(x.name for x in donated)}." if donated else ""
     head = [f"def {fname}({sig}):",
-            f'    """{sp.sstr(expr)} (arrays: batch axes first, matrices in the last two)."""',
+            f'    """{sp.sstr(expr)} (arrays: batch axes first, matrices in the last two).{note}"""',
             f"    ({params}{',' if len(args) == 1 else ''}), dtype = as_inputs([{pairs}])",
             "    bound = {}"]
     lines = _dimension_binding(args, names, dims)
@@ -112,17 +115,22 @@ class Kernel:
     def arg_names(self) -> tuple:
         return tuple(x.name for x in self.args)
 
+    def __post_init__(self):
+        self._by_name = {x.name: x for x in self.args} | {self.names[x]: x for x in self.args}
+        self._extra = sorted(set(self.dims) - bindable(self.args), key=str)
+        self._extra_names = [(str(d), self.dims[d]) for d in self._extra]
+
     def __call__(self, *arrays, **named):
         if len(arrays) > len(self.args):
             raise InputError(f"kernel takes {len(self.args)} arrays ({', '.join(self.arg_names)}), "
                              f"got {len(arrays)}")
         values = dict(zip(self.args, arrays))
-        sizes = {str(d): named.pop(str(d)) for d in self.extra_dims if str(d) in named}
-        missing_dims = [str(d) for d in self.extra_dims if str(d) not in sizes]
+        sizes = {d: named.pop(d) for d, _ in self._extra_names if d in named}
+        missing_dims = [d for d, _ in self._extra_names if d not in sizes]
         if missing_dims:
             raise InputError(f"kernel needs the size(s) {', '.join(missing_dims)} as keywords "
                              f"(no input axis shows them)")
-        by_name = {x.name: x for x in self.args} | {self.names[x]: x for x in self.args}
+        by_name = self._by_name
         for key, value in named.items():
             if key not in by_name:
                 raise InputError(f"kernel has no input {key!r}; inputs: {', '.join(self.arg_names)}")
@@ -132,12 +140,13 @@ class Kernel:
         missing = [x.name for x in self.args if x not in values]
         if missing:
             raise InputError(f"missing input(s) {', '.join(missing)} of {sp.sstr(self.expr)[:80]}")
-        kw = {self.dims[d]: sizes[str(d)] for d in self.extra_dims}
+        kw = {ident: sizes[d] for d, ident in self._extra_names}
         return self.fn(*[values[x] for x in self.args], **kw)
 
     @property
     def extra_dims(self) -> list:
-        return sorted(set(self.dims) - bindable(self.args), key=str)
+        """Dimension symbols that no input axis shows: the kernel takes them as keywords."""
+        return list(self._extra)
 
     def __repr__(self):
         prov = f", from {self.provenance.theorem}" if self.provenance else ""

@@ -17,12 +17,13 @@ _CACHE: dict = {}
 _PROVED: dict = {}
 
 
-def lower(expr, *, args=None, inputs=None, provenance: Provenance | None = None) -> Kernel:
+def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | None = None) -> Kernel:
     """Lower a matrix expression to a batched NumPy kernel (cached: a second call is free).
 
     ``args``: the input matrices in the positional order (default: sorted by name);
     ``inputs``: {subexpression: MatrixSymbol}, subexpressions that the caller computes and
-    passes in (for example an accumulator of an online softmax).
+    passes in (for example an accumulator of an online softmax);
+    ``donate``: input matrices the kernel may overwrite in place (the caller's temporaries).
 
     >>> import sympy as sp, numpy as np, symattn as sa
     >>> n, m, d_k, d_v = sa.dims("n m d_k d_v")
@@ -61,10 +62,11 @@ def lower(expr, *, args=None, inputs=None, provenance: Provenance | None = None)
         missing = sorted(set(x.name for x in leaves) - set(a.name for a in args))
         if missing:
             raise LoweringError(f"lower(expr): args lacks the input(s) {', '.join(missing)}")
-    key = (expr, tuple(args), provenance)
+    donate = tuple(donate)
+    key = (expr, tuple(args), donate, provenance)
     if key in _CACHE:
         return _CACHE[key]
-    src, names, dims = build_source(expr, args)
+    src, names, dims = build_source(expr, args, donated=donate)
     k = Kernel(expr, tuple(args), src, compile_source(src), names, provenance, dims)
     _CACHE[key] = k
     return k
@@ -114,7 +116,7 @@ def theorem_side(name: str, claim: int = 0, side: str = "rhs"):
 
 
 def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, inputs=None,
-                  part=None) -> Kernel:
+                  part=None, donate=()) -> Kernel:
     """Prove the theorem, then lower one side of one of its claims, recording the verdict.
 
     ``inputs``: {subexpression: MatrixSymbol} computed by the caller and passed in;
@@ -134,4 +136,4 @@ def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, in
     subst = tuple((sp.sstr(e), s.name) for e, s in (inputs or {}).items())
     prov = Provenance(name, res.theorem.statement, claim, side, v.status, v.general, v.scope,
                       v.method, subst)
-    return lower(expr, args=args, inputs=inputs, provenance=prov)
+    return lower(expr, args=args, inputs=inputs, donate=donate, provenance=prov)

@@ -90,8 +90,9 @@ class BatchedPrinter:
     ``dims``: dimension symbol -> Python identifier bound at run time.
     """
 
-    def __init__(self, inputs: dict, dims: dict):
+    def __init__(self, inputs: dict, dims: dict, donated=()):
         self.inputs = inputs
+        self.donated = set(donated)
         self.dims = dims
         self.scalar = ScalarPrinter(dims)
         self.lines: list[str] = []
@@ -113,7 +114,7 @@ class BatchedPrinter:
         if leaf(e):
             if e not in self.inputs:
                 raise LoweringError(f"no input named for the matrix {e}")
-            res = (self.inputs[e], False)
+            res = (self.inputs[e], e in self.donated)  # a donated input may be overwritten
         else:
             for cls in type(e).__mro__:
                 method = getattr(self, f"_print_{cls.__name__}", None)

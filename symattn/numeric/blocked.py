@@ -8,8 +8,10 @@ For each query tile and key block b, with scores S_b = Q K_bᵀ (scale folded in
 
 Both steps are kernels lowered from ``blockwise_logsumexp_merge`` (claims 4 and 0; the ones
 column carries claim 6, the denominator, in the same product), query tiles are independent
-by its last claim. Peak memory is O(tile × block) per batch element and head, plus the
-inputs and output: linear in the sequence length.
+by its last claim. When one block holds every key, the kernel is claim 0 itself:
+diag(exp(S - c 1ᵀ) 1)⁻¹ exp(S - c 1ᵀ) V, normalizing the n × d_v output instead of the n × m
+probabilities, with the scores overwritten in place. Peak memory is O(tile × block) per batch
+element and head, plus the inputs and output: linear in the sequence length.
 """
 
 from __future__ import annotations
@@ -17,6 +19,22 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import run
+
+
+def _one_block(q, k, v, out, mask, causal, tile, offset):
+    """All keys in one block: out = diag(l)⁻¹ exp(S - c 1ᵀ) V with l = exp(S - c 1ᵀ) 1 (claim 0),
+    the scores of each query tile overwritten in place."""
+    n = q.shape[-2]
+    for i0 in range(0, n, tile):
+        i1 = min(n, i0 + tile)
+        s = run("scores", q[..., i0:i1, :], k)
+        if mask is not None:
+            s += mask[..., i0:i1, :]
+        if causal:
+            _mask_block_(s, i0, 0, offset)
+        c = np.max(s, axis=-1, keepdims=True)
+        out[..., i0:i1, :] = run("deferred", S=s, c=c, V=v)
+    return out
 
 
 def _mask_block_(s, i0, j0, offset):
@@ -27,15 +45,31 @@ def _mask_block_(s, i0, j0, offset):
         s[..., hide] = -np.inf
 
 
-def blocked_core(q, k, v, *, causal: bool = False, block_size: int = 1024, tile: int = 1024):
-    """softmax(Q Kᵀ [+ causal mask]) V for scaled queries, without ever forming all n × m scores."""
+#: query tiles hold at most this many scores (64 MiB in float32): few, large BLAS calls
+TILE_SCORES = 2**24
+
+
+def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | None = None,
+                 tile: int | None = None):
+    """softmax(Q Kᵀ + M) V for scaled queries, one query tile and key block at a time.
+
+    ``mask``: additive (0 / -inf) scores broadcasting to (..., n, m); ``causal``: add the causal
+    mask (query i sees keys j <= i + m - n). ``block_size``: keys per block (default: all keys
+    up to 4096, else 1024); ``tile``: queries per tile (default: about TILE_SCORES scores per tile).
+    """
     n, m, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     dtype = np.result_type(q, k, v)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if block_size is None:
+        block_size = m if m <= 4096 else 1024
+    if tile is None:
+        tile = max(1, min(n, TILE_SCORES // max(1, int(np.prod(batch)) * min(block_size, m))))
     out = np.empty(batch + (n, d_v), dtype=dtype)
     ones = np.ones(v.shape[:-1] + (1,), dtype=dtype)
     v_aug = np.concatenate([v, ones], axis=-1)  # [V 1]: numerator and denominator together
     offset = m - n
+    if block_size >= m:
+        return _one_block(q, k, v, out, mask, causal, tile, offset)
     for i0 in range(0, n, tile):
         i1 = min(n, i0 + tile)
         qt = q[..., i0:i1, :]
@@ -44,6 +78,8 @@ def blocked_core(q, k, v, *, causal: bool = False, block_size: int = 1024, tile:
         for j0 in range(0, last_key, block_size):
             j1 = min(last_key, j0 + block_size)
             s = run("scores", qt, k[..., j0:j1, :])
+            if mask is not None:
+                s += mask[..., i0:i1, j0:j1]
             if causal:
                 _mask_block_(s, i0, j0, offset)
             c_new = np.max(s, axis=-1, keepdims=True)

@@ -17,12 +17,8 @@ import numpy as np
 
 from ..errors import HeadError, ShapeError
 from . import checks
-from .attention import _core
 from .blocked import blocked_core
 from .kernels import run
-
-#: above this many score entries per call, the key-blocked kernel is used (about 256 MiB in float32)
-BLOCKED_ABOVE = 64 * 2**20
 
 
 def _heads(num_heads, num_kv_heads):
@@ -116,15 +112,7 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     q5 = _split(q, n, G, r, d_k)            # (..., G, r, n, d_k)
     k5 = _split(k, m, G, 1, d_k)            # (..., G, 1, m, d_k)
     v5 = _split(v, m, G, 1, d_v)            # (..., G, 1, m, d_v)
-    batch = np.broadcast_shapes(q5.shape[:-2], k5.shape[:-2])
-    use_blocked = block_size is not None or (mask is None and int(np.prod(batch)) * n * m > BLOCKED_ABOVE)
-    if use_blocked:
-        if mask is not None:
-            raise ShapeError("multihead_attention: the key-blocked kernel takes causal=True, "
-                             "not a mask array")
-        heads = blocked_core(q5, k5, v5, causal=causal, block_size=block_size or 1024)
-    else:
-        heads = _core(q5, k5, v5, mask, causal)  # (..., G, r, n, d_v)
+    heads = blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size)  # (..., G, r, n, d_v)
     z = np.moveaxis(heads, -2, -4)          # (..., n, G, r, d_v)
     z = z.reshape(z.shape[:-3] + (H * d_v,))  # (..., n, H·d_v): heads side by side
     if b["b_o"] is not None:
