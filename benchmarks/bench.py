@@ -23,6 +23,8 @@ import sys
 import time
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+if "--blas-threads" in sys.argv:  # must be set before NumPy loads OpenBLAS
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
 
 import numpy as np  # noqa: E402
 
@@ -194,6 +196,8 @@ def bench(shape, dtype, rounds, torch, peak):
 L1_CHILD = """
 import os, resource, sys, time
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+if "--blas-threads" in sys.argv:  # must be set before NumPy loads OpenBLAS
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
 import numpy as np
 sys.path.insert(0, {root!r})
 import symattn.numeric as sn
@@ -235,6 +239,7 @@ def main(argv=None):
     p.add_argument("--l1-causal", action="store_true", help="L1 with the causal mask")
     p.add_argument("--block", type=int, default=1024, help="L1 key block size")
     p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--blas-threads", help="OPENBLAS_NUM_THREADS for NumPy (default: OpenBLAS's own)")
     args = p.parse_args(argv)
     try:
         if args.no_torch:
@@ -247,7 +252,9 @@ def main(argv=None):
     dtypes = [getattr(np, d) for d in args.dtypes.split(",")]
     print(f"numpy {np.__version__}" + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)"
                                        if torch else ", no torch") +
-          f", OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}, {os.cpu_count()} cores")
+          f", OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}"
+          f", OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
+          f", {os.cpu_count()} cores")
     peaks = {d: gemm_peak(d) for d in dtypes}
     print("NumPy GEMM peak here: " + ", ".join(f"{np.dtype(d).name} {v:.0f} GFLOP/s"
                                                for d, v in peaks.items()))

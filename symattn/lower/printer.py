@@ -3,7 +3,8 @@
 Matrices are the last two axes of every array; leading axes are batch axes and
 broadcast. The printing rules, one method per node (``_print_<Node>``):
 
-- MatMul: ``chain(c, A, B, ...)``, the cheapest parenthesization from the shapes (a
+- MatMul: ``A 1`` and ``1ᵀ A`` (a OneMatrix column or row) as row and column sums;
+  otherwise ``chain(c, A, B, ...)``, the cheapest parenthesization from the shapes (a
   matrix-chain dynamic program, static when every dimension is a number, at run time
   otherwise), the scalar c applied to the smallest operand; two factors print as ``A @ B``;
 - Transpose: ``np.swapaxes(x, -1, -2)`` (a view; SymPy's ``.T`` breaks batches);
@@ -146,6 +147,13 @@ class BatchedPrinter:
             rest, _ = self._print(sp.MatMul(c, *mats[1:]).doit(deep=False) if len(mats) > 2 or c != 1
                                   else mats[1])
             return self.emit(e, f"np.repeat({rest}, {self.dim(mats[0].rows)}, axis=-2)")
+        scale = "" if c == 1 else self.coeff(c) + " * "
+        if len(mats) == 2 and isinstance(mats[1], sp.OneMatrix) and mats[1].cols == 1:  # A 1: row sums
+            var, _ = self._print(mats[0])
+            return self.emit(e, f"{scale}np.sum({var}, axis=-1, keepdims=True)")
+        if len(mats) == 2 and isinstance(mats[0], sp.OneMatrix) and mats[0].rows == 1:  # 1ᵀ A: column sums
+            var, _ = self._print(mats[1])
+            return self.emit(e, f"{scale}np.sum({var}, axis=-2, keepdims=True)")
         vars_ = [self._print(m)[0] for m in mats]
         scale = "" if c == 1 else self.coeff(c)
         if len(vars_) == 1:

@@ -21,10 +21,11 @@ import numpy as np
 from .kernels import run
 
 
-def _one_block(q, k, v, out, mask, causal, tile, offset):
+def _one_block(q, k, v, mask, causal, tile, offset, shape, dtype):
     """All keys in one block: out = diag(l)⁻¹ exp(S - c 1ᵀ) V with l = exp(S - c 1ᵀ) 1 (claim 0),
     the scores of each query tile overwritten in place."""
     n = q.shape[-2]
+    out = None
     for i0 in range(0, n, tile):
         i1 = min(n, i0 + tile)
         s = run("scores", q[..., i0:i1, :], k)
@@ -33,6 +34,10 @@ def _one_block(q, k, v, out, mask, causal, tile, offset):
         if causal:
             _mask_block_(s, i0, 0, offset)
         c = np.max(s, axis=-1, keepdims=True)
+        if i1 - i0 == n:
+            return run("deferred", S=s, c=c, V=v)  # one tile: no copy
+        if out is None:
+            out = np.empty(shape, dtype=dtype)
         out[..., i0:i1, :] = run("deferred", S=s, c=c, V=v)
     return out
 
@@ -64,12 +69,12 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
         block_size = m if m <= 4096 else 1024
     if tile is None:
         tile = max(1, min(n, TILE_SCORES // max(1, int(np.prod(batch)) * min(block_size, m))))
+    offset = m - n
+    if block_size >= m:
+        return _one_block(q, k, v, mask, causal, tile, offset, batch + (n, d_v), dtype)
     out = np.empty(batch + (n, d_v), dtype=dtype)
     ones = np.ones(v.shape[:-1] + (1,), dtype=dtype)
     v_aug = np.concatenate([v, ones], axis=-1)  # [V 1]: numerator and denominator together
-    offset = m - n
-    if block_size >= m:
-        return _one_block(q, k, v, out, mask, causal, tile, offset)
     for i0 in range(0, n, tile):
         i1 = min(n, i0 + tile)
         qt = q[..., i0:i1, :]
