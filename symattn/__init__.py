@@ -32,3 +32,13 @@ from .errors import SymattnError as SymattnError
 from .proof import Counterexample as Counterexample
 from .proof import Verdict as Verdict
 from .proof import verify as verify
+
+# isort: split
+# lowering to NumPy and the numeric core (``symattn.lower(expr)`` is the function; the
+# package symattn/lower stays importable by path: ``from symattn.lower import Kernel``)
+from . import numeric as numeric
+from .errors import InputError as InputError
+from .errors import LoweringError as LoweringError
+from .lower import Kernel as Kernel
+from .lower import lower_theorem as lower_theorem
+from .lower.lower import lower as lower

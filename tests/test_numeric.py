@@ -282,3 +282,26 @@ def test_unknown_convention_is_refused():
     x = np.ones((4, 4))
     with pytest.raises(ConventionError, match="'row' or 'column'"):
         sn.attention(x, x, x, convention="rows")
+
+
+def test_blocked_kernel_memory_grows_linearly_in_the_sequence_length():
+    import tracemalloc
+
+    def peak(n):
+        q, k, v = (RNG.normal(size=(n, 8)) for _ in range(3))
+        tracemalloc.start()
+        sn.blocked_core(q, k, v, causal=True, block_size=128, tile=128)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    small, large = peak(1024), peak(4096)
+    assert large < 8 * 4096 * 4096 / 16  # far below the n × m scores (128 MiB in float64)
+    assert large < 6 * small  # 4x the length: about 4x the memory, not 16x
+
+
+def test_top_level_lower_is_the_function():
+    n, m = sa.dims("n m")
+    A = sp.MatrixSymbol("A", n, m)
+    k = sa.lower(A.T)
+    np.testing.assert_array_equal(k(A=np.arange(6.0).reshape(2, 3)), np.arange(6.0).reshape(2, 3).T)
