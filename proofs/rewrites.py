@@ -93,6 +93,7 @@ MASKS = (None, M, CausalMask(n, m))
     "softmax((X W^Q + 1 b^Q)(Y W^K + 1 b^K)ᵀ/sqrt(d_k) + M) (Y W^V + 1 b^V) = "
     "softmax((X W^Q/sqrt(d_k) + 1 b^Q/sqrt(d_k))(Y W^K + 1 b^K)ᵀ + M) (Y W^V + 1 b^V); "
     "M = 0, any mask, the causal mask; with and without biases",
+    budget=60.0,
 )
 def _():
     return [scale_fold_sides(mask, bias) for bias in (True, False) for mask in MASKS]
@@ -145,6 +146,7 @@ def pooling_fold(bias: bool):
     "softmax((q W^Q + b^Q)(X W^K + 1 b^K)ᵀ/sqrt(d_k)) (X W^V + 1 b^V) = "
     "(softmax(((q W^Q + b^Q) W^Kᵀ/sqrt(d_k)) Xᵀ) X) W^V + b^V (K and V are never projected; "
     "b^K drops out); row k of softmax(U Xᵀ) X is softmax(u_k Xᵀ) X (heads pool in one GEMM)",
+    budget=60.0,
 )
 def _():
     rows = (RowOf(sa.softmax(U * X.T, 1) * X, ROW), sa.softmax(RowOf(U, ROW) * X.T, 1) * X)

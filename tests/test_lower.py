@@ -185,5 +185,5 @@ def test_lower_theorem_refuses_an_unproved_claim(monkeypatch):
     B = sp.MatrixSymbol("B", n, n)
     th = Theorem("test_wrong_transpose", "(AB)ᵀ = AᵀBᵀ", lambda: ((A * B).T, A.T * B.T))
     monkeypatch.setitem(REGISTRY, th.name, th)
-    with pytest.raises(LoweringError, match="test_wrong_transpose is refuted, not proved"):
+    with pytest.raises(LoweringError, match="claim 0 of theorem test_wrong_transpose is refuted, not proved"):
         lower_theorem("test_wrong_transpose")

@@ -41,6 +41,8 @@ def _literal(a: np.ndarray) -> str:
 def generate(name: str, claim: int = 0, side: str = "rhs", seed: int = 0) -> str:
     """The source of a standalone module computing one side of one claim of a proved theorem."""
     res = proved_result(name)
+    if res.status != "proved":
+        raise LoweringError(f"theorem {name} is {res.status}, not proved; no code is generated for it")
     kernel = lower_theorem(name, claim, side)
     other = theorem_side(name, claim, "lhs" if side == "rhs" else "rhs")
     dims = small_dims(kernel.expr, other)

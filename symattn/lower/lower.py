@@ -104,6 +104,28 @@ def proved_result(name: str):
     return _PROVED[name]
 
 
+_CLAIMS: dict = {}
+
+
+def proved_claim(name: str, claim: int):
+    """The verdict on one claim of a library theorem (verified once per process)."""
+    from ..proof import verify
+    from ..theorems import load_library
+
+    key = (name, claim)
+    if key not in _CLAIMS:
+        library = load_library()
+        if name not in library:
+            raise LoweringError(f"no theorem named {name!r} in the library")
+        th = library[name]
+        claims = th.claims()
+        if not 0 <= claim < len(claims):
+            raise LoweringError(f"theorem {name} has claims 0..{len(claims) - 1}, not {claim}")
+        lhs, rhs = claims[claim]
+        _CLAIMS[key] = verify(lhs, rhs, at=th.at, budget=th.budget)
+    return _CLAIMS[key]
+
+
 def theorem_side(name: str, claim: int = 0, side: str = "rhs"):
     """One side ("lhs" or "rhs") of one claim of a library theorem."""
     from ..theorems import load_library
@@ -122,18 +144,22 @@ def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, in
     ``inputs``: {subexpression: MatrixSymbol} computed by the caller and passed in;
     ``part``: a subexpression of that side to lower instead of the whole side (it must occur
     in the side).
+
+    Only the claim that is lowered is verified here (``symattn prove`` proves the whole theorem).
     """
-    res = proved_result(name)
-    if res.status != "proved":
-        raise LoweringError(f"theorem {name} is {res.status}, not proved; refusing to lower it")
+    from ..theorems import load_library
+
+    v = proved_claim(name, claim)
+    if v.status != "proved":
+        raise LoweringError(f"claim {claim} of theorem {name} is {v.status}, not proved; "
+                            "refusing to lower it")
+    statement = load_library()[name].statement
     expr = theorem_side(name, claim, side)
     if part is not None:
         if not expr.has(part):
             raise LoweringError(f"{sp.sstr(part)[:60]} is not a subexpression of claim {claim} of {name}")
         side = f"{side}, the subexpression {sp.sstr(part)}"
         expr = part
-    v = res.verdicts[claim]
     subst = tuple((sp.sstr(e), s.name) for e, s in (inputs or {}).items())
-    prov = Provenance(name, res.theorem.statement, claim, side, v.status, v.general, v.scope,
-                      v.method, subst)
+    prov = Provenance(name, statement, claim, side, v.status, v.general, v.scope, v.method, subst)
     return lower(expr, args=args, inputs=inputs, donate=donate, provenance=prov)
