@@ -305,3 +305,30 @@ def test_top_level_lower_is_the_function():
     A = sp.MatrixSymbol("A", n, m)
     k = sa.lower(A.T)
     np.testing.assert_array_equal(k(A=np.arange(6.0).reshape(2, 3)), np.arange(6.0).reshape(2, 3).T)
+
+
+@pytest.mark.parametrize("claim, how", [(0, {}), (1, {"mask": np.zeros((3, 5))}), (2, {"causal": True})])
+def test_attention_runs_the_kernel_of_its_scale_fold_claim(claim, how):
+    q, k, v = RNG.normal(size=(2, 3, 4)), RNG.normal(size=(2, 5, 4)), RNG.normal(size=(2, 5, 6))
+    with sn.trace() as used:
+        sn.attention(q, k, v, **how)
+    qe, ke, ve = R.head_inputs(True)
+    args = [R.Q, R.K, R.V] + ([R.M] if claim == 1 else [])
+    assert used == [lower_theorem("scale_folds_into_query_projection", claim, "rhs",
+                                  inputs={qe: R.Q, ke: R.K, ve: R.V}, args=args)]
+    assert used[0].provenance.describe().count("stands for") == 3
+
+
+def test_pooling_value_and_output_kernels_come_from_their_theorems():
+    x = RNG.normal(size=(2, 6, 8))
+    w_q, w_k, w_v, w_o = weights(8, 2, 2, 3, 3)
+    with sn.trace() as used:
+        sn.attention_pool(x, x[0, :1], w_q, w_k, w_v, w_o, num_heads=2, b_v=np.ones(6), b_o=np.ones(8))
+    pooled = sa.softmax(R.pooling_fold(True) * R.X.T, 1) * R.X
+    P = sp.MatrixSymbol("P", 1, R.d_model)
+    assert used[2] is lower_theorem("attention_pooling_folds_projections", 0, "rhs", inputs={pooled: P})
+    assert set(used[2].arg_names) == {"P", "W^V", "b^V"}  # W^V after pooling; K and V never formed
+    Z = sp.MatrixSymbol("Z", R.n, R.H * R.d_v)
+    W_O = sp.MatrixSymbol("W^O", R.H * R.d_v, R.d_model)
+    assert used[3] is lower_theorem("heads_concatenate_before_output_projection", 0, "lhs",
+                                    inputs={R.CONCAT: Z, R.STACK_O: W_O})
