@@ -68,12 +68,18 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
         lower_theorem("fused_qkv_projection", 0, "lhs"),
         lower_theorem("scale_folds_into_query_projection", 0, "rhs", part=q * k.T,
                       inputs={q: R.Q, k: R.K}, args=[R.Q, R.K]),
-        lower_theorem("blockwise_logsumexp_merge", 0, "rhs", donate=(R.S,), args=[R.S, R.c, R.V]),
+        lower_theorem("blockwise_logsumexp_merge", 6, "rhs", donate=(R.S,), args=[R.S, R.V]),
         lower_theorem("heads_concatenate_before_output_projection", 0, "lhs",
                       inputs={R.CONCAT: Z, R.STACK_O: W_O}),
     ]
     assert len(used) == 4 and all(a is b for a, b in zip(used, expected))
-    assert "S -= c" in used[2].source  # the scores are overwritten in place (donated)
+    assert "np.exp(S, out=S)" in used[2].source  # the scores are overwritten in place (donated)
+    big = 100 * x
+    with sn.trace() as used:  # large scores: the shifted form (claim 0), the row max as the shift
+        sn.multihead_attention(big, big, big, *w, num_heads=4, num_kv_heads=2)
+    assert used[2] is lower_theorem("blockwise_logsumexp_merge", 0, "rhs", donate=(R.S,),
+                                    args=[R.S, R.c, R.V])
+    assert "S -= c" in used[2].source
     with sn.trace() as used:
         sn.multihead_attention(x, x, x, *w, num_heads=4, num_kv_heads=2, block_size=2)  # three key blocks
     U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
@@ -332,3 +338,19 @@ def test_pooling_value_and_output_kernels_come_from_their_theorems():
     W_O = sp.MatrixSymbol("W^O", R.H * R.d_v, R.d_model)
     assert used[3] is lower_theorem("heads_concatenate_before_output_projection", 0, "lhs",
                                     inputs={R.CONCAT: Z, R.STACK_O: W_O})
+
+
+def test_shift_zero_is_used_only_when_scores_are_provably_small():
+    from symattn.numeric.blocked import unshifted_is_safe
+
+    q, k, v = RNG.normal(size=(2, 5, 4)) / 2, RNG.normal(size=(2, 7, 4)), RNG.normal(size=(2, 7, 3))
+    assert unshifted_is_safe(q, k, v, None)
+    assert not unshifted_is_safe(q * 100, k, v, None)
+    assert not unshifted_is_safe(q, k, v, np.ones((5, 7)))  # a positive mask may raise a score
+    q_nan = q.copy()
+    q_nan[0, 0, 0] = np.nan
+    assert not unshifted_is_safe(q_nan, k, v, None)
+    both = [sn.blocked_core(a, k, v) for a in (q, q * 1000)]
+    np.testing.assert_allclose(both[0], sn.attention(q * 2, k, v), rtol=1e-10)
+    np.testing.assert_allclose(both[1], sn.attention(q * 2000, k, v), rtol=1e-10)  # scores ~ 1000s
+    assert np.isfinite(both[1]).all()
