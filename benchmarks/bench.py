@@ -170,9 +170,11 @@ def check_agreement(impl):
     return max(float(np.max(np.abs(np.asarray(o, dtype=np.float64) - ref))) for o in outs.values())
 
 
-def bench(shape, dtype, rounds, torch, peak):
+def bench(shape, dtype, rounds, torch, peak, min_time):
     impl, flops = setup(shape, dtype, torch)
     err = check_agreement(impl)  # also warms up every implementation
+    once = _time(impl["symattn"])
+    rounds = max(rounds, min(200, int(min_time / max(once, 1e-6))))  # small shapes: more rounds
     times = {k: [] for k in impl}
     for _ in range(rounds):
         for k, fn in impl.items():
@@ -234,7 +236,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shapes", default="S1,S2,S3,P1,L1", help="comma-separated from " + ",".join(SHAPES))
     p.add_argument("--dtypes", default="float32,float64")
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=5, help="at least this many interleaved rounds")
+    p.add_argument("--min-time", type=float, default=1.0,
+                   help="more rounds for fast shapes: about this many seconds of symattn calls")
     p.add_argument("--threads", type=int, default=2, help="torch threads (NumPy's OpenBLAS uses its own)")
     p.add_argument("--l1-causal", action="store_true", help="L1 with the causal mask")
     p.add_argument("--block", type=int, default=1024, help="L1 key block size")
@@ -263,7 +267,7 @@ def main(argv=None):
             if shape == "L1":
                 bench_l1(d, args.l1_causal, args.block)
             else:
-                bench(shape, d, args.rounds, torch, peaks[d])
+                bench(shape, d, args.rounds, torch, peaks[d], args.min_time)
 
 
 if __name__ == "__main__":

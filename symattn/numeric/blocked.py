@@ -32,10 +32,11 @@ def unshifted_is_safe(q, k, v, mask) -> bool:
     """
     dtype = np.result_type(q, k, v)
     big = float(np.log(np.finfo(dtype).max))
-    bound = float(np.sqrt(np.max(np.sum(q * q, axis=-1))) * np.sqrt(np.max(np.sum(k * k, axis=-1))))
+    bound = float(np.sqrt(np.max(np.einsum("...i,...i->...", q, q)))
+                  * np.sqrt(np.max(np.einsum("...i,...i->...", k, k))))
     if not bound <= 0.45 * big:
         return False
-    vmax = float(np.max(np.abs(v)))
+    vmax = float(max(np.max(v), -np.min(v)))
     if not np.log(k.shape[-2]) + bound + np.log1p(vmax) < big - 10.0:
         return False
     return mask is None or bool(np.max(mask) <= 0)
