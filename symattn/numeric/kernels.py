@@ -27,8 +27,8 @@ def _specs():
     U, ell = sp.MatrixSymbol("U", R.n, R.d_v), sp.MatrixSymbol("l", R.n, 1)
     QKV = [R.Q, R.K, R.V]
 
-    def core(claim, bias=True):
-        q, k, v = R.head_inputs(bias)
+    def core(claim):
+        q, k, v = R.head_inputs(True)
         return ("scale_folds_into_query_projection", claim, "rhs", {"inputs": {q: R.Q, k: R.K, v: R.V}})
 
     def pool_rhs(bias):
@@ -41,7 +41,7 @@ def _specs():
         "qkv_fused_bias": ("fused_qkv_projection", 0, "lhs", {}),
         "qkv_fused": ("fused_qkv_projection", 1, "lhs", {}),
         "core": core(0),
-        "core_masked": core(1) + (),
+        "core_masked": core(1),
         "core_causal": core(2),
         "scores": ("scale_folds_into_query_projection", 0, "rhs",
                    {"part": q0 * k0.T, "inputs": {q0: R.Q, k0: R.K}, "args": [R.Q, R.K]}),
