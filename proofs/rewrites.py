@@ -196,6 +196,9 @@ def merge_claims():
     claims.append((RowOf(sa.softmax(S, 1) * V, ROW), sa.softmax(RowOf(S, ROW), 1) * V))
     # the shift c = 0: no pass over the scores to subtract it (used when |scores| is provably small)
     claims.append((sa.softmax(S, 1) * V, DivideRows(Exp(S) * V, Exp(S) * ones(m))))
+    # ... and over key blocks with c = 0 the merge is a plain sum
+    claims.append((Exp(sp.BlockMatrix([[S_1, S_2]])) * sp.BlockMatrix([[V_1], [V_2]]),
+                   Exp(S_1) * V_1 + Exp(S_2) * V_2))
     return claims
 
 
@@ -204,7 +207,8 @@ def merge_claims():
     "softmax(S) V = diag(l)⁻¹ U with U = exp(S - c 1ᵀ) V, l = exp(S - c 1ᵀ) 1 for any shift c; over key "
     "blocks [S_1 S_2]: U = e^(c_1 - c) U_1 + exp(S_2 - c 1ᵀ) V_2 and "
     "l = e^(c_1 - c) l_1 + exp(S_2 - c 1ᵀ) 1; "
-    "row k of softmax(S) V is softmax(row k of S) V; with c = 0, softmax(S) V = diag(exp(S) 1)⁻¹ exp(S) V",
+    "row k of softmax(S) V is softmax(row k of S) V; with c = 0, softmax(S) V = diag(exp(S) 1)⁻¹ exp(S) V "
+    "and exp([S_1 S_2]) [V_1; V_2] = exp(S_1) V_1 + exp(S_2) V_2",
     explanation="the merge rule of online softmax (m = max(m_1, m_2) is the shift c the kernel picks "
                 "to stay in floating-point range; the identity holds for every c)",
 )

@@ -179,9 +179,12 @@ class BatchedPrinter:
         full = [t for t in terms if t not in masks and t not in rows]
         if not full:
             raise LoweringError(f"cannot lower a sum of masks and broadcast rows alone: {sp.sstr(e)[:80]}")
-        var, owned = self._print(full[0])
-        for t in full[1:] + rows:
-            other, _ = self._print(_row_of(t) if t in rows else t)
+        printed = [self._print(t) for t in full] + [self._print(_row_of(t)) for t in rows]
+        base = next((k for k, (_, owned) in enumerate(printed[:len(full)]) if owned), 0)  # reuse a temporary
+        var, owned = printed[base]
+        for k, (other, _) in enumerate(printed):
+            if k == base:
+                continue
             if owned:
                 self.lines.append(f"{var} = iadd({var}, {other})")
             else:

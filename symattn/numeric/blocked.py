@@ -103,6 +103,7 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     out = np.empty(batch + (n, d_v), dtype=dtype)
     ones = np.ones(v.shape[:-1] + (1,), dtype=dtype)
     v_aug = np.concatenate([v, ones], axis=-1)  # [V 1]: numerator and denominator together
+    unshifted = unshifted_is_safe(q, k, v, mask)
     for i0 in range(0, n, tile):
         i1 = min(n, i0 + tile)
         qt = q[..., i0:i1, :]
@@ -115,6 +116,11 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
                 s += mask[..., i0:i1, j0:j1]
             if causal:
                 _mask_block_(s, i0, j0, offset)
+            if unshifted:  # c = 0 throughout (claim 7): U = U_1 + exp(S_b) [V_b 1]
+                if U is None:
+                    U = np.zeros(s.shape[:-1] + (d_v + 1,), dtype)
+                U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
+                continue
             c_new = np.max(s, axis=-1, keepdims=True)
             if c_prev is not None:
                 np.maximum(c_new, c_prev, out=c_new)

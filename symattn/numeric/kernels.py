@@ -57,6 +57,8 @@ def _specs():
         "decode": ("kv_cache_step_needs_no_mask", 0, "rhs", {"args": [R.q_new, R.K, R.V]}),
         "merge_step": ("blockwise_logsumexp_merge", 2, "rhs",
                        {"inputs": {R.Exp(R.ShiftRows(R.S_1, R.c_1)) * R.V_1: U1}, "donate": (R.S_2,)}),
+        "accumulate": ("blockwise_logsumexp_merge", 7, "rhs",
+                       {"inputs": {R.Exp(R.S_1) * R.V_1: U1}, "donate": (R.S_2,)}),
         "deferred": ("blockwise_logsumexp_merge", 0, "rhs", {"donate": (R.S,), "args": [R.S, R.c, R.V]}),
         "deferred_unshifted": ("blockwise_logsumexp_merge", 6, "rhs", {"donate": (R.S,), "args": [R.S, R.V]}),
         "normalize": ("blockwise_logsumexp_merge", 0, "rhs",
