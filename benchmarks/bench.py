@@ -217,19 +217,48 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(t, peak / 2**20, base / 2**20, bool(np.isfinite(out).all()))
 """
 
+L1_TORCH = """
+import resource, sys, time
+import numpy as np, torch
+torch.set_num_threads({threads})
+b, n, E, H = {shape}
+dtype = getattr(torch, {dtype!r})
+torch.manual_seed(0)
+x = torch.randn(b, n, E, dtype=dtype)
+w_in, w_o = torch.randn(3 * E, E, dtype=dtype) / E**0.5, torch.randn(E, E, dtype=dtype) / E**0.5
+F = torch.nn.functional
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with torch.inference_mode():
+    t = time.perf_counter()
+    qkv = F.linear(x, w_in).view(b, n, 3, H, E // H).permute(2, 0, 3, 1, 4)
+    o = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal={causal})
+    out = F.linear(o.transpose(1, 2).reshape(b, n, E), w_o)
+    t = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(t, peak / 2**20, base / 2**20, bool(torch.isfinite(out).all()))
+"""
 
-def bench_l1(dtype, causal, block):
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    code = L1_CHILD.format(root=root, shape=SHAPES["L1"], dtype=np.dtype(dtype).name, causal=causal,
-                           block=block)
+
+def _child(code):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if res.returncode:
-        print(f"\nL1 {np.dtype(dtype).name}: failed\n{res.stderr[-2000:]}")
-        return
+        return None, res.stderr[-1000:]
     t, peak, base, finite = res.stdout.split()
-    print(f"\nL1 {SHAPES['L1']} {np.dtype(dtype).name} (key-blocked online softmax, block {block}, "
-          f"causal={causal}): {float(t):.1f} s, peak RSS {float(peak):.2f} GiB "
-          f"(process before the call: {float(base):.2f} GiB), all finite: {finite}")
+    return (f"{float(t):.1f} s, peak RSS {float(peak):.2f} GiB (process before the call: "
+            f"{float(base):.2f} GiB), all finite: {finite}"), None
+
+
+def bench_l1(dtype, causal, block, torch_threads=None):
+    """L1 in child processes (one per library), so that each peak RSS is its own."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    name = np.dtype(dtype).name
+    print(f"\nL1 {SHAPES['L1']} {name}, causal={causal}:")
+    line, err = _child(L1_CHILD.format(root=root, shape=SHAPES["L1"], dtype=name, causal=causal, block=block))
+    print(f"  symattn (key-blocked online softmax, block {block}): {line or 'failed: ' + err}")
+    if torch_threads:
+        code = L1_TORCH.format(threads=torch_threads, shape=SHAPES["L1"], dtype=name, causal=causal)
+        line, err = _child(code)
+        print(f"  torch SDPA + projections: {line or 'failed: ' + err}")
 
 
 def main(argv=None):
@@ -265,7 +294,7 @@ def main(argv=None):
     for shape in args.shapes.split(","):
         for d in dtypes:
             if shape == "L1":
-                bench_l1(d, args.l1_causal, args.block)
+                bench_l1(d, args.l1_causal, args.block, args.threads if torch else None)
             else:
                 bench(shape, d, args.rounds, torch, peaks[d], args.min_time)
 
