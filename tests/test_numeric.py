@@ -353,6 +353,8 @@ def test_shift_zero_is_used_only_when_scores_are_provably_small():
     assert unshifted_is_safe(q, k, v, None)
     assert not unshifted_is_safe(q * 100, k, v, None)
     assert not unshifted_is_safe(q, k, v, np.ones((5, 7)))  # a positive mask may raise a score
+    assert not unshifted_is_safe(q, k, v, np.full((5, 7), -1e9))  # a row of -1e9 must stay uniform
+    assert unshifted_is_safe(q, k, v, np.triu(np.full((5, 7), -np.inf), 1))
     q_nan = q.copy()
     q_nan[0, 0, 0] = np.nan
     assert not unshifted_is_safe(q_nan, k, v, None)
@@ -360,3 +362,14 @@ def test_shift_zero_is_used_only_when_scores_are_provably_small():
     np.testing.assert_allclose(both[0], sn.attention(q * 2, k, v), rtol=1e-10)
     np.testing.assert_allclose(both[1], sn.attention(q * 2000, k, v), rtol=1e-10)  # scores ~ 1000s
     assert np.isfinite(both[1]).all()
+
+
+def test_a_row_masked_by_large_finite_values_stays_the_definition():
+    x = RNG.normal(size=(3, 4))
+    eye = np.eye(4)
+    mask = np.zeros((3, 3))
+    mask[1] = -1e9  # every key of row 1 pushed down by the same amount: its softmax is unchanged
+    masked = sn.multihead_attention(x, x, x, eye, eye, eye, eye, num_heads=1, mask=mask)
+    plain = sn.multihead_attention(x, x, x, eye, eye, eye, eye, num_heads=1)
+    np.testing.assert_allclose(masked[1], plain[1], rtol=1e-6)
+    assert np.isfinite(masked).all()

@@ -6,12 +6,14 @@ For each query tile and key block b, with scores S_b = Q K_bᵀ (scale folded in
     U   = e^(c_1 - c) U_1 + exp(S_b - c 1ᵀ) [V_b 1]     numerator and denominator in one GEMM
     out = diag(l)⁻¹ U  (l the last column of U)
 
-Both steps are kernels lowered from ``blockwise_logsumexp_merge`` (claims 4 and 0; the ones
-column carries claim 6, the denominator, in the same product), query tiles are independent
-by its last claim. When one block holds every key, the kernel is claim 0 itself:
+Both steps are kernels lowered from ``blockwise_logsumexp_merge`` (claims 2 and 0; the ones
+column carries claim 4, the denominator, in the same product), query tiles are independent
+by claim 5. When one block holds every key, the kernel is claim 0 itself:
 diag(exp(S - c 1ᵀ) 1)⁻¹ exp(S - c 1ᵀ) V, normalizing the n × d_v output instead of the n × m
-probabilities, with the scores overwritten in place. Peak memory is O(tile × block) per batch
-element and head, plus the inputs and output: linear in the sequence length.
+probabilities, with the scores overwritten in place. When the scores are provably small
+(``unshifted_is_safe``), the shift is c = 0 (claims 6 and 7): no row max, no subtraction.
+Peak memory is O(tile × block) per batch element and head, plus the inputs and output:
+linear in the sequence length.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ def unshifted_is_safe(q, k, v, mask) -> bool:
     |s_ij| = |q_i · k_j| <= |q_i| |k_j| (Cauchy-Schwarz), so with B = max_i |q_i| · max_j |k_j|
     every finite score lies in [-B, B]; B <= 0.45 ln(largest float) (about 40 in float32, 319 in
     float64) keeps exp(s) normal and far from overflow, and m e^B max|v| must stay far below the
-    largest float. NaN or inf anywhere makes this False
-    (the shifted kernel then propagates them). Masks must not raise a score (entries <= 0).
+    largest float. NaN or inf anywhere makes this False (the shifted kernel then propagates
+    them). A mask must not raise a score and its finite entries must not sink one below
+    -0.45 ln(largest float) (else a row of, say, -1e9 entries would vanish instead of being
+    uniform); -inf entries are exact either way.
     """
     dtype = np.result_type(q, k, v)
     big = float(np.log(np.finfo(dtype).max))
@@ -39,7 +43,10 @@ def unshifted_is_safe(q, k, v, mask) -> bool:
     vmax = float(max(np.max(v), -np.min(v)))
     if not np.log(k.shape[-2]) + bound + np.log1p(vmax) < big - 10.0:
         return False
-    return mask is None or bool(np.max(mask) <= 0)
+    if mask is None:
+        return True
+    finite = mask[np.isfinite(mask)]
+    return bool(np.all(mask <= 0) and (finite.size == 0 or np.min(finite) >= -0.45 * big))
 
 
 def _one_block(q, k, v, mask, causal, tile, offset, shape, dtype):
