@@ -5,7 +5,8 @@
     python benchmarks/bench.py --shapes L1 --l1-causal
 
 Prints, per shape and dtype, the median time of each implementation over interleaved rounds
-(one call of each per round, so a noisy neighbour hurts them alike), GFLOP/s against this
+(one call of each per round, in a rotating order, so a noisy neighbour, or the threads a
+library leaves spinning, hurts them alike), GFLOP/s against this
 machine's NumPy GEMM peak, and the ratios the targets are stated in. L1 (n = 32768) runs the
 key-blocked online-softmax kernel in a child process and reports its peak memory.
 
@@ -23,6 +24,8 @@ import sys
 import time
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+if "--omp-passive" in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 if "--blas-threads" in sys.argv:  # must be set before NumPy loads OpenBLAS
     os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
 
@@ -176,9 +179,10 @@ def bench(shape, dtype, rounds, torch, peak, min_time):
     once = _time(impl["symattn"])
     rounds = max(rounds, min(200, int(min_time / max(once, 1e-6))))  # small shapes: more rounds
     times = {k: [] for k in impl}
-    for _ in range(rounds):
-        for k, fn in impl.items():
-            times[k].append(_time(fn))
+    names = list(impl)
+    for r in range(rounds):  # rotate the order: each library follows each other one equally often
+        for k in names[r % len(names):] + names[: r % len(names)]:
+            times[k].append(_time(impl[k]))
     med = {k: statistics.median(v) for k, v in times.items()}
     print(f"\n{shape} {SHAPES[shape]} {np.dtype(dtype).name}: {rounds} interleaved rounds, "
           f"max |difference| to symattn {err:.1e}")
@@ -198,6 +202,8 @@ def bench(shape, dtype, rounds, torch, peak, min_time):
 L1_CHILD = """
 import os, resource, sys, time
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+if "--omp-passive" in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 if "--blas-threads" in sys.argv:  # must be set before NumPy loads OpenBLAS
     os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
 import numpy as np
@@ -273,6 +279,8 @@ def main(argv=None):
     p.add_argument("--block", type=int, default=1024, help="L1 key block size")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--blas-threads", help="OPENBLAS_NUM_THREADS for NumPy (default: OpenBLAS's own)")
+    p.add_argument("--omp-passive", action="store_true",
+                   help="OMP_WAIT_POLICY=PASSIVE: torch's threads stop spinning after each call")
     args = p.parse_args(argv)
     try:
         if args.no_torch:
@@ -287,6 +295,7 @@ def main(argv=None):
                                        if torch else ", no torch") +
           f", OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}"
           f", OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
+          f", OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}"
           f", {os.cpu_count()} cores")
     peaks = {d: gemm_peak(d) for d in dtypes}
     print("NumPy GEMM peak here: " + ", ".join(f"{np.dtype(d).name} {v:.0f} GFLOP/s"
