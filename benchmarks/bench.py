@@ -199,8 +199,14 @@ def bench(shape, dtype, rounds, torch, peak, min_time):
     return med
 
 
-L1_CHILD = """
-import os, resource, sys, time
+PEAK = """
+def peak_gib():  # VmHWM: this process's peak resident memory (ru_maxrss would include the parent's)
+    with open("/proc/self/status") as fh:
+        return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM")) / 2**20
+"""
+
+L1_CHILD = PEAK + """
+import os, sys, time
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 if "--omp-passive" in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
@@ -215,16 +221,15 @@ rng = np.random.default_rng(0)
 x = rng.normal(size=(b, n, E)).astype(dtype)
 w = [(rng.normal(size=s) / np.sqrt(E)).astype(dtype) for s in ((E, E), (E, E), (E, E), (E, E))]
 sn.multihead_attention(x[:, :2048], x[:, :2048], x[:, :2048], *w, num_heads=H, block_size=1024)
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = peak_gib()
 t = time.perf_counter()
 out = sn.multihead_attention(x, x, x, *w, num_heads=H, causal={causal}, block_size={block})
 t = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(t, peak / 2**20, base / 2**20, bool(np.isfinite(out).all()))
+print(t, peak_gib(), base, bool(np.isfinite(out).all()))
 """
 
-L1_TORCH = """
-import resource, sys, time
+L1_TORCH = PEAK + """
+import sys, time
 import numpy as np, torch
 torch.set_num_threads({threads})
 b, n, E, H = {shape}
@@ -233,15 +238,14 @@ torch.manual_seed(0)
 x = torch.randn(b, n, E, dtype=dtype)
 w_in, w_o = torch.randn(3 * E, E, dtype=dtype) / E**0.5, torch.randn(E, E, dtype=dtype) / E**0.5
 F = torch.nn.functional
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = peak_gib()
 with torch.inference_mode():
     t = time.perf_counter()
     qkv = F.linear(x, w_in).view(b, n, 3, H, E // H).permute(2, 0, 3, 1, 4)
     o = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal={causal})
     out = F.linear(o.transpose(1, 2).reshape(b, n, E), w_o)
     t = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(t, peak / 2**20, base / 2**20, bool(torch.isfinite(out).all()))
+print(t, peak_gib(), base, bool(torch.isfinite(out).all()))
 """
 
 
@@ -250,8 +254,8 @@ def _child(code):
     if res.returncode:
         return None, res.stderr[-1000:]
     t, peak, base, finite = res.stdout.split()
-    return (f"{float(t):.1f} s, peak RSS {float(peak):.2f} GiB (process before the call: "
-            f"{float(base):.2f} GiB), all finite: {finite}"), None
+    return (f"{float(t):.1f} s, peak resident memory {float(peak):.2f} GiB (peak before the call, "
+            f"inputs and libraries loaded: {float(base):.2f} GiB), all finite: {finite}"), None
 
 
 def bench_l1(dtype, causal, block, torch_threads=None):
