@@ -5,13 +5,16 @@
     python benchmarks/bench.py --shapes L1 --l1-causal
 
 Prints, per shape and dtype, the median time of each implementation over interleaved rounds
-(one call of each per round, in a rotating order, so a noisy neighbour, or the threads a
+(one call of each per round, in a random order, so a noisy neighbour, or the threads a
 library leaves spinning, hurts them alike), GFLOP/s against this
 machine's NumPy GEMM peak, and the ratios the targets are stated in. L1 (n = 32768) runs the
 key-blocked online-softmax kernel in a child process and reports its peak memory.
 
 OPENBLAS_THREAD_TIMEOUT=4 is set for this process only (before NumPy loads): otherwise
-OpenBLAS threads spin for ~0.1 s after each call and take a core from torch.
+OpenBLAS threads spin for ~0.1 s after each call and take a core from torch. Likewise
+OMP_WAIT_POLICY=PASSIVE (unless --omp-active): torch's OpenMP threads otherwise spin after
+each call and made NumPy code run right after torch up to 2x slower at S1 (measured here; torch
+itself was not slower with PASSIVE).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ import sys
 import time
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-if "--omp-passive" in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+if "--omp-active" not in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 if "--blas-threads" in sys.argv:  # must be set before NumPy loads OpenBLAS
     os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
 
@@ -180,8 +183,9 @@ def bench(shape, dtype, rounds, torch, peak, min_time):
     rounds = max(rounds, min(200, int(min_time / max(once, 1e-6))))  # small shapes: more rounds
     times = {k: [] for k in impl}
     names = list(impl)
-    for r in range(rounds):  # rotate the order: each library follows each other one equally often
-        for k in names[r % len(names):] + names[: r % len(names)]:
+    order = np.random.default_rng(1)
+    for _ in range(rounds):  # a fresh order each round: no library always follows the same one
+        for k in order.permutation(names):
             times[k].append(_time(impl[k]))
     med = {k: statistics.median(v) for k, v in times.items()}
     print(f"\n{shape} {SHAPES[shape]} {np.dtype(dtype).name}: {rounds} interleaved rounds, "
@@ -208,8 +212,8 @@ def peak_gib():  # VmHWM: this process's peak resident memory (ru_maxrss would i
 L1_CHILD = PEAK + """
 import os, sys, time
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-if "--omp-passive" in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+if "--omp-active" not in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 if "--blas-threads" in sys.argv:  # must be set before NumPy loads OpenBLAS
     os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
 import numpy as np
@@ -283,8 +287,9 @@ def main(argv=None):
     p.add_argument("--block", type=int, default=1024, help="L1 key block size")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--blas-threads", help="OPENBLAS_NUM_THREADS for NumPy (default: OpenBLAS's own)")
-    p.add_argument("--omp-passive", action="store_true",
-                   help="OMP_WAIT_POLICY=PASSIVE: torch's threads stop spinning after each call")
+    p.add_argument("--omp-active", action="store_true",
+                   help="leave OMP_WAIT_POLICY unset: torch's threads spin after each call and take a "
+                        "core from whatever runs next (by default PASSIVE, which does not slow torch here)")
     args = p.parse_args(argv)
     try:
         if args.no_torch:
