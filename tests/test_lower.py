@@ -187,3 +187,24 @@ def test_lower_theorem_refuses_an_unproved_claim(monkeypatch):
     monkeypatch.setitem(REGISTRY, th.name, th)
     with pytest.raises(LoweringError, match="claim 0 of theorem test_wrong_transpose is refuted, not proved"):
         lower_theorem("test_wrong_transpose")
+
+
+def test_chunked_elementwise_helpers_equal_numpy_and_survive_fork():
+    import multiprocessing
+
+    from symattn.lower import runtime
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(3, 700, 1000)).astype(np.float32)  # above 2 * CHUNK: the pool is used
+    c = rng.normal(size=(3, 700, 1))
+    np.testing.assert_allclose(runtime.rowsum(x), x.sum(-1, keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(runtime.rowmax(x), x.max(-1, keepdims=True))
+    np.testing.assert_allclose(runtime.shift_exp_(x.copy(), c.astype(np.float32)), np.exp(x - c), rtol=1e-6)
+    y = x.copy()
+    np.testing.assert_allclose(runtime.softmax_(y, -1), np.exp(x) / np.exp(x).sum(-1, keepdims=True),
+                               rtol=1e-5)
+    if "fork" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(1) as pool:  # the child must not wait on the parent's (absent) threads
+            got = pool.apply_async(runtime.rowsum, (x,)).get(timeout=60)
+        np.testing.assert_allclose(got, x.sum(-1, keepdims=True), rtol=1e-5)

@@ -73,13 +73,13 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
                       inputs={R.CONCAT: Z, R.STACK_O: W_O}),
     ]
     assert len(used) == 4 and all(a is b for a, b in zip(used, expected))
-    assert "np.exp(S, out=S)" in used[2].source  # the scores are overwritten in place (donated)
+    assert "exp_(S)" in used[2].source  # the scores are overwritten in place (donated)
     big = 1000 * x
     with sn.trace() as used:  # large scores: the shifted form (claim 0), the row max as the shift
         sn.multihead_attention(big, big, big, *w, num_heads=4, num_kv_heads=2)
     assert used[2] is lower_theorem("blockwise_logsumexp_merge", 0, "rhs", donate=(R.S,),
                                     args=[R.S, R.c, R.V])
-    assert "S -= c" in used[2].source
+    assert "shift_exp_(S, c)" in used[2].source
     U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
     with sn.trace() as used:
         sn.multihead_attention(big, big, big, *w, num_heads=4, num_kv_heads=2, block_size=2)  # 3 key blocks

@@ -12,7 +12,8 @@ broadcast. The printing rules, one method per node (``_print_<Node>``):
 - CausalMask in a sum: the scores masked with -inf in place; ``1 b`` (a OneMatrix column
   times a row b, a bias) in a sum: ``b`` broadcast over the rows;
 - BlockMatrix: concatenation with broadcast batch axes; Exp, ShiftRows, ScaleRows,
-  DivideRows elementwise (in place on temporaries);
+  DivideRows elementwise (in place on temporaries; exp(X - c 1ᵀ), exp and row sums of large
+  temporaries in row chunks on every core, see ``runtime``);
 - scalars: SymPy's Python printer (math.sqrt, ...) inside ``float(...)``, so float32 stays float32.
 
 Every subexpression is computed once (common subexpressions share a temporary), and a
@@ -150,7 +151,7 @@ class BatchedPrinter:
         scale = "" if c == 1 else self.coeff(c) + " * "
         if len(mats) == 2 and isinstance(mats[1], sp.OneMatrix) and mats[1].cols == 1:  # A 1: row sums
             var, _ = self._print(mats[0])
-            return self.emit(e, f"{scale}np.sum({var}, axis=-1, keepdims=True)")
+            return self.emit(e, f"{scale}rowsum({var})")
         if len(mats) == 2 and isinstance(mats[0], sp.OneMatrix) and mats[0].rows == 1:  # 1ᵀ A: column sums
             var, _ = self._print(mats[1])
             return self.emit(e, f"{scale}np.sum({var}, axis=-2, keepdims=True)")
@@ -232,9 +233,18 @@ class BatchedPrinter:
         return self._print(e.expand_heads())
 
     def _print_Exp(self, e):
-        var, owned = self._print(e.args[0])
+        arg = e.args[0]
+        if isinstance(arg, ShiftRows) and self.uses.get(arg, 1) <= 1:  # exp(X - c 1ᵀ) in one sweep
+            x, owned = self._print(arg.args[0])
+            c, _ = self._print(arg.args[1])
+            if not owned:
+                x, owned = self.emit(arg, f"{x}.copy()")
+            self.lines.append(f"shift_exp_({x}, {c})")
+            self.memo[arg] = (x, False)
+            return x, True
+        var, owned = self._print(arg)
         if owned:
-            self.lines.append(f"np.exp({var}, out={var})")
+            self.lines.append(f"exp_({var})")
             return var, True
         return self.emit(e, f"np.exp({var})")
 

@@ -8,6 +8,8 @@ Matrices are the last two axes of an array; leading axes are batch axes and broa
 """
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -143,6 +145,14 @@ def softmax_(x, axis):
     A row (column) whose entries are all -inf has no softmax: its result is NaN, as
     is any row that contains a NaN.
     """
+    if axis == -1 and _row_chunks(x) is not None:
+        def work(xs):
+            xs -= np.max(xs, axis=-1, keepdims=True)
+            np.exp(xs, out=xs)
+            xs /= np.sum(xs, axis=-1, keepdims=True)
+
+        _run_chunks(_row_chunks(x), work)
+        return x
     x -= np.max(x, axis=axis, keepdims=True)
     np.exp(x, out=x)
     x /= np.sum(x, axis=axis, keepdims=True)
@@ -179,3 +189,85 @@ def block(rows):
         parts = [np.broadcast_to(b, batch + b.shape[-2:]) for b in row]
         out_rows.append(np.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0])
     return np.concatenate(out_rows, axis=-2) if len(out_rows) > 1 else np.array(out_rows[0])
+
+
+# -- elementwise work on large temporaries, in row chunks on every core ---------------------------
+# NumPy's ufuncs run on one core and release the GIL, so chunks of rows go to a thread pool;
+# each chunk (about CHUNK elements) stays in cache while it is worked on.
+
+CHUNK = 2**19
+_POOL = {}
+
+
+def _pool():
+    """The thread pool of this process (a forked child makes its own: the parent's threads are gone)."""
+    pid = os.getpid()
+    if pid not in _POOL:
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+    return _POOL[pid]
+
+
+def _row_chunks(*arrays):
+    """Views of the arrays as (rows, columns) split into chunks of rows, or None if not possible."""
+    x = arrays[0]
+    if x.size < 2 * CHUNK or (os.cpu_count() or 1) < 2 or not x.flags.c_contiguous:
+        return None
+    flat = []
+    for a in arrays:
+        if a.shape[:-1] != x.shape[:-1] or not a.flags.c_contiguous:
+            return None
+        flat.append(a.reshape(-1, a.shape[-1]))
+    rows = flat[0].shape[0]
+    step = max(1, CHUNK // max(1, x.shape[-1]))
+    return [[f[i:i + step] for f in flat] for i in range(0, rows, step)]
+
+
+def _run_chunks(chunks, fn):
+    list(_pool().map(lambda parts: fn(*parts), chunks))
+
+
+def shift_exp_(x, c):
+    """x <- exp(x - c) in place, c a column (one shift per row)."""
+    chunks = _row_chunks(x, c) if c.shape[-1] == 1 else None
+    if chunks is None:
+        x -= c
+        np.exp(x, out=x)
+        return x
+
+    def work(xs, cs):
+        xs -= cs
+        np.exp(xs, out=xs)
+
+    _run_chunks(chunks, work)
+    return x
+
+
+def exp_(x):
+    """x <- exp(x) in place."""
+    chunks = _row_chunks(x)
+    if chunks is None:
+        return np.exp(x, out=x)
+    _run_chunks(chunks, lambda xs: np.exp(xs, out=xs))
+    return x
+
+
+def rowsum(x):
+    """x 1: the sum of each row, as a column."""
+    chunks = _row_chunks(x)
+    if chunks is None:
+        return np.sum(x, axis=-1, keepdims=True)
+    out = np.empty(x.shape[:-1] + (1,), dtype=x.dtype)
+    parts = _row_chunks(x, out)
+    _run_chunks(parts, lambda xs, os_: np.sum(xs, axis=-1, keepdims=True, out=os_))
+    return out
+
+
+def rowmax(x):
+    """The largest entry of each row, as a column."""
+    chunks = _row_chunks(x)
+    if chunks is None:
+        return np.max(x, axis=-1, keepdims=True)
+    out = np.empty(x.shape[:-1] + (1,), dtype=x.dtype)
+    _run_chunks(_row_chunks(x, out), lambda xs, os_: np.max(xs, axis=-1, keepdims=True, out=os_))
+    return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..lower.runtime import rowmax
 from .kernels import run
 
 
@@ -66,7 +67,7 @@ def _one_block(q, k, v, mask, causal, tile, offset, shape, dtype):
         if unshifted:
             tile_out = run("deferred_unshifted", S=s, V=v)
         else:
-            tile_out = run("deferred", S=s, c=np.max(s, axis=-1, keepdims=True), V=v)
+            tile_out = run("deferred", S=s, c=rowmax(s), V=v)
         if i1 - i0 == n:
             return tile_out  # one tile: no copy
         if out is None:
@@ -128,7 +129,7 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
                     U = np.zeros(s.shape[:-1] + (d_v + 1,), dtype)
                 U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
                 continue
-            c_new = np.max(s, axis=-1, keepdims=True)
+            c_new = rowmax(s)
             if c_prev is not None:
                 np.maximum(c_new, c_prev, out=c_new)
             c_new[c_new == -np.inf] = 0.0  # nothing seen yet in this row: any finite shift is exact
