@@ -84,9 +84,10 @@ def _mask_block_(s, i0, j0, offset):
         s[..., hide] = -np.inf
 
 
-#: query tiles hold about this many bytes of scores (16 MiB: within the L3 cache here, and few
-#: enough BLAS calls; measured best among 2^19..2^24 elements at S2 and S3)
-TILE_BYTES = 2**24
+#: query tiles hold about this many bytes of scores: 64 MiB bounds the memory while keeping
+#: BLAS calls few and large (measured here with the elementwise work on both cores: 2^26 to 2^28
+#: bytes were fastest at S1-S3, smaller tiles up to 1.8x slower at S2)
+TILE_BYTES = 2**26
 
 
 def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | None = None,
