@@ -36,6 +36,9 @@ from .proof import verify as verify
 
 # isort: split
 # seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
+# lowering to NumPy and the numeric core (``symattn.lower(expr)`` is the function; the
+# package symattn/lower stays importable by path: ``from symattn.lower import Kernel``)
+from . import numeric as numeric
 from .defs import BlockDiag as BlockDiag
 from .defs import CausalMask as CausalMask
 from .defs import KVCache as KVCache
@@ -67,5 +70,10 @@ from .derivation import check_steps as check_steps
 from .derivation import parse_notation as parse_notation
 from .derivation.latex import parse_latex as parse_latex
 from .errors import DerivationError as DerivationError
+from .errors import InputError as InputError
+from .errors import LoweringError as LoweringError
 from .errors import ParseError as ParseError
 from .errors import UnknownSymbolError as UnknownSymbolError
+from .lower import Kernel as Kernel
+from .lower import lower_theorem as lower_theorem
+from .lower.lower import lower as lower

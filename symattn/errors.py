@@ -56,3 +56,10 @@ class UnknownSymbolError(DerivationError):
 
 class NotationShapeError(DerivationError, ShapeError):
     """Shapes that do not fit, at a line and column of a derivation's text."""
+
+class LoweringError(SymattnError, TypeError):
+    """An expression that cannot be lowered to a NumPy kernel (a node without a printing rule)."""
+
+
+class InputError(SymattnError, ValueError):
+    """A numeric input that makes no sense: an integer or complex dtype, too few axes, a bad option."""

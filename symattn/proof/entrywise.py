@@ -77,7 +77,8 @@ def _block_entry(e, i, j):
 def entry(e, i, j):
     """The (i, j) entry of a matrix expression, as a scalar SymPy expression."""
     if isinstance(e, (sp.MatrixSymbol, FamilyMember)):
-        return MatrixElement(e, i, j)
+        # a single row (column) has only index 0 there
+        return MatrixElement(e, 0 if e.rows == 1 else i, 0 if e.cols == 1 else j)
     if isinstance(e, sp.MatMul):
         coeff, mats = e.as_coeff_matrices()
         return coeff * _product_entry(mats, i, j)
@@ -135,6 +136,8 @@ def entry(e, i, j):
         if i.is_Integer and j.is_Integer:
             return e[i, j]
         raise NoEntryRule("an explicit matrix indexed symbolically")
+    if hasattr(e, "entry_rule"):  # nodes that state their own entries (defs/numeric_nodes.py)
+        return e.entry_rule(i, j, entry)
     if hasattr(e, "_entry") and getattr(e, "entry_is_opaque", False):
         return MatrixElement(e, i, j)
     raise NoEntryRule(f"no entry rule for {type(e).__name__}")

@@ -354,3 +354,5 @@ def _permutation(e, ev, be, env, fns):
 
 def is_matrix_expr(e) -> bool:
     return isinstance(e, (MatrixExpr, sp.MatrixBase))
+
+from . import evaluate_nodes as _evaluate_nodes  # noqa: E402,F401  (rules for defs/numeric_nodes)

@@ -1,0 +1,321 @@
+"""Benchmarks: symattn's kernels against careful hand-written NumPy and PyTorch, in one run.
+
+    python benchmarks/bench.py                       # S1 S2 S3 P1 and L1, float32 and float64
+    python benchmarks/bench.py --shapes S1,P1 --dtypes float32 --rounds 7
+    python benchmarks/bench.py --shapes L1 --l1-causal
+
+Prints, per shape and dtype, the median time of each implementation over interleaved rounds
+(one call of each per round, in a random order, so a noisy neighbour, or the threads a
+library leaves spinning, hurts them alike), GFLOP/s against this
+machine's NumPy GEMM peak, and the ratios the targets are stated in. L1 (n = 32768) runs the
+key-blocked online-softmax kernel in a child process and reports its peak memory.
+
+OPENBLAS_THREAD_TIMEOUT=4 is set for this process only (before NumPy loads): otherwise
+OpenBLAS threads spin for ~0.1 s after each call and take a core from torch. Likewise
+OMP_WAIT_POLICY=PASSIVE (unless --omp-active): torch's OpenMP threads otherwise spin after
+each call and made NumPy code run right after torch up to 2x slower at S1 (measured here; torch
+itself was not slower with PASSIVE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+if "--omp-active" not in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if "--blas-threads" in sys.argv:  # must be set before NumPy loads OpenBLAS
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import symattn.numeric as sn  # noqa: E402
+
+SHAPES = {  # (batch, n, d_model, H)
+    "S1": (8, 128, 256, 4),
+    "S2": (8, 512, 512, 8),
+    "S3": (1, 2048, 512, 8),
+    "P1": (64, 256, 256, 4),
+    "L1": (1, 32768, 256, 4),
+}
+
+
+def mha_flops(b, n, E, H):
+    return 2 * b * n * E * 3 * E + 2 * b * n * E * E + 2 * 2 * b * n * n * E
+
+
+def pool_flops(b, n, E, H):  # what torch must do: project K and V for every token
+    return 2 * b * n * E * 2 * E + 2 * 2 * b * n * E + 2 * E * E * 2
+
+
+def gemm_peak(dtype, size=2048, rounds=3):
+    a = np.random.default_rng(0).normal(size=(size, size)).astype(dtype)
+    a @ a
+    best = min(_time(lambda: a @ a) for _ in range(rounds))
+    return 2 * size**3 / best / 1e9
+
+
+def _time(fn):
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+# -- careful hand-written NumPy -------------------------------------------------------------------
+
+def numpy_mha(x, w_in, b_in, w_o, b_o, H):
+    """Fused projection, scale folded into the query, in-place softmax, one GEMM for W^O."""
+    b, n, E = x.shape
+    d = E // H
+    qkv = x @ w_in
+    qkv += b_in
+    qkv = qkv.reshape(b, n, 3, H, d).transpose(2, 0, 3, 1, 4)
+    q, k, v = qkv[0], qkv[1], qkv[2]
+    s = (q * x.dtype.type(1 / np.sqrt(d))) @ k.transpose(0, 1, 3, 2)
+    s -= s.max(-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(-1, keepdims=True)
+    o = (s @ v).transpose(0, 2, 1, 3).reshape(b, n, E)
+    out = o @ w_o
+    out += b_o
+    return out
+
+
+def numpy_pool(x, q, w_q, w_k, w_v, w_o, b_q, b_v, b_o, H):
+    """The folded pooling query, written by hand."""
+    b, n, E = x.shape
+    d = E // H
+    qp = (q @ w_q + b_q).reshape(H, d)
+    u = np.einsum("hd,ehd->he", qp, w_k.reshape(E, H, d)) * x.dtype.type(1 / np.sqrt(d))  # (H, E)
+    s = u @ x.transpose(0, 2, 1)  # (b, H, n)
+    s -= s.max(-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(-1, keepdims=True)
+    p = s @ x  # (b, H, E)
+    heads = np.einsum("bhe,ehd->bhd", p, w_v.reshape(E, H, d)).reshape(b, 1, E) + b_v
+    return heads @ w_o + b_o
+
+
+# -- the runs ---------------------------------------------------------------------------------------
+
+def setup(shape, dtype, torch):
+    b, n, E, H = SHAPES[shape]
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(b, n, E)).astype(dtype)
+    w_in = (rng.normal(size=(E, 3 * E)) / np.sqrt(E)).astype(dtype)
+    b_in = rng.normal(size=3 * E).astype(dtype)
+    w_o = (rng.normal(size=(E, E)) / np.sqrt(E)).astype(dtype)
+    b_o = rng.normal(size=E).astype(dtype)
+    w_q, w_k, w_v = w_in[:, :E], w_in[:, E:2 * E], w_in[:, 2 * E:]
+    b_q, b_k, b_v = b_in[:E], b_in[E:2 * E], b_in[2 * E:]
+    impl = {}
+    tdtype = {np.float32: torch.float32, np.float64: torch.float64}[dtype] if torch else None
+    if torch:
+        mha = torch.nn.MultiheadAttention(E, H, batch_first=True, dtype=tdtype)
+        with torch.no_grad():
+            mha.in_proj_weight.copy_(torch.from_numpy(np.ascontiguousarray(w_in.T)))
+            mha.in_proj_bias.copy_(torch.from_numpy(b_in))
+            mha.out_proj.weight.copy_(torch.from_numpy(np.ascontiguousarray(w_o.T)))
+            mha.out_proj.bias.copy_(torch.from_numpy(b_o))
+        mha.eval()
+        tx = torch.from_numpy(x)
+        W_in, B_in = mha.in_proj_weight.detach(), mha.in_proj_bias.detach()
+        W_o, B_o = mha.out_proj.weight.detach(), mha.out_proj.bias.detach()
+        F = torch.nn.functional
+    if shape == "P1":
+        q = rng.normal(size=(1, E)).astype(dtype)
+        impl["symattn"] = lambda: sn.attention_pool(x, q, w_q, w_k, w_v, w_o, num_heads=H, b_q=b_q, b_k=b_k,
+                                                    b_v=b_v, b_o=b_o)
+        impl["numpy (hand-written fold)"] = lambda: numpy_pool(x, q, w_q, w_k, w_v, w_o, b_q, b_v, b_o, H)
+        if torch:
+            tq = torch.from_numpy(np.broadcast_to(q, (b, 1, E)).copy())
+
+            def t_mha():
+                with torch.inference_mode():
+                    return mha(tq, tx, tx, need_weights=False)[0]
+
+            def t_sdpa():
+                with torch.inference_mode():
+                    qq = F.linear(tq, W_in[:E], B_in[:E]).view(b, 1, H, E // H).transpose(1, 2)
+                    kv = F.linear(tx, W_in[E:], B_in[E:]).view(b, n, 2, H, E // H).permute(2, 0, 3, 1, 4)
+                    o = F.scaled_dot_product_attention(qq, kv[0], kv[1])
+                    return F.linear(o.transpose(1, 2).reshape(b, 1, E), W_o, B_o)
+            impl["torch MultiheadAttention"] = t_mha
+            impl["torch SDPA + projections"] = t_sdpa
+        flops = pool_flops(b, n, E, H)
+    else:
+        impl["symattn"] = lambda: sn.multihead_attention(x, x, x, w_q, w_k, w_v, w_o, num_heads=H, b_q=b_q,
+                                                         b_k=b_k, b_v=b_v, b_o=b_o)
+        impl["numpy (hand-written)"] = lambda: numpy_mha(x, w_in, b_in, w_o, b_o, H)
+        if torch:
+            def t_mha():
+                with torch.inference_mode():
+                    return mha(tx, tx, tx, need_weights=False)[0]
+
+            def t_sdpa():
+                with torch.inference_mode():
+                    qkv = F.linear(tx, W_in, B_in).view(b, n, 3, H, E // H).permute(2, 0, 3, 1, 4)
+                    o = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+                    return F.linear(o.transpose(1, 2).reshape(b, n, E), W_o, B_o)
+            impl["torch MultiheadAttention"] = t_mha
+            impl["torch SDPA + projections"] = t_sdpa
+    if shape != "P1":
+        flops = mha_flops(b, n, E, H)
+    return impl, flops
+
+
+def check_agreement(impl):
+    outs = {k: np.asarray(fn()) for k, fn in impl.items()}
+    ref = outs["symattn"]
+    return max(float(np.max(np.abs(np.asarray(o, dtype=np.float64) - ref))) for o in outs.values())
+
+
+def bench(shape, dtype, rounds, torch, peak, min_time):
+    impl, flops = setup(shape, dtype, torch)
+    err = check_agreement(impl)  # also warms up every implementation
+    once = _time(impl["symattn"])
+    rounds = max(rounds, min(200, int(min_time / max(once, 1e-6))))  # small shapes: more rounds
+    times = {k: [] for k in impl}
+    names = list(impl)
+    order = np.random.default_rng(1)
+    for _ in range(rounds):  # a fresh order each round: no library always follows the same one
+        for k in order.permutation(names):
+            times[k].append(_time(impl[k]))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"\n{shape} {SHAPES[shape]} {np.dtype(dtype).name}: {rounds} interleaved rounds, "
+          f"max |difference| to symattn {err:.1e}")
+    for k, t in med.items():
+        gf = flops / t / 1e9
+        print(f"  {k:28s} {t * 1e3:9.2f} ms   {gf:7.1f} GFLOP/s ({100 * gf / peak:5.1f}% of GEMM peak)")
+    s = med["symattn"]
+    hand = next(k for k in med if k.startswith("numpy"))
+    print(f"  symattn / {hand}: {s / med[hand]:.2f}")
+    if torch:
+        print(f"  symattn / torch SDPA + projections: {s / med['torch SDPA + projections']:.2f}   "
+              f"torch MultiheadAttention / symattn: {med['torch MultiheadAttention'] / s:.2f}x   "
+              f"torch SDPA / symattn: {med['torch SDPA + projections'] / s:.2f}x")
+    return med
+
+
+PEAK = """
+def peak_gib():  # VmHWM: this process's peak resident memory (ru_maxrss would include the parent's)
+    with open("/proc/self/status") as fh:
+        return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM")) / 2**20
+"""
+
+L1_CHILD = PEAK + """
+import os, sys, time
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+if "--omp-active" not in sys.argv:  # torch's OpenMP threads sleep at once instead of spinning
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if "--blas-threads" in sys.argv:  # must be set before NumPy loads OpenBLAS
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--blas-threads") + 1]
+import numpy as np
+sys.path.insert(0, {root!r})
+import symattn.numeric as sn
+b, n, E, H = {shape}
+dtype = np.{dtype}
+rng = np.random.default_rng(0)
+x = rng.normal(size=(b, n, E)).astype(dtype)
+w = [(rng.normal(size=s) / np.sqrt(E)).astype(dtype) for s in ((E, E), (E, E), (E, E), (E, E))]
+sn.multihead_attention(x[:, :2048], x[:, :2048], x[:, :2048], *w, num_heads=H, block_size=1024)
+base = peak_gib()
+t = time.perf_counter()
+out = sn.multihead_attention(x, x, x, *w, num_heads=H, causal={causal}, block_size={block})
+t = time.perf_counter() - t
+print(t, peak_gib(), base, bool(np.isfinite(out).all()))
+"""
+
+L1_TORCH = PEAK + """
+import sys, time
+import numpy as np, torch
+torch.set_num_threads({threads})
+b, n, E, H = {shape}
+dtype = getattr(torch, {dtype!r})
+torch.manual_seed(0)
+x = torch.randn(b, n, E, dtype=dtype)
+w_in, w_o = torch.randn(3 * E, E, dtype=dtype) / E**0.5, torch.randn(E, E, dtype=dtype) / E**0.5
+F = torch.nn.functional
+base = peak_gib()
+with torch.inference_mode():
+    t = time.perf_counter()
+    qkv = F.linear(x, w_in).view(b, n, 3, H, E // H).permute(2, 0, 3, 1, 4)
+    o = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal={causal})
+    out = F.linear(o.transpose(1, 2).reshape(b, n, E), w_o)
+    t = time.perf_counter() - t
+print(t, peak_gib(), base, bool(torch.isfinite(out).all()))
+"""
+
+
+def _child(code):
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if res.returncode:
+        return None, res.stderr[-1000:]
+    t, peak, base, finite = res.stdout.split()
+    return (f"{float(t):.1f} s, peak resident memory {float(peak):.2f} GiB (peak before the call, "
+            f"inputs and libraries loaded: {float(base):.2f} GiB), all finite: {finite}"), None
+
+
+def bench_l1(dtype, causal, block, torch_threads=None):
+    """L1 in child processes (one per library), so that each peak RSS is its own."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    name = np.dtype(dtype).name
+    print(f"\nL1 {SHAPES['L1']} {name}, causal={causal}:")
+    line, err = _child(L1_CHILD.format(root=root, shape=SHAPES["L1"], dtype=name, causal=causal, block=block))
+    print(f"  symattn (key-blocked online softmax, block {block}): {line or 'failed: ' + err}")
+    if torch_threads:
+        code = L1_TORCH.format(threads=torch_threads, shape=SHAPES["L1"], dtype=name, causal=causal)
+        line, err = _child(code)
+        print(f"  torch SDPA + projections: {line or 'failed: ' + err}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--shapes", default="S1,S2,S3,P1,L1", help="comma-separated from " + ",".join(SHAPES))
+    p.add_argument("--dtypes", default="float32,float64")
+    p.add_argument("--rounds", type=int, default=5, help="at least this many interleaved rounds")
+    p.add_argument("--min-time", type=float, default=1.0,
+                   help="more rounds for fast shapes: about this many seconds of symattn calls")
+    p.add_argument("--threads", type=int, default=2, help="torch threads (NumPy's OpenBLAS uses its own)")
+    p.add_argument("--l1-causal", action="store_true", help="L1 with the causal mask")
+    p.add_argument("--block", type=int, default=1024, help="L1 key block size")
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--blas-threads", help="OPENBLAS_NUM_THREADS for NumPy (default: OpenBLAS's own)")
+    p.add_argument("--omp-active", action="store_true",
+                   help="leave OMP_WAIT_POLICY unset: torch's threads spin after each call and take a "
+                        "core from whatever runs next (by default PASSIVE, which does not slow torch here)")
+    args = p.parse_args(argv)
+    try:
+        if args.no_torch:
+            raise ImportError
+        import torch
+
+        torch.set_num_threads(args.threads)
+    except ImportError:
+        torch = None
+    dtypes = [getattr(np, d) for d in args.dtypes.split(",")]
+    print(f"numpy {np.__version__}" + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)"
+                                       if torch else ", no torch") +
+          f", OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}"
+          f", OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
+          f", OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}"
+          f", {os.cpu_count()} cores")
+    peaks = {d: gemm_peak(d) for d in dtypes}
+    print("NumPy GEMM peak here: " + ", ".join(f"{np.dtype(d).name} {v:.0f} GFLOP/s"
+                                               for d, v in peaks.items()))
+    for shape in args.shapes.split(","):
+        for d in dtypes:
+            if shape == "L1":
+                bench_l1(d, args.l1_causal, args.block, args.threads if torch else None)
+            else:
+                bench(shape, d, args.rounds, torch, peaks[d], args.min_time)
+
+
+if __name__ == "__main__":
+    main()

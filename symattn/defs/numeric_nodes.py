@@ -1,0 +1,179 @@
+"""Elementwise nodes that numeric kernels need: the causal mask and the pieces of online softmax.
+
+    CausalMask(n, m)  n × m additive mask: entry (i, j) is 0 when key j is not after query i
+                      (j <= i + m - n, the n queries being the last n of the m positions), else -∞
+    Exp(X)            the exponential of every entry
+    ShiftRows(X, c)   X - c 1ᵀ: subtract c_i (c is a column n × 1) from every entry of row i
+    ScaleRows(d, X)   diag(d) X: multiply row i by d_i
+    DivideRows(X, d)  diag(d)⁻¹ X: divide row i by d_i
+    RowOf(X, k)       row k of X (1 × cols), for a symbolic k: states that rows are independent
+
+Each node gives its (i, j) entry to the entrywise strategy (``entry_rule``), and the
+elementwise ones act blockwise on a block row (``doit``): Exp([A B]) = [Exp(A) Exp(B)],
+ShiftRows([A B], c) = [ShiftRows(A, c) ShiftRows(B, c)]; these two rules are true because
+the operations act entry by entry and on rows. A single query (n = 1) is the newest
+position and is masked nowhere: CausalMask(1, m) = 0.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from .dims import check_dimension
+from .shapes import as_matrix, require_equal
+
+
+class _Node(MatrixExpr):
+    is_commutative = False
+
+    def _sympystr(self, printer):
+        return f"{type(self).__name__}({', '.join(printer._print(a) for a in self.args)})"
+
+
+class CausalMask(_Node):
+    """The causal mask as -∞ scores (row convention: queries are rows, keys are columns).
+
+    >>> from symattn import dims
+    >>> n, m = dims("n m")
+    >>> CausalMask(n, m).shape
+    (n, m)
+    >>> CausalMask(1, m).doit()
+    0
+    """
+
+    is_mask = True  # entries 0 or -oo: allowed only as a summand of a Softmax argument
+
+    def __new__(cls, n, m):
+        return super().__new__(cls, check_dimension(n, "CausalMask: "), check_dimension(m, "CausalMask: "))
+
+    @property
+    def shape(self):
+        return (self.args[0], self.args[1])
+
+    def entry_rule(self, i, j, entry):
+        n, m = self.args
+        return sp.Piecewise((sp.Integer(0), j - i <= m - n), (-sp.oo, True))
+
+    def doit(self, **hints):
+        if self.args[0] == 1:
+            return sp.ZeroMatrix(1, self.args[1])
+        return self
+
+
+def _split_block_row(node_cls, X, *rest):
+    """node(X) for X a 1 × k block row: the block row of node(block)."""
+    blocks = X.blocks
+    return sp.BlockMatrix([[node_cls(blocks[0, j], *rest) for j in range(blocks.cols)]])
+
+
+class Exp(_Node):
+    """exp of every entry (elementwise, not the matrix exponential)."""
+
+    def __new__(cls, X):
+        return super().__new__(cls, as_matrix(X, "X", "Exp(X)"))
+
+    @property
+    def shape(self):
+        return self.args[0].shape
+
+    def entry_rule(self, i, j, entry):
+        return sp.exp(entry(self.args[0], i, j))
+
+    def doit(self, **hints):
+        X = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
+        if isinstance(X, sp.BlockMatrix) and X.blockshape[0] == 1:
+            return _split_block_row(Exp, X)
+        return Exp(X)
+
+
+class ShiftRows(_Node):
+    """X - c 1ᵀ with c an n × 1 column: row i shifted by -c_i."""
+
+    def __new__(cls, X, c):
+        X, c = as_matrix(X, "X", "ShiftRows(X, c)"), as_matrix(c, "c", "ShiftRows(X, c)")
+        require_equal(X.rows, c.rows, "ShiftRows(X, c)", "c needs one entry per row of X",
+                      [("X", X), ("c", c)])
+        require_equal(c.cols, 1, "ShiftRows(X, c)", "c must be a column", [("c", c)])
+        return super().__new__(cls, X, c)
+
+    @property
+    def shape(self):
+        return self.args[0].shape
+
+    def entry_rule(self, i, j, entry):
+        return entry(self.args[0], i, j) - entry(self.args[1], i, sp.Integer(0))
+
+    def doit(self, **hints):
+        deep = hints.get("deep", True)
+        X, c = (a.doit(**hints) if deep else a for a in self.args)
+        if isinstance(X, sp.BlockMatrix) and X.blockshape[0] == 1:
+            return _split_block_row(ShiftRows, X, c)
+        return ShiftRows(X, c)
+
+
+class ScaleRows(_Node):
+    """diag(d) X: row i of X times d_i."""
+
+    def __new__(cls, d, X):
+        d, X = as_matrix(d, "d", "ScaleRows(d, X)"), as_matrix(X, "X", "ScaleRows(d, X)")
+        require_equal(X.rows, d.rows, "ScaleRows(d, X)", "d needs one entry per row of X",
+                      [("d", d), ("X", X)])
+        require_equal(d.cols, 1, "ScaleRows(d, X)", "d must be a column", [("d", d)])
+        return super().__new__(cls, d, X)
+
+    @property
+    def shape(self):
+        return self.args[1].shape
+
+    def entry_rule(self, i, j, entry):
+        return entry(self.args[0], i, sp.Integer(0)) * entry(self.args[1], i, j)
+
+    def doit(self, **hints):
+        deep = hints.get("deep", True)
+        return ScaleRows(*(a.doit(**hints) if deep else a for a in self.args))
+
+
+class DivideRows(_Node):
+    """diag(d)⁻¹ X: row i of X divided by d_i."""
+
+    def __new__(cls, X, d):
+        X, d = as_matrix(X, "X", "DivideRows(X, d)"), as_matrix(d, "d", "DivideRows(X, d)")
+        require_equal(X.rows, d.rows, "DivideRows(X, d)", "d needs one entry per row of X",
+                      [("X", X), ("d", d)])
+        require_equal(d.cols, 1, "DivideRows(X, d)", "d must be a column", [("d", d)])
+        return super().__new__(cls, X, d)
+
+    @property
+    def shape(self):
+        return self.args[0].shape
+
+    def entry_rule(self, i, j, entry):
+        return entry(self.args[0], i, j) / entry(self.args[1], i, sp.Integer(0))
+
+    def doit(self, **hints):
+        deep = hints.get("deep", True)
+        return DivideRows(*(a.doit(**hints) if deep else a for a in self.args))
+
+
+class RowOf(_Node):
+    """Row k of X (a 1 × cols matrix), for a symbolic or concrete row index k (0-based)."""
+
+    def __new__(cls, X, k):
+        return super().__new__(cls, as_matrix(X, "X", "RowOf(X, k)"), sp.sympify(k))
+
+    @property
+    def shape(self):
+        return (sp.Integer(1), self.args[0].cols)
+
+    @property
+    def free_symbols(self):
+        return self.args[0].free_symbols | self.args[1].free_symbols
+
+    def entry_rule(self, i, j, entry):
+        return entry(self.args[0], self.args[1], j)
+
+    def doit(self, **hints):
+        deep = hints.get("deep", True)
+        X = self.args[0].doit(**hints) if deep else self.args[0]
+        return RowOf(X, self.args[1])

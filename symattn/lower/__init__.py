@@ -1,0 +1,9 @@
+"""Lowering: proved matrix expressions become batched NumPy kernels."""
+
+from .kernel import Kernel as Kernel
+from .kernel import Provenance as Provenance
+from .lower import lower as lower
+from .lower import lower_theorem as lower_theorem
+from .lower import proved_result as proved_result
+from .lower import theorem_side as theorem_side
+from .runtime import chain_order as chain_order

@@ -1,0 +1,165 @@
+"""``lower(expr)``: a matrix expression becomes a cached :class:`Kernel`.
+
+``lower_theorem(name, claim, side)`` lowers one side of a claim of a theorem in the
+library after the theorem is proved (it refuses unproved ones), and records the verdict
+in the kernel's provenance.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..defs.shapes import as_matrix
+from ..errors import LoweringError
+from .kernel import Kernel, Provenance, build_source, compile_source, input_leaves
+
+_CACHE: dict = {}
+_PROVED: dict = {}
+
+
+def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | None = None) -> Kernel:
+    """Lower a matrix expression to a batched NumPy kernel (cached: a second call is free).
+
+    ``args``: the input matrices in the positional order (default: sorted by name);
+    ``inputs``: {subexpression: MatrixSymbol}, subexpressions that the caller computes and
+    passes in (for example an accumulator of an online softmax);
+    ``donate``: input matrices the kernel may overwrite in place (the caller's temporaries).
+
+    >>> import sympy as sp, numpy as np, symattn as sa
+    >>> n, m, d_k, d_v = sa.dims("n m d_k d_v")
+    >>> Q, K = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k)
+    >>> V = sp.MatrixSymbol("V", m, d_v)
+    >>> k = lower(sa.attention(Q, K, V, convention="row"), args=[Q, K, V])
+    >>> k is lower(sa.attention(Q, K, V, convention="row"), args=[Q, K, V])
+    True
+    >>> rng = np.random.default_rng(0)
+    >>> out = k(Q=rng.random((2, 3, 4), dtype=np.float32), K=rng.random((5, 4), dtype=np.float32),
+    ...         V=rng.random((5, 6), dtype=np.float32))
+    >>> out.shape, out.dtype
+    ((2, 3, 6), dtype('float32'))
+    """
+    expr = as_matrix(expr, "expr", "lower(expr)")
+    subst = tuple(sorted(((e, s) for e, s in (inputs or {}).items()), key=lambda p: p[1].name))
+    for e, sym in subst:
+        if tuple(e.shape) != tuple(sym.shape):
+            raise LoweringError(f"cannot stand {sym} ({sp.sstr(sym.shape)}) for {sp.sstr(e)[:60]} "
+                                f"({sp.sstr(e.shape)}): the shapes differ")
+    if subst:
+        # a subexpression may also occur transposed (SymPy distributes ᵀ over sums), or as a run
+        # of factors inside a longer (flattened) product
+        expr = expr.xreplace(dict(subst)).xreplace({e.T: sym.T for e, sym in subst})
+        for e, sym in subst:
+            if isinstance(e, sp.MatMul):
+                expr = replace_factor_run(expr, e, sym)
+        for e, s in subst:
+            if expr.has(e):
+                raise LoweringError(f"could not substitute {s} for {e}")
+    leaves = input_leaves(expr)
+    if args is None:
+        args = leaves
+    else:
+        args = [as_matrix(a, "arg", "lower(expr)") for a in args]
+        missing = sorted(set(x.name for x in leaves) - set(a.name for a in args))
+        if missing:
+            raise LoweringError(f"lower(expr): args lacks the input(s) {', '.join(missing)}")
+    donate = tuple(donate)
+    key = (expr, tuple(args), donate, provenance)
+    if key in _CACHE:
+        return _CACHE[key]
+    src, names, dims = build_source(expr, args, donated=donate)
+    k = Kernel(expr, tuple(args), src, compile_source(src), names, provenance, dims)
+    _CACHE[key] = k
+    return k
+
+
+def replace_factor_run(expr, run, sym):
+    """Replace the factors of the product ``run`` where they occur in a row inside a longer product
+    (A B C with run B C becomes A sym): associativity, (A B) C = A (B C)."""
+    c_run, factors = run.as_coeff_matrices()
+    k = len(factors)
+
+    def fix(e):
+        if not isinstance(e, sp.MatMul):
+            return None
+        c, mats = e.as_coeff_matrices()
+        for i in range(len(mats) - k + 1):
+            if list(mats[i:i + k]) == list(factors) and (c / c_run).is_number:
+                new = mats[:i] + [sym] + mats[i + k:]
+                return sp.MatMul(c / c_run, *new).doit(deep=False) if c != c_run else (
+                    sp.MatMul(*new).doit(deep=False) if len(new) > 1 else new[0])
+        return None
+
+    return expr.replace(lambda e: fix(e) is not None, fix)
+
+
+def proved_result(name: str):
+    """The result of proving the library theorem ``name`` (proved once per process)."""
+    from ..theorems import load_library, prove
+
+    if name not in _PROVED:
+        library = load_library()
+        if name not in library:
+            raise LoweringError(f"no theorem named {name!r} in the library")
+        _PROVED[name] = prove(library[name])
+    return _PROVED[name]
+
+
+_CLAIMS: dict = {}
+
+
+def proved_claim(name: str, claim: int):
+    """The verdict on one claim of a library theorem (verified once per process)."""
+    from ..proof import verify
+    from ..theorems import load_library
+
+    key = (name, claim)
+    if key not in _CLAIMS:
+        library = load_library()
+        if name not in library:
+            raise LoweringError(f"no theorem named {name!r} in the library")
+        th = library[name]
+        claims = th.claims()
+        if not 0 <= claim < len(claims):
+            raise LoweringError(f"theorem {name} has claims 0..{len(claims) - 1}, not {claim}")
+        lhs, rhs = claims[claim]
+        _CLAIMS[key] = verify(lhs, rhs, at=th.at, budget=th.budget)
+    return _CLAIMS[key]
+
+
+def theorem_side(name: str, claim: int = 0, side: str = "rhs"):
+    """One side ("lhs" or "rhs") of one claim of a library theorem."""
+    from ..theorems import load_library
+
+    th = load_library()[name]
+    claims = th.claims()
+    if side not in ("lhs", "rhs"):
+        raise LoweringError(f"side must be 'lhs' or 'rhs', got {side!r}")
+    return claims[claim][0 if side == "lhs" else 1]
+
+
+def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, inputs=None,
+                  part=None, donate=()) -> Kernel:
+    """Prove the theorem, then lower one side of one of its claims, recording the verdict.
+
+    ``inputs``: {subexpression: MatrixSymbol} computed by the caller and passed in;
+    ``part``: a subexpression of that side to lower instead of the whole side (it must occur
+    in the side).
+
+    Only the claim that is lowered is verified here (``symattn prove`` proves the whole theorem).
+    """
+    from ..theorems import load_library
+
+    v = proved_claim(name, claim)
+    if v.status != "proved":
+        raise LoweringError(f"claim {claim} of theorem {name} is {v.status}, not proved; "
+                            "refusing to lower it")
+    statement = load_library()[name].statement
+    expr = theorem_side(name, claim, side)
+    if part is not None:
+        if not expr.has(part):
+            raise LoweringError(f"{sp.sstr(part)[:60]} is not a subexpression of claim {claim} of {name}")
+        side = f"{side}, the subexpression {sp.sstr(part)}"
+        expr = part
+    subst = tuple((sp.sstr(e), s.name) for e, s in (inputs or {}).items())
+    prov = Provenance(name, statement, claim, side, v.status, v.general, v.scope, v.method, subst)
+    return lower(expr, args=args, inputs=inputs, donate=donate, provenance=prov)

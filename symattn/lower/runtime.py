@@ -1,0 +1,273 @@
+"""Runtime helpers of generated kernels (NumPy and the standard library only).
+
+This module is imported by kernels built in-process and copied verbatim into the
+standalone modules written by ``symattn codegen``, so it must not import sympy or
+anything else from symattn except, optionally, the error classes.
+
+Matrices are the last two axes of an array; leading axes are batch axes and broadcast.
+"""
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+try:  # inside symattn the errors are symattn's own; in a generated module they are local
+    from ..errors import InputError, ShapeError
+except ImportError:  # pragma: no cover - exercised by the generated modules
+    class ShapeError(ValueError):
+        """Arrays whose shapes do not fit the expression."""
+
+    class InputError(ValueError):
+        """An input that makes no sense (integer or complex dtype, too few axes)."""
+
+
+def as_inputs(named):
+    """Convert (name, value) pairs to float arrays of one common dtype (float32 stays float32)."""
+    arrays = []
+    for name, value in named:
+        a = np.asarray(value)
+        if a.dtype.kind not in "f":
+            what = {"i": "integer", "u": "unsigned integer", "b": "boolean", "c": "complex"}
+            raise InputError(
+                f"{name}: attention kernels work on real floating-point arrays; got dtype {a.dtype} "
+                f"({what.get(a.dtype.kind, 'non-numeric')}); convert with .astype(numpy.float32) "
+                f"or .astype(numpy.float64)")
+        if a.ndim < 2:
+            raise InputError(
+                f"{name}: expected a matrix (at least 2 axes, batch axes first), got shape {a.shape}")
+        arrays.append(a)
+    dtype = np.result_type(*arrays) if arrays else np.dtype(np.float64)
+    return [a if a.dtype == dtype else a.astype(dtype) for a in arrays], dtype
+
+
+def bind(bound, symbol, size, array_name, axis_name):
+    """Bind a dimension symbol to a size on first sight; afterwards check that sizes agree."""
+    if symbol not in bound:
+        bound[symbol] = (size, array_name, axis_name)
+        return size
+    first, where, first_axis = bound[symbol]
+    if first != size:
+        raise ShapeError(
+            f"dimension {symbol}: {where} has {first} {first_axis} but {array_name} has {size} "
+            f"{axis_name}; both are {symbol} in the expression")
+    return size
+
+
+def check_size(expected, size, array_name, axis_name, text):
+    if expected != size:
+        raise ShapeError(
+            f"{array_name}: its {axis_name} should number {text} = {expected}, got {size}")
+
+
+def _batch_size(shapes):
+    try:
+        return math.prod(np.broadcast_shapes(*[s[:-2] for s in shapes]))
+    except ValueError as exc:
+        raise ShapeError(f"batch axes do not broadcast: {', '.join(str(s[:-2]) for s in shapes)}") from exc
+
+
+_ORDERS = {}
+
+
+def chain_order(shapes):
+    """The cheapest parenthesization of a matrix chain (dynamic program over the shapes).
+
+    ``shapes`` are the array shapes (batch axes first); the cost of a product counts
+    the broadcast batch. Returns a nested tuple of operand indices, e.g. (0, (1, 2)).
+
+    >>> chain_order([(10, 100), (100, 5), (5, 50)])
+    ((0, 1), 2)
+    >>> chain_order([(50, 5), (5, 100), (100, 1)])
+    (0, (1, 2))
+    """
+    key = tuple(shapes)
+    if key in _ORDERS:
+        return _ORDERS[key]
+    k = len(shapes)
+    dims = [shapes[0][-2]] + [s[-1] for s in shapes]
+    cost = {}
+    split = {}
+    for i in range(k):
+        cost[i, i] = 0
+    for length in range(2, k + 1):
+        for i in range(k - length + 1):
+            j = i + length - 1
+            best = None
+            for s in range(i, j):
+                batch = _batch_size([shapes[t] for t in range(i, j + 1)])
+                c = cost[i, s] + cost[s + 1, j] + batch * dims[i] * dims[s + 1] * dims[j + 1]
+                if best is None or c < best:
+                    best, split[i, j] = c, s
+            cost[i, j] = best
+
+    def tree(i, j):
+        if i == j:
+            return i
+        s = split[i, j]
+        return (tree(i, s), tree(s + 1, j))
+
+    _ORDERS[key] = tree(0, k - 1)
+    return _ORDERS[key]
+
+
+def chain(coeff, *arrays):
+    """coeff · A_1 A_2 ... A_k with the cheapest parenthesization; the scalar is applied to the
+    smallest operand or intermediate (a Python float keeps float32 arrays float32)."""
+    if len(arrays) == 1:
+        return arrays[0] if coeff == 1 else coeff * arrays[0]
+    order = chain_order([a.shape for a in arrays])
+    if coeff != 1:
+        small = min(range(len(arrays)), key=lambda t: arrays[t].size)
+        arrays = list(arrays)
+        arrays[small] = coeff * arrays[small]
+
+    def run(node):
+        if isinstance(node, int):
+            return arrays[node]
+        return run(node[0]) @ run(node[1])
+
+    return run(order)
+
+
+def iadd(a, b):
+    """a + b, in place in ``a`` when ``a`` is a temporary of the full broadcast shape."""
+    if np.broadcast_shapes(a.shape, b.shape) == a.shape:
+        a += b
+        return a
+    return a + b
+
+
+def softmax_(x, axis):
+    """Softmax along ``axis`` (-2: each column, -1: each row), in place, max-shifted.
+
+    A row (column) whose entries are all -inf has no softmax: its result is NaN, as
+    is any row that contains a NaN.
+    """
+    if axis == -1 and _row_chunks(x) is not None:
+        def work(xs):
+            xs -= np.max(xs, axis=-1, keepdims=True)
+            np.exp(xs, out=xs)
+            xs /= np.sum(xs, axis=-1, keepdims=True)
+
+        _run_chunks(_row_chunks(x), work)
+        return x
+    x -= np.max(x, axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= np.sum(x, axis=axis, keepdims=True)
+    return x
+
+
+_CAUSAL = {}
+
+
+def causal_mask_(s):
+    """Add the causal mask in place: query i (of the last n of m positions) sees keys j <= i + m - n."""
+    n, m = s.shape[-2], s.shape[-1]
+    key = (n, m)
+    if key not in _CAUSAL:
+        _CAUSAL[key] = np.arange(m)[None, :] - np.arange(n)[:, None] > m - n
+    blocked = _CAUSAL[key]
+    if blocked.any():
+        s[..., blocked] = -np.inf
+    return s
+
+
+def causal_mask(n, m, dtype):
+    """The causal mask as an n × m array of 0 and -inf."""
+    out = np.zeros((n, m), dtype=dtype)
+    return causal_mask_(out)
+
+
+def block(rows):
+    """A block matrix from a list of block rows, broadcasting the batch axes of the blocks."""
+    flat = [b for row in rows for b in row]
+    batch = np.broadcast_shapes(*[b.shape[:-2] for b in flat])
+    out_rows = []
+    for row in rows:
+        parts = [np.broadcast_to(b, batch + b.shape[-2:]) for b in row]
+        out_rows.append(np.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0])
+    return np.concatenate(out_rows, axis=-2) if len(out_rows) > 1 else np.array(out_rows[0])
+
+
+# -- elementwise work on large temporaries, in row chunks on every core ---------------------------
+# NumPy's ufuncs run on one core and release the GIL, so chunks of rows go to a thread pool;
+# each chunk (about CHUNK elements) stays in cache while it is worked on.
+
+CHUNK = 2**19
+_POOL = {}
+
+
+def _pool():
+    """The thread pool of this process (a forked child makes its own: the parent's threads are gone)."""
+    pid = os.getpid()
+    if pid not in _POOL:
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+    return _POOL[pid]
+
+
+def _row_chunks(*arrays):
+    """Views of the arrays as (rows, columns) split into chunks of rows, or None if not possible."""
+    x = arrays[0]
+    if x.size < 2 * CHUNK or (os.cpu_count() or 1) < 2 or not x.flags.c_contiguous:
+        return None
+    flat = []
+    for a in arrays:
+        if a.shape[:-1] != x.shape[:-1] or not a.flags.c_contiguous:
+            return None
+        flat.append(a.reshape(-1, a.shape[-1]))
+    rows = flat[0].shape[0]
+    step = max(1, CHUNK // max(1, x.shape[-1]))
+    return [[f[i:i + step] for f in flat] for i in range(0, rows, step)]
+
+
+def _run_chunks(chunks, fn):
+    list(_pool().map(lambda parts: fn(*parts), chunks))
+
+
+def shift_exp_(x, c):
+    """x <- exp(x - c) in place, c a column (one shift per row)."""
+    chunks = _row_chunks(x, c) if c.shape[-1] == 1 else None
+    if chunks is None:
+        x -= c
+        np.exp(x, out=x)
+        return x
+
+    def work(xs, cs):
+        xs -= cs
+        np.exp(xs, out=xs)
+
+    _run_chunks(chunks, work)
+    return x
+
+
+def exp_(x):
+    """x <- exp(x) in place."""
+    chunks = _row_chunks(x)
+    if chunks is None:
+        return np.exp(x, out=x)
+    _run_chunks(chunks, lambda xs: np.exp(xs, out=xs))
+    return x
+
+
+def rowsum(x):
+    """x 1: the sum of each row, as a column."""
+    chunks = _row_chunks(x)
+    if chunks is None:
+        return np.sum(x, axis=-1, keepdims=True)
+    out = np.empty(x.shape[:-1] + (1,), dtype=x.dtype)
+    parts = _row_chunks(x, out)
+    _run_chunks(parts, lambda xs, os_: np.sum(xs, axis=-1, keepdims=True, out=os_))
+    return out
+
+
+def rowmax(x):
+    """The largest entry of each row, as a column."""
+    chunks = _row_chunks(x)
+    if chunks is None:
+        return np.max(x, axis=-1, keepdims=True)
+    out = np.empty(x.shape[:-1] + (1,), dtype=x.dtype)
+    _run_chunks(_row_chunks(x, out), lambda xs, os_: np.max(xs, axis=-1, keepdims=True, out=os_))
+    return out

@@ -1,0 +1,120 @@
+"""The kernels of the numeric core, each lowered from a proved theorem of ``proofs/rewrites.py``.
+
+``get(name)`` lowers on first use (proving the theorem first) and caches; ``run`` calls a
+kernel and, inside ``trace()``, records it, so tests can check that a numeric function ran
+exactly the kernels that ``lower`` produces from its theorems.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import sympy as sp
+
+from ..lower import lower_theorem
+
+_KERNELS: dict = {}
+_TRACE: list = []
+
+
+def _specs():
+    import proofs.rewrites as R
+
+    Z = sp.MatrixSymbol("Z", R.n, R.H * R.d_v)
+    W_O = sp.MatrixSymbol("W^O", R.H * R.d_v, R.d_model)
+    P = sp.MatrixSymbol("P", 1, R.d_model)
+    U1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
+    U, ell = sp.MatrixSymbol("U", R.n, R.d_v), sp.MatrixSymbol("l", R.n, 1)
+    QKV = [R.Q, R.K, R.V]
+
+    def core(claim):
+        q, k, v = R.head_inputs(True)
+        return ("scale_folds_into_query_projection", claim, "rhs", {"inputs": {q: R.Q, k: R.K, v: R.V}})
+
+    def pool_rhs(bias):
+        """softmax(F Xᵀ) X, the pooled input inside (softmax(F Xᵀ) X) W^V of the rhs."""
+        return R.sa.softmax(R.pooling_fold(bias) * R.X.T, 1) * R.X
+
+    q0, k0, _ = R.head_inputs(True)
+    specs = {
+        # projections: one GEMM for Q, K, V (self-attention), or each block alone
+        "qkv_fused_bias": ("fused_qkv_projection", 0, "lhs", {}),
+        "qkv_fused": ("fused_qkv_projection", 1, "lhs", {}),
+        "core": core(0),
+        "core_masked": core(1),
+        "core_causal": core(2),
+        "scores": ("scale_folds_into_query_projection", 0, "rhs",
+                   {"part": q0 * k0.T, "inputs": {q0: R.Q, k0: R.K}, "args": [R.Q, R.K]}),
+        "output_bias": ("heads_concatenate_before_output_projection", 0, "lhs",
+                        {"inputs": {R.CONCAT: Z, R.STACK_O: W_O}}),
+        "output": ("heads_concatenate_before_output_projection", 1, "lhs",
+                   {"inputs": {R.CONCAT: Z, R.STACK_O: W_O}}),
+        "pool_fold_bias": ("attention_pooling_folds_projections", 0, "rhs", {"part": R.pooling_fold(True)}),
+        "pool_fold": ("attention_pooling_folds_projections", 1, "rhs", {"part": R.pooling_fold(False)}),
+        "pool_rows": ("attention_pooling_folds_projections", 2, "lhs",
+                      {"part": R.sa.softmax(R.U * R.X.T, 1) * R.X}),
+        "mean_pool": ("mean_pool_is_uniform_attention", 0, "rhs", {}),
+        "decode": ("kv_cache_step_needs_no_mask", 0, "rhs", {"args": [R.q_new, R.K, R.V]}),
+        "merge_step": ("blockwise_logsumexp_merge", 2, "rhs",
+                       {"inputs": {R.Exp(R.ShiftRows(R.S_1, R.c_1)) * R.V_1: U1}, "donate": (R.S_2,)}),
+        "accumulate": ("blockwise_logsumexp_merge", 7, "rhs",
+                       {"inputs": {R.Exp(R.S_1) * R.V_1: U1}, "donate": (R.S_2,)}),
+        "deferred": ("blockwise_logsumexp_merge", 0, "rhs", {"donate": (R.S,), "args": [R.S, R.c, R.V]}),
+        "deferred_unshifted": ("blockwise_logsumexp_merge", 6, "rhs", {"donate": (R.S,), "args": [R.S, R.V]}),
+        "normalize": ("blockwise_logsumexp_merge", 0, "rhs",
+                      {"inputs": {R.Exp(R.ShiftRows(R.S, R.c)) * R.V: U,
+                                  R.Exp(R.ShiftRows(R.S, R.c)) * R.ones(R.m): ell}}),
+    }
+    for bias in (True, False):
+        suffix = "_bias" if bias else ""
+        _, rhs = R.fused_sides(bias)
+        for j, part in enumerate(("q", "k", "v")):
+            specs[f"proj_{part}{suffix}"] = ("fused_qkv_projection", 0 if bias else 1, "rhs",
+                                             {"part": rhs.blocks[0, j]})
+        specs[f"pool_value{suffix}"] = ("attention_pooling_folds_projections", 0 if bias else 1, "rhs",
+                                        {"inputs": {pool_rhs(bias): P}})
+    for name in ("core", "core_masked", "core_causal"):
+        extra = [R.M] if name == "core_masked" else []
+        specs[name][3]["args"] = QKV + extra
+    return specs
+
+
+_SPECS: dict = {}
+
+
+def spec(name: str):
+    """(theorem, claim, side, options) of a kernel of the numeric core."""
+    if not _SPECS:
+        _SPECS.update(_specs())
+    return _SPECS[name]
+
+
+def names() -> list:
+    spec("core")
+    return sorted(_SPECS)
+
+
+def get(name: str):
+    """The kernel ``name``, lowered from its theorem (proved first) on first use."""
+    if name not in _KERNELS:
+        th, claim, side, opts = spec(name)
+        _KERNELS[name] = lower_theorem(th, claim, side, **opts)
+    return _KERNELS[name]
+
+
+def run(name: str, *args, **kwargs):
+    k = get(name)
+    if _TRACE:
+        _TRACE[-1].append(k)
+    return k(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def trace():
+    """Record the kernels run inside the block: ``with trace() as used: ...``."""
+    used: list = []
+    _TRACE.append(used)
+    try:
+        yield used
+    finally:
+        _TRACE.pop()

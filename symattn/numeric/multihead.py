@@ -1,0 +1,120 @@
+"""Multi-head attention on arrays (row convention), with GQA/MQA, biases, masks and causal masking.
+
+    head_h = softmax((query W_h^Q + b_h^Q)(key W_g^K + b_g^K)ᵀ/sqrt(d_k) + M) (value W_g^V + b_g^V)
+    MultiHead = [head_1 ... head_H] W^O + b^O,   g = floor(h / (H/G)) (query head h reads group g)
+
+Kernels (each lowered from a proved theorem, see ``kernels.py``): one GEMM for Q, K, V when
+query, key and value are the same array (``fused_qkv_projection``, the scale folded into
+W^Q by ``scale_folds_into_query_projection``), the attention core per head with the heads
+and groups as batch axes (a group's keys and values broadcast to its H/G query heads, never
+copied), and one GEMM with W^O after the heads are placed side by side
+(``heads_concatenate_before_output_projection``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import HeadError, ShapeError
+from . import checks
+from .blocked import blocked_core
+from .kernels import run
+
+
+def _heads(num_heads, num_kv_heads):
+    for name, v in (("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise HeadError(f"{name} must be a positive integer, got {v!r}")
+    H = int(num_heads)
+    G = H if num_kv_heads is None else int(num_kv_heads)
+    if H % G:
+        raise HeadError(f"num_heads = {H} is not divisible by num_kv_heads = {G}: each key/value group "
+                        "must serve the same number of query heads")
+    return H, G
+
+
+def _split(x, n, G, r, d):
+    """(..., n, G·r·d) -> (..., G, r, n, d): head h = g·r + i reads group g."""
+    return np.moveaxis(x.reshape(x.shape[:-1] + (G, r, d)), -4, -2)
+
+
+def _head_mask(mask, H, G, r):
+    if mask is None or mask.ndim == 2:
+        return mask
+    heads = mask.shape[-3]
+    if heads == H:
+        return mask.reshape(mask.shape[:-3] + (G, r) + mask.shape[-2:])
+    if heads == 1:
+        return mask[..., None, :, :]
+    raise ShapeError(f"mask: its axis -3 ({heads}) must be 1 or num_heads = {H} (shape {mask.shape})")
+
+
+def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num_kv_heads=None,
+                        b_q=None, b_k=None, b_v=None, b_o=None, mask=None, causal=False, block_size=None):
+    """Multi-head attention, (..., n, d_model) -> (..., n, d_model).
+
+    query: (..., n, d_model); key, value: (..., m, d_model); w_q: (d_model, H·d_k) used as
+    ``query @ w_q``; w_k, w_v: (d_model, G·d_k), (d_model, G·d_v) with G = num_kv_heads (default
+    H; 1 is MQA); w_o: (H·d_v, d_model); biases: (width,) or (1, width). ``mask``: boolean
+    (True = attend) or float added to the scores, broadcasting to (..., H, n, m); ``causal``:
+    query i sees keys j <= i + m - n. A fully masked row gives NaN. ``block_size``: use the
+    key-blocked online-softmax kernel with this block (automatic for very long sequences).
+    """
+    H, G = _heads(num_heads, num_kv_heads)
+    r = H // G
+    x_q, x_k, x_v = (checks.array(nm, a) for nm, a in (("query", query), ("key", key), ("value", value)))
+    W = {nm: checks.array(nm, a, 2) for nm, a in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o))}
+    for nm, w in W.items():
+        if w.ndim != 2:
+            raise ShapeError(f"{nm}: expected a matrix, got shape {w.shape}")
+    d_model = x_q.shape[-1]
+    for nm, x in (("key", x_k), ("value", x_v)):
+        checks.same("multihead_attention", "query's d_model", d_model, f"{nm}'s d_model", x.shape[-1])
+    checks.same("multihead_attention", "key's number of positions m", x_k.shape[-2],
+                "value's number of positions m", x_v.shape[-2])
+    for nm in ("w_q", "w_k", "w_v"):
+        checks.same("multihead_attention", "d_model of query", d_model, f"the rows of {nm}", W[nm].shape[0])
+    d_k = checks.divide("multihead_attention", "the columns of w_q (H·d_k)", W["w_q"].shape[1],
+                        "num_heads", H)
+    checks.same("multihead_attention", "the columns of w_k", W["w_k"].shape[1],
+                f"num_kv_heads·d_k = {G}·{d_k}", G * d_k)
+    d_v = checks.divide("multihead_attention", "the columns of w_v (G·d_v)", W["w_v"].shape[1],
+                        "num_kv_heads", G)
+    if W["w_o"].shape != (H * d_v, d_model):
+        raise ShapeError(f"multihead_attention: w_o should be (num_heads·d_v, d_model) = "
+                         f"({H * d_v}, {d_model}), got {W['w_o'].shape}")
+    dtype = np.result_type(x_q, x_k, x_v, *W.values())
+    b = {nm: checks.bias_row(nm, bb, wd, dtype) for nm, bb, wd in (
+        ("b_q", b_q, H * d_k), ("b_k", b_k, G * d_k), ("b_v", b_v, G * d_v), ("b_o", b_o, d_model))}
+    n, m = x_q.shape[-2], x_k.shape[-2]
+    mask = _head_mask(checks.additive_mask(mask, n, m, dtype), H, G, r)
+    sizes = {"H": H, "G": G, "d_k": d_k, "d_v": d_v}
+
+    biased = any(b[nm] is not None for nm in ("b_q", "b_k", "b_v"))
+    if biased:
+        zeros = {"b_q": H * d_k, "b_k": G * d_k, "b_v": G * d_v}
+        bias = {nm: b[nm] if b[nm] is not None else np.zeros((1, w), dtype) for nm, w in zeros.items()}
+    suffix = "_bias" if biased else ""
+    if x_q is x_k and x_k is x_v:
+        extra = {"b^Q": bias["b_q"], "b^K": bias["b_k"], "b^V": bias["b_v"]} if biased else {}
+        proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
+                   **extra, **sizes)
+        q = proj[..., : H * d_k]
+        k = proj[..., H * d_k: (H + G) * d_k]
+        v = proj[..., (H + G) * d_k:]
+    else:
+        def project(part, x, w, bb, dims):
+            extra = {f"b^{part.upper()}": bb} if biased else {}
+            return run(f"proj_{part}{suffix}", X=x, **{f"W^{part.upper()}": w}, **extra, **dims)
+        q = project("q", x_q, W["w_q"], bias["b_q"] if biased else None, {"H": H, "d_k": d_k})
+        k = project("k", x_k, W["w_k"], bias["b_k"] if biased else None, {"G": G, "d_k": d_k})
+        v = project("v", x_v, W["w_v"], bias["b_v"] if biased else None, {"G": G, "d_v": d_v})
+    q5 = _split(q, n, G, r, d_k)            # (..., G, r, n, d_k)
+    k5 = _split(k, m, G, 1, d_k)            # (..., G, 1, m, d_k)
+    v5 = _split(v, m, G, 1, d_v)            # (..., G, 1, m, d_v)
+    heads = blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size)  # (..., G, r, n, d_v)
+    z = np.moveaxis(heads, -2, -4)          # (..., n, G, r, d_v)
+    z = z.reshape(z.shape[:-3] + (H * d_v,))  # (..., n, H·d_v): heads side by side
+    if b["b_o"] is not None:
+        return run("output_bias", Z=z, **{"W^O": W["w_o"], "b^O": b["b_o"]}, H=H, d_v=d_v)
+    return run("output", Z=z, **{"W^O": W["w_o"]}, H=H, d_v=d_v)

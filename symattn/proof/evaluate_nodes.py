@@ -1,0 +1,58 @@
+"""Evaluation rules (exact and float) for the nodes of :mod:`symattn.defs.numeric_nodes`."""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..defs.numeric_nodes import CausalMask, DivideRows, Exp, RowOf, ScaleRows, ShiftRows
+from .evaluate import _int, rule
+
+
+def _exact(be) -> bool:
+    return be.name == "exact"
+
+
+@rule(CausalMask)
+def _causal(e, ev, be, env, fns):
+    n, m = _int(e.args[0]), _int(e.args[1])
+    if _exact(be):
+        return sp.ImmutableMatrix(n, m, lambda i, j: 0 if j - i <= m - n else -sp.oo)
+    return np.where(np.arange(m)[None, :] - np.arange(n)[:, None] <= m - n, 0.0, -np.inf)
+
+
+@rule(Exp)
+def _exp(e, ev, be, env, fns):
+    X = ev(e.args[0])
+    return X.applyfunc(sp.exp) if _exact(be) else np.exp(X)
+
+
+@rule(ShiftRows)
+def _shift(e, ev, be, env, fns):
+    X, c = ev(e.args[0]), ev(e.args[1])
+    if _exact(be):
+        return sp.ImmutableMatrix(X.rows, X.cols, lambda i, j: X[i, j] - c[i, 0])
+    return X - c
+
+
+@rule(ScaleRows)
+def _scale(e, ev, be, env, fns):
+    d, X = ev(e.args[0]), ev(e.args[1])
+    if _exact(be):
+        return sp.ImmutableMatrix(X.rows, X.cols, lambda i, j: d[i, 0] * X[i, j])
+    return d * X
+
+
+@rule(DivideRows)
+def _divide(e, ev, be, env, fns):
+    X, d = ev(e.args[0]), ev(e.args[1])
+    if _exact(be):
+        return sp.ImmutableMatrix(X.rows, X.cols, lambda i, j: X[i, j] / d[i, 0])
+    return X / d
+
+
+@rule(RowOf)
+def _row_of(e, ev, be, env, fns):
+    X, k = ev(e.args[0]), e.args[1]
+    k = _int(k)
+    return X[k:k + 1, :] if not _exact(be) else sp.ImmutableMatrix(X[k:k + 1, :])

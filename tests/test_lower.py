@@ -1,0 +1,210 @@
+"""symattn.lower: the batched printer, matrix-chain ordering, Kernel, provenance."""
+
+import itertools
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import symattn as sa
+from symattn.errors import InputError, LoweringError, ShapeError
+from symattn.lower import chain_order, lower, lower_theorem
+from symattn.proof.evaluate import evaluate
+from symattn.theorems import REGISTRY, Theorem
+
+n, m, d_k, d_v, d = sa.dims("n m d_k d_v d")
+Q, K = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k)
+V = sp.MatrixSymbol("V", m, d_v)
+ROW = sa.attention(Q, K, V, convention="row")
+
+small = st.integers(1, 4)
+batch_shapes = st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple)
+
+
+def _per_matrix(expr, env_batched, batch):
+    """Apply the float evaluator to each matrix of the stack."""
+    out = np.empty(batch, dtype=object)
+    for idx in itertools.product(*[range(b) for b in batch]):
+        env = {k: np.broadcast_to(v, batch + v.shape[-2:])[idx] for k, v in env_batched.items()}
+        out[idx] = evaluate(expr, env)
+    return np.array(out.tolist()) if batch else evaluate(expr, env_batched)
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=batch_shapes, nn=small, mm=small, dk=small, dv=small, seed=st.integers(0, 2**16))
+def test_batched_kernel_equals_per_matrix_loop(batch, nn, mm, dk, dv, seed):
+    rng = np.random.default_rng(seed)
+    env = {"Q": rng.normal(size=batch + (nn, dk)), "K": rng.normal(size=(mm, dk)),
+           "V": rng.normal(size=batch + (mm, dv))}
+    got = lower(ROW, args=[Q, K, V])(**env)
+    concrete = ROW.subs({n: nn, m: mm, d_k: dk, d_v: dv})
+    np.testing.assert_allclose(got, _per_matrix(concrete, env, batch), rtol=1e-12, atol=1e-12)
+
+
+def test_column_convention_is_transpose_of_row():
+    col = sa.attention(Q.T, K.T, V.T)  # V.T * Softmax(K Q.T / sqrt(d_k))
+    rng = np.random.default_rng(1)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 6))
+    a = lower(ROW, args=[Q, K, V])(q, k, v)
+    b = lower(col, args=[Q, K, V])(q, k, v)
+    np.testing.assert_allclose(np.swapaxes(b, -1, -2), a, rtol=1e-12)
+
+
+def test_float32_in_gives_float32_out_and_matches_float64():
+    rng = np.random.default_rng(2)
+    arrs = [rng.normal(size=s).astype(np.float32) for s in ((3, 7, 8), (3, 9, 8), (3, 9, 5))]
+    k = lower(ROW, args=[Q, K, V])
+    out32 = k(*arrs)
+    assert out32.dtype == np.float32
+    out64 = k(*[a.astype(np.float64) for a in arrs])
+    assert out64.dtype == np.float64
+    np.testing.assert_allclose(out32, out64, rtol=1e-4, atol=1e-5)
+
+
+def test_keywords_by_symbol_name_and_identifier():
+    W = sp.MatrixSymbol("W^Q", d, d_k)
+    X = sp.MatrixSymbol("X", n, d)
+    k = lower(X * W)
+    x, w = np.ones((2, 3)), np.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(k(**{"W^Q": w, "X": x}), x @ w)
+    np.testing.assert_allclose(k(W_Q=w, X=x), x @ w)
+    np.testing.assert_allclose(k(w, x), x @ w)  # positional: sorted by name, W^Q before X
+    assert k.arg_names == ("W^Q", "X")
+    with pytest.raises(InputError, match="no input 'Y'"):
+        k(W_Q=w, Y=x)
+    with pytest.raises(InputError, match="missing input"):
+        k(W_Q=w)
+
+
+def test_lowering_twice_returns_the_cached_kernel():
+    assert lower(ROW, args=[Q, K, V]) is lower(ROW, args=[Q, K, V])
+
+
+def test_source_is_batched_numpy():
+    src = lower(ROW, args=[Q, K, V]).source
+    assert "swapaxes" in src and "@" in src or "chain(" in src
+    assert ".T" not in src.split('"""')[2] and ".dot" not in src
+    assert "softmax_(" in src
+
+
+def _brute(shapes):
+    """Cost of every parenthesization (exhaustive), for checking the dynamic program."""
+    def best(i, j):
+        if i == j:
+            return 0
+        return min(best(i, s) + best(s + 1, j) + shapes[i][0] * shapes[s][1] * shapes[j][1]
+                   for s in range(i, j))
+    return best(0, len(shapes) - 1)
+
+
+def _cost(order, shapes):
+    if isinstance(order, int):
+        return 0, shapes[order]
+    (ca, (r, _)), (cb, (_, c)) = _cost(order[0], shapes), _cost(order[1], shapes)
+    inner = _cost(order[0], shapes)[1][1]
+    return ca + cb + r * inner * c, (r, c)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 60), min_size=3, max_size=6))
+def test_chain_order_is_optimal(sizes):
+    shapes = [(a, b) for a, b in zip(sizes, sizes[1:])]
+    assert _cost(chain_order(shapes), shapes)[0] == _brute(shapes)
+
+
+def test_concrete_chain_is_parenthesized_cheaply():
+    A, B, C = sp.MatrixSymbol("A", 50, 5), sp.MatrixSymbol("B", 5, 100), sp.MatrixSymbol("C", 100, 1)
+    k = lower(A * B * C)
+    assert "A @ (B @ C)" in k.source
+    rng = np.random.default_rng(3)
+    a, b, c = rng.normal(size=(50, 5)), rng.normal(size=(5, 100)), rng.normal(size=(100, 1))
+    np.testing.assert_allclose(k(A=a, B=b, C=c), a @ b @ c, rtol=1e-10)
+
+
+def test_shape_mismatch_names_the_symbol_and_both_sizes():
+    k = lower(ROW, args=[Q, K, V])
+    with pytest.raises(ShapeError, match=r"dimension m: K has 5 rows but V has 6 rows"):
+        k(np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 2)))
+    with pytest.raises(ShapeError, match=r"dimension d_k: Q has 4 columns but K has 3 columns"):
+        k(np.ones((3, 4)), np.ones((5, 3)), np.ones((5, 2)))
+
+
+@pytest.mark.parametrize("dtype, word", [(np.int64, "integer"), (np.complex128, "complex"),
+                                         (np.bool_, "boolean")])
+def test_integer_and_complex_inputs_are_refused(dtype, word):
+    k = lower(ROW, args=[Q, K, V])
+    with pytest.raises(InputError, match=f"Q: .*dtype .*{word}"):
+        k(np.ones((3, 4), dtype=dtype), np.ones((5, 4)), np.ones((5, 2)))
+
+
+def test_vectors_are_refused_with_their_shape():
+    with pytest.raises(InputError, match=r"K: expected a matrix .* shape \(4,\)"):
+        lower(ROW, args=[Q, K, V])(np.ones((3, 4)), np.ones(4), np.ones((5, 2)))
+
+
+def test_nan_and_inf_propagate():
+    k = lower(ROW, args=[Q, K, V])
+    q = np.ones((3, 4))
+    q[1, 2] = np.nan
+    out = k(q, np.ones((5, 4)), np.ones((5, 2)))
+    assert np.isnan(out[1]).all() and np.isfinite(out[[0, 2]]).all()
+    v = np.ones((5, 2))
+    v[0, 0] = np.inf
+    out = k(np.ones((3, 4)), np.ones((5, 4)), v)
+    assert np.isinf(out[:, 0]).all()
+
+
+def test_symbolic_head_count_is_refused_and_concrete_heads_lower():
+    H = sa.dims("H")
+    W_Q, W_K = sa.Family("W^Q", d_k, d), sa.Family("W^K", d_k, d)
+    W_V, W_O = sa.Family("W^V", d_v, d), sa.Family("W^O", d, d_v)
+    Xq, Xk = sp.MatrixSymbol("Q", d, n), sp.MatrixSymbol("K", d, m)
+    Xv = sp.MatrixSymbol("V", d, m)
+    expr = sa.multihead(Xq, Xk, Xv, W_Q, W_K, W_V, W_O, H=H, form="sum")
+    with pytest.raises(LoweringError, match="symbolic head count H"):
+        lower(expr)
+    two = expr.subs(H, 2).doit()
+    k = lower(two)
+    rng = np.random.default_rng(4)
+    dims = {d: 4, n: 3, m: 5, d_k: 2, d_v: 2}
+    env = {x.name: rng.normal(size=tuple(int(sp.sympify(s).subs(dims)) for s in x.shape)) for x in k.args}
+    np.testing.assert_allclose(k(**env), evaluate(two.subs(dims), env), rtol=1e-10)
+
+
+def test_lower_theorem_records_provenance():
+    k = lower_theorem("column_row_transpose", 0, "lhs")
+    assert k.provenance.theorem == "column_row_transpose"
+    assert k.provenance.status == "proved" and k.provenance.general
+    assert "column_row_transpose" in k.provenance.describe()
+
+
+def test_lower_theorem_refuses_an_unproved_claim(monkeypatch):
+    A = sp.MatrixSymbol("A", n, n)
+    B = sp.MatrixSymbol("B", n, n)
+    th = Theorem("test_wrong_transpose", "(AB)ᵀ = AᵀBᵀ", lambda: ((A * B).T, A.T * B.T))
+    monkeypatch.setitem(REGISTRY, th.name, th)
+    with pytest.raises(LoweringError, match="claim 0 of theorem test_wrong_transpose is refuted, not proved"):
+        lower_theorem("test_wrong_transpose")
+
+
+def test_chunked_elementwise_helpers_equal_numpy_and_survive_fork():
+    import multiprocessing
+
+    from symattn.lower import runtime
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(3, 700, 1000)).astype(np.float32)  # above 2 * CHUNK: the pool is used
+    c = rng.normal(size=(3, 700, 1))
+    np.testing.assert_allclose(runtime.rowsum(x), x.sum(-1, keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(runtime.rowmax(x), x.max(-1, keepdims=True))
+    np.testing.assert_allclose(runtime.shift_exp_(x.copy(), c.astype(np.float32)), np.exp(x - c), rtol=1e-6)
+    y = x.copy()
+    np.testing.assert_allclose(runtime.softmax_(y, -1), np.exp(x) / np.exp(x).sum(-1, keepdims=True),
+                               rtol=1e-5)
+    if "fork" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(1) as pool:  # the child must not wait on the parent's (absent) threads
+            got = pool.apply_async(runtime.rowsum, (x,)).get(timeout=60)
+        np.testing.assert_allclose(got, x.sum(-1, keepdims=True), rtol=1e-5)
