@@ -8,7 +8,7 @@ The numeric core lowers the sides named in each docstring (see ``symattn.numeric
 import sympy as sp
 
 import symattn as sa
-from symattn.defs.numeric_nodes import CausalMask, DivideRows, Exp, RowOf, ScaleRows, ShiftRows
+from symattn.defs.numeric_nodes import DivideRows, Exp, RowOf, ScaleRows, ShiftRows, row_causal_mask
 from symattn.theorems import theorem
 
 from ._common import d_k, d_model, d_v, m, n
@@ -85,7 +85,7 @@ def scale_fold_sides(mask, bias: bool):
     return lhs, rhs
 
 
-MASKS = (None, M, CausalMask(n, m))
+MASKS = (None, M, row_causal_mask(n, m))
 
 
 @theorem(
@@ -167,11 +167,11 @@ q_new = sp.MatrixSymbol("q", 1, d_k)
 
 @theorem(
     "kv_cache_step_needs_no_mask",
-    "softmax(q Kᵀ + CausalMask(1, m)) V = softmax(q Kᵀ) V: the newest query (the last of the m "
+    "softmax(q Kᵀ + row_causal_mask(1, m)) V = softmax(q Kᵀ) V: the newest query (the last of the m "
     "cached positions) sees every cached key",
 )
 def _():
-    return sa.softmax(q_new * K.T + CausalMask(1, m), 1) * V, sa.softmax(q_new * K.T, 1) * V
+    return sa.softmax(q_new * K.T + row_causal_mask(1, m), 1) * V, sa.softmax(q_new * K.T, 1) * V
 
 
 # -- 6. online softmax: the blockwise log-sum-exp merge ------------------------------------

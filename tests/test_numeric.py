@@ -134,7 +134,7 @@ def test_attention_equals_the_definition_evaluated_per_matrix(batch, n, m, d_k, 
     Q, K, V = (sp.MatrixSymbol(s, r, c) for s, r, c in (("Q", n, d_k), ("K", m, d_k), ("V", m, d_v)))
     expr = sa.attention(Q, K, V, convention="row")
     if causal:
-        expr = sa.softmax(Q * K.T / sp.sqrt(d_k) + R.CausalMask(n, m), 1) * V
+        expr = sa.softmax(Q * K.T / sp.sqrt(d_k) + R.row_causal_mask(n, m), 1) * V
     for idx in np.ndindex(*batch):
         want = evaluate(expr, {"Q": q[idx], "K": k, "V": v[idx]})
         np.testing.assert_allclose(got[idx], want, rtol=1e-10, atol=1e-12)

@@ -110,3 +110,17 @@ def test_proofs_with_inverses_say_they_assume_invertibility():
     v = sa.verify((X * Y).I, Y.I * X.I)
     if v.status == "proved":
         assert "assuming every inverse in the claim exists" in v.scope
+
+
+def test_a_time_limit_cannot_be_swallowed_by_code_that_catches_exception():
+    from symattn.proof.budget import Budget
+
+    start = time.perf_counter()
+    with pytest.raises(sa.BudgetExceeded, match="exceeded its"):
+        with Budget(0.3).limit(what="a stubborn loop"):
+            while time.perf_counter() - start < 20:
+                try:
+                    sum(range(10_000))
+                except Exception:  # what some library code does
+                    pass
+    assert time.perf_counter() - start < 5

@@ -46,7 +46,10 @@ class CausalMask(MatrixExpr):
     """The m × n causal mask of the column convention: entry (k, j) = 0 if k <= j + offset, else -oo.
 
     With the default offset 0 and m = n this is the usual lower-triangular visibility (the query at
-    position j sees keys 0..j); offset = start_pos is the Llama mask of a chunk after a cache.
+    position j sees keys 0..j); offset = start_pos is the Llama mask of a chunk after a cache, and
+    offset = m - n aligns the queries with the last keys (PyTorch's bottom-right causal mask). A
+    negative offset (more queries than keys, bottom-right) leaves the first -offset queries with no
+    visible key: their softmax is undefined (NaN in the numeric core).
 
     >>> from symattn import dims
     >>> n = dims("n")
@@ -67,8 +70,8 @@ class CausalMask(MatrixExpr):
         m = check_dimension(m, "CausalMask: ")
         n = m if n is None else check_dimension(n, "CausalMask: ")
         offset = sp.sympify(offset)
-        if offset.is_negative:
-            raise ShapeError(f"CausalMask: the offset {offset} must be >= 0 (positions already cached)")
+        if offset.is_integer is False:
+            raise ShapeError(f"CausalMask: the offset {offset} must be an integer (a number of positions)")
         return super().__new__(cls, m, n, offset)
 
     @property
@@ -81,6 +84,12 @@ class CausalMask(MatrixExpr):
 
     def _entry(self, i, j, **kwargs):
         return Visible(i, j + self.offset)
+
+    def doit(self, **hints):
+        """The zero matrix when every key is visible to every query (m - 1 <= offset)."""
+        if sp.expand(self.offset - self.args[0] + 1).is_nonnegative:
+            return sp.ZeroMatrix(*self.shape)
+        return self
 
     def _sympystr(self, printer):
         extra = "" if self.offset == 0 else f", offset={printer._print(self.offset)}"

@@ -1,7 +1,8 @@
 """Elementwise nodes that numeric kernels need: the causal mask and the pieces of online softmax.
 
-    CausalMask(n, m)  n × m additive mask: entry (i, j) is 0 when key j is not after query i
-                      (j <= i + m - n, the n queries being the last n of the m positions), else -∞
+    row_causal_mask(n, m)  the n × m row-convention mask, CausalMask(m, n, offset=m - n)ᵀ: entry
+                      (i, j) is 0 when key j is not after query i (j <= i + m - n, the n queries
+                      being the last n of the m positions), else -∞
     Exp(X)            the exponential of every entry
     ShiftRows(X, c)   X - c 1ᵀ: subtract c_i (c is a column n × 1) from every entry of row i
     ScaleRows(d, X)   diag(d) X: multiply row i by d_i
@@ -12,7 +13,7 @@ Each node gives its (i, j) entry to the entrywise strategy (``entry_rule``), and
 elementwise ones act blockwise on a block row (``doit``): Exp([A B]) = [Exp(A) Exp(B)],
 ShiftRows([A B], c) = [ShiftRows(A, c) ShiftRows(B, c)]; these two rules are true because
 the operations act entry by entry and on rows. A single query (n = 1) is the newest
-position and is masked nowhere: CausalMask(1, m) = 0.
+position and is masked nowhere: row_causal_mask(1, m) = 0.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from .dims import check_dimension
+from .mask import CausalMask
 from .shapes import as_matrix, require_equal
 
 
@@ -31,34 +32,19 @@ class _Node(MatrixExpr):
         return f"{type(self).__name__}({', '.join(printer._print(a) for a in self.args)})"
 
 
-class CausalMask(_Node):
-    """The causal mask as -∞ scores (row convention: queries are rows, keys are columns).
+def row_causal_mask(n, m):
+    """The causal mask of the row convention (queries are rows, keys are columns), aligned
+    bottom-right as in PyTorch: the transpose of :class:`~symattn.defs.mask.CausalMask` with
+    offset m - n (the n queries are the last n of the m positions).
 
     >>> from symattn import dims
     >>> n, m = dims("n m")
-    >>> CausalMask(n, m).shape
+    >>> row_causal_mask(n, m).shape
     (n, m)
-    >>> CausalMask(1, m).doit()
+    >>> row_causal_mask(1, m).doit()
     0
     """
-
-    is_mask = True  # entries 0 or -oo: allowed only as a summand of a Softmax argument
-
-    def __new__(cls, n, m):
-        return super().__new__(cls, check_dimension(n, "CausalMask: "), check_dimension(m, "CausalMask: "))
-
-    @property
-    def shape(self):
-        return (self.args[0], self.args[1])
-
-    def entry_rule(self, i, j, entry):
-        n, m = self.args
-        return sp.Piecewise((sp.Integer(0), j - i <= m - n), (-sp.oo, True))
-
-    def doit(self, **hints):
-        if self.args[0] == 1:
-            return sp.ZeroMatrix(1, self.args[1])
-        return self
+    return CausalMask(m, n, offset=m - n).T
 
 
 def _split_block_row(node_cls, X, *rest):

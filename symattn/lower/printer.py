@@ -9,8 +9,8 @@ broadcast. The printing rules, one method per node (``_print_<Node>``):
   otherwise), the scalar c applied to the smallest operand; two factors print as ``A @ B``;
 - Transpose: ``np.swapaxes(x, -1, -2)`` (a view; SymPy's ``.T`` breaks batches);
 - Softmax: max-shifted exp normalized along the right axis, in place on a temporary;
-- CausalMask in a sum: the scores masked with -inf in place; ``1 b`` (a OneMatrix column
-  times a row b, a bias) in a sum: ``b`` broadcast over the rows;
+- the row causal mask CausalMask(m, n, offset=m - n)ᵀ in a sum: the scores masked with -inf in
+  place; ``1 b`` (a OneMatrix column times a row b, a bias) in a sum: ``b`` broadcast over the rows;
 - BlockMatrix: concatenation with broadcast batch axes; Exp, ShiftRows, ScaleRows,
   DivideRows elementwise (in place on temporaries; exp(X - c 1ᵀ), exp and row sums of large
   temporaries in row chunks on every core, see ``runtime``);
@@ -30,7 +30,8 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from sympy.printing.pycode import PythonCodePrinter
 
 from ..defs.heads import FamilyMember, _OverHeads
-from ..defs.numeric_nodes import CausalMask, DivideRows, Exp, ScaleRows, ShiftRows
+from ..defs.mask import CausalMask
+from ..defs.numeric_nodes import DivideRows, Exp, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
 from ..errors import LoweringError
 from .runtime import chain_order
@@ -175,7 +176,7 @@ class BatchedPrinter:
         terms = [t for t in e.args if not isinstance(t, sp.ZeroMatrix)]  # X + 0 = X
         if len(terms) == 1:
             return self._print(terms[0])
-        masks = [t for t in terms if isinstance(t, CausalMask)]
+        masks = [t for t in terms if _is_row_causal_mask(t)]
         rows = [t for t in terms if _is_broadcast_row(t)]
         full = [t for t in terms if t not in masks and t not in rows]
         if not full:
@@ -197,6 +198,9 @@ class BatchedPrinter:
         return var, owned
 
     def _print_Transpose(self, e):
+        if _is_row_causal_mask(e):
+            n, m = e.shape
+            return self.emit(e, f"causal_mask({self.dim(n)}, {self.dim(m)}, dtype)")
         var, owned = self._print(e.arg)
         return self.emit(e, f"np.swapaxes({var}, -1, -2)", owned)
 
@@ -207,9 +211,6 @@ class BatchedPrinter:
             self.lines.append(f"softmax_({var}, {axis})")
             return var, True
         return self.emit(e, f"softmax_({var}.copy(), {axis})")
-
-    def _print_CausalMask(self, e):
-        return self.emit(e, f"causal_mask({self.dim(e.args[0])}, {self.dim(e.args[1])}, dtype)")
 
     def _print_BlockMatrix(self, e):
         B = e.blocks
@@ -290,4 +291,13 @@ def _parenthesize(order, names) -> str:
 
 
 __all__ = ["BatchedPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "ShiftRows",
-           "ScaleRows", "DivideRows", "CausalMask"]
+           "ScaleRows", "DivideRows"]
+
+
+def _is_row_causal_mask(e) -> bool:
+    """CausalMask(m, n, offset=m - n)ᵀ: the bottom-right aligned row mask the runtime applies."""
+    if not (isinstance(e, sp.Transpose) and isinstance(e.arg, CausalMask)):
+        return False
+    M = e.arg
+    keys, queries = M.shape
+    return sp.expand(M.offset - (keys - queries)) == 0

@@ -30,7 +30,12 @@ class Budget:
 
     @contextmanager
     def limit(self, seconds: float | None = None, what: str = ""):
-        """Run the block with a hard limit (SIGALRM, main thread only), capped by the budget."""
+        """Run the block with a hard limit (SIGALRM, main thread only), capped by the budget.
+
+        The alarm raises :class:`_Expired`, a BaseException, so that library code catching
+        ``Exception`` cannot swallow it; it fires again every 50 ms until the block is left,
+        and leaves the block as :class:`BudgetExceeded`.
+        """
         cap = self.left() if seconds is None else min(seconds, self.left())
         if cap <= 0:
             raise BudgetExceeded(f"time budget used up before {what or 'this step'}")
@@ -40,14 +45,20 @@ class Budget:
             return
 
         def alarm(signum, frame):
-            raise BudgetExceeded(f"{what or 'step'} exceeded its {cap:.2f} s limit")
+            raise _Expired()
 
         old = signal.signal(signal.SIGALRM, alarm)
-        previous = signal.setitimer(signal.ITIMER_REAL, cap)[0]
+        previous = signal.setitimer(signal.ITIMER_REAL, cap, 0.05)
         try:
             yield
+        except _Expired:
+            raise BudgetExceeded(f"{what or 'step'} exceeded its {cap:.2f} s limit") from None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
-            if previous:
-                signal.setitimer(signal.ITIMER_REAL, previous)
+            if previous[0]:
+                signal.setitimer(signal.ITIMER_REAL, *previous)
+
+
+class _Expired(BaseException):
+    """Raised by the alarm inside a limited block (not an Exception, so nothing swallows it)."""

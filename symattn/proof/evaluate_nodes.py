@@ -5,20 +5,12 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..defs.numeric_nodes import CausalMask, DivideRows, Exp, RowOf, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import DivideRows, Exp, RowOf, ScaleRows, ShiftRows
 from .evaluate import _int, rule
 
 
 def _exact(be) -> bool:
     return be.name == "exact"
-
-
-@rule(CausalMask)
-def _causal(e, ev, be, env, fns):
-    n, m = _int(e.args[0]), _int(e.args[1])
-    if _exact(be):
-        return sp.ImmutableMatrix(n, m, lambda i, j: 0 if j - i <= m - n else -sp.oo)
-    return np.where(np.arange(m)[None, :] - np.arange(n)[:, None] <= m - n, 0.0, -np.inf)
 
 
 @rule(Exp)
