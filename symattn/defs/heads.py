@@ -108,14 +108,16 @@ def _bound(body, H, op: str):
     return body, H
 
 
-class _OverHeads(MatrixExpr):
-    """Common part of HeadSum, HeadStack and HeadConcat: args (body, h, H)."""
+class Binder(MatrixExpr):
+    """A matrix built from a body over index = 1..count: args (body, index, count).
+
+    The index is bound: it is not a free symbol, and :meth:`term` substitutes a value for it.
+    """
 
     is_commutative = False
-    op = ""
 
-    def __new__(cls, body, index, H):
-        return super().__new__(cls, body, index, sp.sympify(H))
+    def __new__(cls, body, index, count):
+        return super().__new__(cls, body, index, sp.sympify(count))
 
     @property
     def body(self):
@@ -131,15 +133,21 @@ class _OverHeads(MatrixExpr):
 
     def rebinds_index(self) -> bool:
         """True when a node inside the body binds the same index: substituting it would capture."""
-        return any(isinstance(x, _OverHeads) and x.index == self.index for x in sp.preorder_traversal(self.body))
+        return any(isinstance(x, Binder) and x.index == self.index for x in sp.preorder_traversal(self.body))
 
     def term(self, value):
-        """The body with the head index replaced by ``value``."""
+        """The body with the index replaced by ``value``."""
         return self.body.xreplace({self.index: sp.sympify(value)})
 
     @property
     def free_symbols(self):
         return (self.body.free_symbols - {self.index}) | self.count.free_symbols
+
+
+class _OverHeads(Binder):
+    """Common part of HeadSum, HeadStack and HeadConcat: args (body, h, H)."""
+
+    op = ""
 
     def peel(self):
         """Split off the last head: the node over H - 1 heads and the term for h = H."""

@@ -15,18 +15,18 @@ q ↦ R_t q; row convention (Llama's rows): q ↦ q R_tᵀ.
 from __future__ import annotations
 
 import sympy as sp
-from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..errors import ShapeError
 from .attention import check_convention
 from .dims import BoundIndex, check_dimension
+from .heads import Binder
 from .shapes import as_matrix, require_equal, show_shape
 
 #: The block index i of a block-diagonal matrix, bound by every BlockDiag.
 i = BoundIndex("i", integer=True, positive=True)
 
 
-class BlockDiag(MatrixExpr):
+class BlockDiag(Binder):
     """diag(B_1, ..., B_p): the blocks B_i (all of one shape) on the diagonal, zeros elsewhere.
 
     >>> from symattn import dims
@@ -38,8 +38,6 @@ class BlockDiag(MatrixExpr):
     (4, 4)
     """
 
-    is_commutative = False
-
     def __new__(cls, body, index, count):
         count = check_dimension(count, "BlockDiag: number of blocks: ")
         body = as_matrix(body, "the block", "BlockDiag")
@@ -48,38 +46,18 @@ class BlockDiag(MatrixExpr):
         return super().__new__(cls, body, index, count)
 
     @property
-    def body(self):
-        return self.args[0]
-
-    @property
-    def index(self):
-        return self.args[1]
-
-    @property
-    def count(self):
-        return self.args[2]
-
-    @property
     def shape(self):
         return (self.count * self.body.rows, self.count * self.body.cols)
-
-    @property
-    def free_symbols(self):
-        return (self.body.free_symbols - {self.index}) | self.count.free_symbols
-
-    def term(self, value):
-        """The block B_value."""
-        return self.body.xreplace({self.index: sp.sympify(value)})
 
     def _eval_transpose(self):
         return BlockDiag(self.body.T, self.index, self.count)
 
     def doit(self, **hints):
         body = self.body.doit(**hints) if hints.get("deep", True) else self.body
+        node = BlockDiag(body, self.index, self.count)
         if self.count.is_Integer:
-            return sp.BlockDiagMatrix(*[body.xreplace({self.index: sp.Integer(k)})
-                                        for k in range(1, int(self.count) + 1)])
-        return BlockDiag(body, self.index, self.count)
+            return sp.BlockDiagMatrix(*[node.term(k) for k in range(1, int(self.count) + 1)])
+        return node
 
     def _sympystr(self, printer):
         return f"BlockDiag({printer._print(self.body)}, {self.index}=1..{printer._print(self.count)})"
