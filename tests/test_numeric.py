@@ -373,3 +373,37 @@ def test_a_row_masked_by_large_finite_values_stays_the_definition():
     plain = sn.multihead_attention(x, x, x, eye, eye, eye, eye, num_heads=1)
     np.testing.assert_allclose(masked[1], plain[1], rtol=1e-6)
     assert np.isfinite(masked).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_merge_is_exact_when_a_row_sees_no_key_in_its_first_block(dtype):
+    q = np.array([[1.0]], dtype)
+    k = np.array([[1.0], [1.0], [-800.0], [-799.0]], dtype)
+    v = np.array([[1.0], [2.0], [3.0], [4.0]], dtype)
+    mask = np.array([[-np.inf, -np.inf, 0.0, 0.0]])  # left padding: the first key block is hidden
+    s = np.array([-800.0, -799.0])
+    want = (np.exp(s - s.max()) @ np.array([3.0, 4.0])) / np.exp(s - s.max()).sum()
+    for block_size in (None, 1, 2, 3):
+        got = sn.blocked_core(q, k, v, mask=mask, block_size=block_size)
+        np.testing.assert_allclose(got[0, 0], want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [{"block_size": -1}, {"block_size": 0}, {"block_size": 2.5}, {"tile": 0}])
+def test_blocked_core_refuses_bad_block_and_tile_sizes(kw):
+    q = np.ones((2, 3))
+    with pytest.raises(InputError, match=r"expected a positive integer"):
+        sn.blocked_core(q, q, q, **kw)
+
+
+def test_blocked_core_refuses_batches_that_do_not_broadcast():
+    with pytest.raises(ShapeError, match=r"batch axes do not broadcast"):
+        sn.blocked_core(np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4)))
+
+
+def test_a_non_finite_key_bias_propagates_through_attention_pooling():
+    x = np.random.default_rng(0).standard_normal((2, 5, 8))
+    eye = np.eye(8)
+    b_k = np.zeros(8)
+    b_k[1] = np.nan  # head 0 (columns 0..3) gets a NaN key bias; head 1 stays finite
+    out = sn.attention_pool(x, x[0, :1], eye, eye, eye, b_k=b_k, num_heads=2)
+    assert np.isnan(out[..., :4]).all() and np.isfinite(out[..., 4:]).all()

@@ -159,16 +159,10 @@ def softmax_(x, axis):
     return x
 
 
-_CAUSAL = {}
-
-
 def causal_mask_(s):
     """Add the causal mask in place: query i (of the last n of m positions) sees keys j <= i + m - n."""
     n, m = s.shape[-2], s.shape[-1]
-    key = (n, m)
-    if key not in _CAUSAL:
-        _CAUSAL[key] = np.arange(m)[None, :] - np.arange(n)[:, None] > m - n
-    blocked = _CAUSAL[key]
+    blocked = np.arange(m)[None, :] - np.arange(n)[:, None] > m - n  # n × m booleans, not kept
     if blocked.any():
         s[..., blocked] = -np.inf
     return s

@@ -20,8 +20,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError, ShapeError
 from ..lower.runtime import rowmax
+from . import checks
 from .kernels import run
+
+
+def _positive(name, value):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{name}: expected a positive integer, got {value!r}")
+    return int(value)
 
 
 def unshifted_is_safe(q, k, v, mask) -> bool:
@@ -98,9 +108,23 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     mask (query i sees keys j <= i + m - n). ``block_size``: keys per block (default: all keys
     up to 4096, else 1024); ``tile``: queries per tile (default: about TILE_BYTES of scores).
     """
+    q, k, v = (checks.array(nm, a) for nm, a in (("q", q), ("k", k), ("v", v)))
     n, m, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
+    checks.same("blocked_core", "the width of q", q.shape[-1], "the width of k", k.shape[-1])
+    checks.same("blocked_core", "the keys of k", m, "the values of v", v.shape[-2])
+    if n == 0 or m == 0:
+        raise ShapeError(f"blocked_core: need at least one query and one key, got n = {n}, m = {m}")
     dtype = np.result_type(q, k, v)
-    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        if mask is not None:
+            mask = checks.additive_mask(mask, n, m, dtype)
+            np.broadcast_shapes(mask.shape[:-2], batch)
+    except ValueError as exc:
+        shapes = f"q {q.shape}, k {k.shape}, v {v.shape}" + ("" if mask is None else f", mask {mask.shape}")
+        raise ShapeError(f"blocked_core: the batch axes do not broadcast: {shapes}") from exc
+    block_size = _positive("block_size", block_size)
+    tile = _positive("tile", tile)
     if block_size is None:
         block_size = m if m <= 4096 else 1024
     if tile is None:
@@ -130,16 +154,19 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
                     U = np.zeros(s.shape[:-1] + (d_v + 1,), dtype)
                 U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
                 continue
-            c_new = rowmax(s)
+            # the running row max stays -inf while a row has seen no key; the shift c must be
+            # finite, and any finite shift is exact for such a row (its U_1 is 0, so c_1 = c)
+            c_max = rowmax(s)
             if c_prev is not None:
-                np.maximum(c_new, c_prev, out=c_new)
-            c_new[c_new == -np.inf] = 0.0  # nothing seen yet in this row: any finite shift is exact
+                np.maximum(c_max, c_prev, out=c_max)
+            c = np.where(c_max == -np.inf, 0, c_max).astype(dtype, copy=False)
             if U is None:
                 U = run("merge_step", S_2=s, U_1=np.zeros(s.shape[:-1] + (d_v + 1,), dtype),
-                        V_2=v_aug[..., j0:j1, :], c=c_new, c_1=c_new)
+                        V_2=v_aug[..., j0:j1, :], c=c, c_1=c)
             else:
-                U = run("merge_step", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c_new, c_1=c_prev)
-            c_prev = c_new
+                c_1 = np.where(c_prev == -np.inf, c, c_prev).astype(dtype, copy=False)
+                U = run("merge_step", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c, c_1=c_1)
+            c_prev = c_max
         if U is None:  # no key at all for this tile: every row fully masked
             out[..., i0:i1, :] = np.nan
             continue

@@ -52,7 +52,7 @@ def attention_pool(x, query, w_q, w_k, w_v, w_o=None, *, num_heads: int = 1, b_q
     d_v = checks.divide("attention_pool", "the columns of w_v (H·d_v)", W["w_v"].shape[1], "num_heads", H)
     dtype = np.result_type(x, q, *W.values())
     bq = checks.bias_row("b_q", b_q, H * d_k, dtype)
-    checks.bias_row("b_k", b_k, H * d_k, dtype)
+    bk = checks.bias_row("b_k", b_k, H * d_k, dtype)  # drops out (the pooling fold), unless not finite
     bv = checks.bias_row("b_v", b_v, H * d_v, dtype)
     wq, wk, wv = _per_head(W["w_q"], H, d_k), _per_head(W["w_k"], H, d_k), _per_head(W["w_v"], H, d_v)
     if bq is not None:
@@ -66,6 +66,12 @@ def attention_pool(x, query, w_q, w_k, w_v, w_o=None, *, num_heads: int = 1, b_q
     else:
         heads = run("pool_value", P=P, **{"W^V": wv})           # (..., H, 1, d_v)
     z = np.moveaxis(heads, -3, -2).reshape(heads.shape[:-3] + (1, H * d_v))  # (..., 1, H·d_v)
+    if bk is not None and not np.all(np.isfinite(bk)):
+        # b^K adds the same number to every score of a head only when it is finite; a NaN or inf
+        # in it makes those scores NaN, and NaN must propagate, never be folded away
+        bad = ~np.all(np.isfinite(_per_head(bk, H, d_k)), axis=(-2, -1))      # (H,)
+        z = z.copy()
+        z.reshape(z.shape[:-1] + (H, d_v))[..., bad, :] = np.nan
     if w_o is None:
         return z
     w_o = checks.array("w_o", w_o)
