@@ -407,3 +407,15 @@ def test_a_non_finite_key_bias_propagates_through_attention_pooling():
     b_k[1] = np.nan  # head 0 (columns 0..3) gets a NaN key bias; head 1 stays finite
     out = sn.attention_pool(x, x[0, :1], eye, eye, eye, b_k=b_k, num_heads=2)
     assert np.isnan(out[..., :4]).all() and np.isfinite(out[..., 4:]).all()
+
+
+def test_numeric_functions_name_bad_shapes_instead_of_numpy_errors():
+    r = np.random.default_rng(0)
+    with pytest.raises(ShapeError, match=r"batch axes .* do not broadcast: query \(2, 3, 4\), key \(3, 5, 4\)"):
+        sn.attention(r.random((2, 3, 4)), r.random((3, 5, 4)), r.random((3, 5, 4)))
+    with pytest.raises(InputError, match=r"scale: expected a real number"):
+        sn.attention(r.random((3, 4)), r.random((5, 4)), r.random((5, 4)), scale="a")
+    with pytest.raises(ShapeError, match=r"key: a matrix needs at least one row"):
+        sn.attention(r.random((3, 4)), r.random((0, 4)), r.random((0, 4)))
+    with pytest.raises(ShapeError, match=r"key_cache's d_k is 5 but new_key's d_k is 4"):
+        sn.kv_decode_step(r.random((1, 4)), r.random((1, 4)), r.random((1, 2)), r.random((3, 5)), r.random((3, 2)))

@@ -20,6 +20,14 @@ from ..proof.evaluate import evaluate
 from .kernel import build_source, input_leaves, runtime_source
 from .lower import lower_theorem, proved_result, theorem_side
 
+_SYMATTN_ERRORS = "from ..errors import InputError, ShapeError  # codegen replaces this line by local classes"
+_LOCAL_ERRORS = '''class ShapeError(ValueError):
+    """Arrays whose shapes do not fit the expression."""
+
+
+class InputError(ValueError):
+    """An input that makes no sense (integer or complex dtype, too few axes)."""'''
+
 
 def small_dims(expr_a, expr_b) -> dict:
     """Distinct small sizes for the dimension symbols (2, 3, 4, ...)."""
@@ -82,6 +90,9 @@ the symbolic definition evaluated by symattn at {", ".join(f"{k}={val}" for k, v
 """
 '''
     runtime = runtime_source().split('"""', 2)[2]  # the helpers without their module docstring
+    runtime = runtime.replace(_SYMATTN_ERRORS, _LOCAL_ERRORS)
+    if _SYMATTN_ERRORS in runtime or "from .." in runtime:
+        raise LoweringError("codegen: the runtime helpers import from symattn; a standalone module cannot")
     test = f'''
 
 SELF_TEST_INPUTS = {{

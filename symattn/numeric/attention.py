@@ -11,8 +11,6 @@ NaN and inf in the inputs propagate.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..errors import ConventionError
@@ -48,10 +46,11 @@ def attention(query, key, value, *, convention: str = "row", mask=None, causal: 
                 "value's number of positions m", v.shape[-2])
     dtype = np.result_type(q, k, v)
     n, m = q.shape[-2], k.shape[-2]
-    factor = 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    factor = checks.scale_factor(scale, q.shape[-1])
+    mask = checks.additive_mask(mask, n, m, dtype)
+    checks.batches("attention", query=q, key=k, value=v, mask=mask)
     q = (q * dtype.type(factor)).astype(dtype, copy=False)  # the scale folded into the query
-    out = _core(q, k.astype(dtype, copy=False), v.astype(dtype, copy=False),
-                checks.additive_mask(mask, n, m, dtype), causal)
+    out = _core(q, k.astype(dtype, copy=False), v.astype(dtype, copy=False), mask, causal)
     return _swap(out) if convention == "column" else out
 
 

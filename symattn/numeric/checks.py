@@ -17,7 +17,27 @@ def array(name: str, value, min_ndim: int = 2) -> np.ndarray:
                          "convert with .astype(numpy.float32) or .astype(numpy.float64)")
     if a.ndim < min_ndim:
         raise InputError(f"{name}: expected at least {min_ndim} axes, got shape {a.shape}")
+    if 0 in a.shape[-2:]:
+        raise ShapeError(f"{name}: a matrix needs at least one row and one column, got shape {a.shape}")
     return a
+
+
+def batches(what: str, **arrays) -> tuple:
+    """The broadcast of the batch axes (all but the last two) of the named arrays, or a ShapeError."""
+    try:
+        return np.broadcast_shapes(*(a.shape[:-2] for a in arrays.values() if a is not None))
+    except ValueError:
+        shapes = ", ".join(f"{nm} {a.shape}" for nm, a in arrays.items() if a is not None)
+        raise ShapeError(f"{what}: the batch axes (all but the last two) do not broadcast: {shapes}") from None
+
+
+def scale_factor(scale, d_k: int) -> float:
+    """1/sqrt(d_k) by default, else the given real number."""
+    if scale is None:
+        return 1 / float(np.sqrt(d_k))
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
+        raise InputError(f"scale: expected a real number (default 1/sqrt(d_k)), got {scale!r}")
+    return float(scale)
 
 
 def optional(name: str, value, min_ndim: int = 1):

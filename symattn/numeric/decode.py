@@ -8,8 +8,6 @@ causal attention (tested).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import checks
@@ -35,9 +33,17 @@ def kv_decode_step(query, new_key, new_value, key_cache=None, value_cache=None, 
         kc, vc = checks.array("key_cache", key_cache), checks.array("value_cache", value_cache)
         checks.same("kv_decode_step", "key_cache's positions", kc.shape[-2], "value_cache's positions",
                     vc.shape[-2])
+        checks.same("kv_decode_step", "key_cache's d_k", kc.shape[-1], "new_key's d_k", k_new.shape[-1])
+        checks.same("kv_decode_step", "value_cache's d_v", vc.shape[-1], "new_value's d_v", v_new.shape[-1])
+        for cache, new in ((kc, k_new), (vc, v_new)):
+            if cache.shape[:-2] != new.shape[:-2]:
+                raise checks.ShapeError(f"kv_decode_step: the cache has batch axes {cache.shape[:-2]} but the "
+                                        f"new position has {new.shape[:-2]}; they must be equal")
         K = np.concatenate([kc, k_new], axis=-2)
         V = np.concatenate([vc, v_new], axis=-2)
-    factor = 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    checks.same("kv_decode_step", "query's d_k", q.shape[-1], "the keys' d_k", K.shape[-1])
+    checks.batches("kv_decode_step", query=q, keys=K, values=V)
+    factor = checks.scale_factor(scale, q.shape[-1])
     dtype = np.result_type(q, K, V)
     out = run("decode", q=(q * dtype.type(factor)).astype(dtype, copy=False), K=K, V=V)
     return out, K, V
