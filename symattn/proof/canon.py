@@ -39,13 +39,24 @@ def _is_matrix(x) -> bool:
     return isinstance(x, (MatrixExpr, sp.MatrixBase))
 
 
+def bottom_up(rule):
+    """A rewrite that applies ``rule(node)`` to every matrix node, children first."""
+
+    def walk(e):
+        if not isinstance(e, MatrixExpr) or not e.args:
+            return e
+        args = [walk(a) if isinstance(a, MatrixExpr) else a for a in e.args]
+        if any(a is not b for a, b in zip(args, e.args)):
+            e = e.func(*args)
+        return rule(e)
+
+    walk.__doc__ = rule.__doc__
+    return walk
+
+
+@bottom_up
 def push_into_head_sums(e):
     """Distribute products and scalars into Σ_h, and split Σ_h over sums (bottom-up)."""
-    if not isinstance(e, MatrixExpr) or not e.args:
-        return e
-    args = [push_into_head_sums(a) if isinstance(a, MatrixExpr) else a for a in e.args]
-    if any(a is not b for a, b in zip(args, e.args)):
-        e = e.func(*args)
     if isinstance(e, HeadSum):
         body = e.body
         if isinstance(body, sp.MatAdd):
@@ -78,13 +89,9 @@ def _settle(body, h, count):
     return body.xreplace(reps) if reps else body
 
 
+@bottom_up
 def settle_floors_over_heads(e):
     """floor(a·h + b) -> its value at h = 1 when it is constant on h = 1..H (see the rules above)."""
-    if not isinstance(e, MatrixExpr) or not e.args:
-        return e
-    args = [settle_floors_over_heads(a) if isinstance(a, MatrixExpr) else a for a in e.args]
-    if any(a is not b for a, b in zip(args, e.args)):
-        e = e.func(*args)
     if isinstance(e, _OverHeads) and e.body.has(sp.floor) and not e.rebinds_index():
         body = _settle(e.body, e.index, e.count)
         if body != e.body:
