@@ -239,22 +239,21 @@ def exp_(x):
     return x
 
 
-def rowsum(x):
-    """x 1: the sum of each row, as a column."""
-    chunks = _row_chunks(x)
-    if chunks is None:
-        return np.sum(x, axis=-1, keepdims=True)
+def _row_reduce(x, reduce):
+    """reduce(x) along each row, as a column; large arrays in row chunks on every core."""
     out = np.empty(x.shape[:-1] + (1,), dtype=x.dtype)
     parts = _row_chunks(x, out)
-    _run_chunks(parts, lambda xs, os_: np.sum(xs, axis=-1, keepdims=True, out=os_))
+    if parts is None:
+        return reduce(x, axis=-1, keepdims=True)
+    _run_chunks(parts, lambda xs, os_: reduce(xs, axis=-1, keepdims=True, out=os_))
     return out
+
+
+def rowsum(x):
+    """x 1: the sum of each row, as a column."""
+    return _row_reduce(x, np.sum)
 
 
 def rowmax(x):
     """The largest entry of each row, as a column."""
-    chunks = _row_chunks(x)
-    if chunks is None:
-        return np.max(x, axis=-1, keepdims=True)
-    out = np.empty(x.shape[:-1] + (1,), dtype=x.dtype)
-    _run_chunks(_row_chunks(x, out), lambda xs, os_: np.max(xs, axis=-1, keepdims=True, out=os_))
-    return out
+    return _row_reduce(x, np.max)
