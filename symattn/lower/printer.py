@@ -6,7 +6,8 @@ broadcast. The printing rules, one method per node (``_print_<Node>``):
 - MatMul: ``A 1`` and ``1ᵀ A`` (a OneMatrix column or row) as row and column sums;
   otherwise ``chain(c, A, B, ...)``, the cheapest parenthesization from the shapes (a
   matrix-chain dynamic program, static when every dimension is a number, at run time
-  otherwise), the scalar c applied to the smallest operand; two factors print as ``A @ B``;
+  otherwise), the scalar c applied to the smallest operand; two factors print as ``mm(A, B)``,
+  which is ``A @ B`` computed as one GEMM over all rows when B has no batch axes;
 - Transpose: ``np.swapaxes(x, -1, -2)`` (a view; SymPy's ``.T`` breaks batches);
 - Softmax: max-shifted exp normalized along the right axis, in place on a temporary;
 - the row causal mask CausalMask(m, n, offset=m - n)ᵀ in a sum: the scores masked with -inf in
@@ -165,7 +166,7 @@ class BatchedPrinter:
                 return var, True
             return self.emit(e, f"{scale} * {var}")
         if len(vars_) == 2 and not scale:
-            return self.emit(e, f"{vars_[0]} @ {vars_[1]}")
+            return self.emit(e, f"mm({vars_[0]}, {vars_[1]})")
         concrete = all(sp.sympify(d).is_Integer for m in mats for d in m.shape)
         if concrete and not scale:
             order = chain_order([tuple(int(d) for d in m.shape) for m in mats])
@@ -285,9 +286,7 @@ def _parenthesize(order, names) -> str:
     if isinstance(order, int):
         return names[order]
     left, right = (_parenthesize(o, names) for o in order)
-    left = f"({left})" if not isinstance(order[0], int) else left
-    right = f"({right})" if not isinstance(order[1], int) else right
-    return f"{left} @ {right}"
+    return f"mm({left}, {right})"
 
 
 __all__ = ["BatchedPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "ShiftRows",

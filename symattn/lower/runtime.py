@@ -9,6 +9,7 @@ Matrices are the last two axes of an array; leading axes are batch axes and broa
 
 import math
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -105,6 +106,16 @@ def chain_order(shapes):
     return _ORDERS[key]
 
 
+def mm(a, b):
+    """a @ b. When b is one matrix (no batch axes) and a's batch axes can be merged with its rows
+    without a copy, one GEMM over all the rows instead of one per batch element (measured here
+    1.3x faster for (8, 128, 256) @ (256, 768): BLAS shares one large product better between
+    its threads than eight small ones)."""
+    if b.ndim == 2 and a.ndim > 2 and a.size and a.flags.c_contiguous:
+        return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + (b.shape[-1],))
+    return a @ b
+
+
 def chain(coeff, *arrays):
     """coeff · A_1 A_2 ... A_k with the cheapest parenthesization; the scalar is applied to the
     smallest operand or intermediate (a Python float keeps float32 arrays float32)."""
@@ -119,7 +130,7 @@ def chain(coeff, *arrays):
     def run(node):
         if isinstance(node, int):
             return arrays[node]
-        return run(node[0]) @ run(node[1])
+        return mm(run(node[0]), run(node[1]))
 
     return run(order)
 
@@ -180,25 +191,45 @@ def block(rows):
 
 # -- elementwise work on large temporaries, in row chunks on every core ---------------------------
 # NumPy's ufuncs run on one core and release the GIL, so chunks of rows go to a thread pool;
-# each chunk (about CHUNK elements) stays in cache while it is worked on.
+# each chunk (about CHUNK elements) stays in cache while it is worked on. Code that already
+# runs in a worker of the pool never splits its own work again (it would wait on itself).
 
 CHUNK = 2**19
 _POOL = {}
+_LOCAL = threading.local()
 
 
-def _pool():
-    """The thread pool of this process (a forked child makes its own: the parent's threads are gone)."""
+def _mark_worker():
+    _LOCAL.worker = True
+
+
+def in_worker() -> bool:
+    """True in a thread of the pool: the work there is already one share of a larger job."""
+    return getattr(_LOCAL, "worker", False)
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def pool():
+    """The thread pool of this process, one worker per core (a forked child makes its own: the
+    parent's threads are gone)."""
     pid = os.getpid()
     if pid not in _POOL:
         _POOL.clear()
-        _POOL[pid] = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+        _POOL[pid] = ThreadPoolExecutor(max_workers=cores(), initializer=_mark_worker)
     return _POOL[pid]
 
 
 def _row_chunks(*arrays):
     """Views of the arrays as (rows, columns) split into chunks of rows, or None if not possible."""
     x = arrays[0]
-    if x.size < 2 * CHUNK or (os.cpu_count() or 1) < 2 or not x.flags.c_contiguous:
+    if x.size < 2 * CHUNK or cores() < 2 or not x.flags.c_contiguous or in_worker():
         return None
     flat = []
     for a in arrays:
@@ -211,7 +242,7 @@ def _row_chunks(*arrays):
 
 
 def _run_chunks(chunks, fn):
-    list(_pool().map(lambda parts: fn(*parts), chunks))
+    list(pool().map(lambda parts: fn(*parts), chunks))
 
 
 def shift_exp_(x, c):

@@ -12,8 +12,9 @@ by claim 5. When one block holds every key, the kernel is claim 0 itself:
 diag(exp(S - c 1ᵀ) 1)⁻¹ exp(S - c 1ᵀ) V, normalizing the n × d_v output instead of the n × m
 probabilities, with the scores overwritten in place. When the scores are provably small
 (``unshifted_is_safe``), the shift is c = 0 (claims 6 and 7): no row max, no subtraction.
-Peak memory is O(tile × block) per batch element and head, plus the inputs and output:
-linear in the sequence length.
+The work items (a group of heads, a tile of queries) run one per core (``parallel``), so
+peak memory is the inputs and output plus O(cores × ITEM_BYTES) of scores: linear in the
+sequence length at a fixed block size.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, ShapeError
+from ..lower import runtime
 from ..lower.runtime import rowmax
-from . import checks
-from .kernels import run
+from . import checks, parallel
+from .kernels import get, run
 
 
 def _positive(name, value):
@@ -60,32 +62,6 @@ def unshifted_is_safe(q, k, v, mask) -> bool:
     return bool(np.all(mask <= 0) and (finite.size == 0 or np.min(finite) >= -0.45 * big))
 
 
-def _one_block(q, k, v, mask, causal, tile, offset, shape, dtype):
-    """All keys in one block: out = diag(l)⁻¹ exp(S - c 1ᵀ) V with l = exp(S - c 1ᵀ) 1 (claim 0),
-    the scores of each query tile overwritten in place; when the scores are provably small, the
-    shift c = 0 (claim 6) saves the row max and the subtraction."""
-    n = q.shape[-2]
-    out = None
-    unshifted = unshifted_is_safe(q, k, v, mask)
-    for i0 in range(0, n, tile):
-        i1 = min(n, i0 + tile)
-        s = run("scores", q[..., i0:i1, :], k)
-        if mask is not None:
-            s += mask[..., i0:i1, :]
-        if causal:
-            _mask_block_(s, i0, 0, offset)
-        if unshifted:
-            tile_out = run("deferred_unshifted", S=s, V=v)
-        else:
-            tile_out = run("deferred", S=s, c=rowmax(s), V=v)
-        if i1 - i0 == n:
-            return tile_out  # one tile: no copy
-        if out is None:
-            out = np.empty(shape, dtype=dtype)
-        out[..., i0:i1, :] = tile_out
-    return out
-
-
 def _mask_block_(s, i0, j0, offset):
     """Causal mask for the block of queries i0.. and keys j0..: key j is hidden when j - i > offset."""
     t, b = s.shape[-2], s.shape[-1]
@@ -94,10 +70,99 @@ def _mask_block_(s, i0, j0, offset):
         s[..., hide] = -np.inf
 
 
-#: query tiles hold about this many bytes of scores: 64 MiB bounds the memory while keeping
-#: BLAS calls few and large (measured here with the elementwise work on both cores: 2^26 to 2^28
-#: bytes were fastest at S1-S3, smaller tiles up to 1.8x slower at S2)
-TILE_BYTES = 2**26
+#: one work item holds about this many bytes of scores. Larger items mean fewer, larger GEMMs
+#: and less Python per flop; measured here (core of S1-S3, items of 256 KiB to 8 MiB): 4 MiB
+#: was fastest or within 4% of it everywhere, 256 KiB up to 2.1x slower at S3
+ITEM_BYTES = 2**22
+#: fewest queries in a tile: smaller tiles make GEMMs too thin to run at speed
+MIN_TILE = 32
+
+
+def _plan(batch, n, keys, itemsize, tile, workers):
+    """Work items (slices of the batch axes, first query, end query): the last batch axis (heads)
+    in groups and the queries in tiles, each item about ITEM_BYTES of scores, and at least two
+    items per core when the shape allows it."""
+    heads = batch[-1] if batch else 1
+    outer = batch[:-1]
+    row = max(1, keys * itemsize)
+    if tile is None:
+        tile = n if n * row <= ITEM_BYTES else max(MIN_TILE, ITEM_BYTES // row)
+        tile_fixed = False
+    else:
+        tile_fixed = True
+    tile = min(tile, n)
+    group = max(1, min(heads, ITEM_BYTES // (tile * row)))
+
+    def count():
+        return int(np.prod(outer, dtype=np.int64)) * -(-heads // group) * -(-n // tile)
+
+    while count() < 2 * workers:
+        if group > 1:
+            group = (group + 1) // 2
+        elif not tile_fixed and tile > MIN_TILE:
+            tile = max(MIN_TILE, (tile + 1) // 2)
+        else:
+            break
+    items = []
+    for index in np.ndindex(*outer):
+        lead = tuple(slice(i, i + 1) for i in index)
+        for h0 in range(0, heads, group):
+            sel = lead + (slice(h0, min(heads, h0 + group)),) if batch else ()
+            items.extend((sel, i0, min(n, i0 + tile)) for i0 in range(0, n, tile))
+    return items
+
+
+def _part(a, sel):
+    """The slice ``sel`` of the batch axes (aligned on the right; axes of size 1 broadcast)."""
+    nb = a.ndim - 2
+    if nb <= 0 or not sel:
+        return a
+    sel = sel[len(sel) - nb:]  # the batch is the broadcast of every operand: nb <= len(sel)
+    return a[tuple(s if size != 1 else slice(None) for s, size in zip(sel, a.shape[:nb]))]
+
+
+def _attend(q, k, v, v_aug, mask, i0, causal, offset, block_size):
+    """softmax(Q Kᵀ + M) V for one tile of queries starting at query i0 (keys already cut to
+    the last one a causal tile can see), by the kernels of ``blockwise_logsumexp_merge``; the
+    shift c = 0 when this tile's scores are provably small."""
+    m, d_v = k.shape[-2], v.shape[-1]
+    unshifted = unshifted_is_safe(q, k, v, mask)
+    if block_size >= m:  # one block: claim 0 (claim 6 when unshifted)
+        s = run("scores", q, k)
+        if mask is not None:
+            s += mask
+        if causal:
+            _mask_block_(s, i0, 0, offset)
+        if unshifted:
+            return run("deferred_unshifted", S=s, V=v)
+        return run("deferred", S=s, c=rowmax(s), V=v)
+    U = c_prev = None
+    for j0 in range(0, m, block_size):
+        j1 = min(m, j0 + block_size)
+        s = run("scores", q, k[..., j0:j1, :])
+        if mask is not None:
+            s += mask[..., j0:j1]
+        if causal:
+            _mask_block_(s, i0, j0, offset)
+        if unshifted:  # c = 0 throughout (claim 7): U = U_1 + exp(S_b) [V_b 1]
+            if U is None:
+                U = np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype)
+            U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
+            continue
+        # the running row max stays -inf while a row has seen no key; the shift c must be
+        # finite, and any finite shift is exact for such a row (its U_1 is 0, so c_1 = c)
+        c_max = rowmax(s)
+        if c_prev is not None:
+            np.maximum(c_max, c_prev, out=c_max)
+        c = np.where(c_max == -np.inf, 0, c_max).astype(s.dtype, copy=False)
+        if U is None:
+            U = run("merge_step", S_2=s, U_1=np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype),
+                    V_2=v_aug[..., j0:j1, :], c=c, c_1=c)
+        else:
+            c_1 = np.where(c_prev == -np.inf, c, c_prev).astype(s.dtype, copy=False)
+            U = run("merge_step", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c, c_1=c_1)
+        c_prev = c_max
+    return run("normalize", U=U[..., :d_v], l=U[..., d_v:])
 
 
 def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | None = None,
@@ -106,7 +171,9 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
 
     ``mask``: additive (0 / -inf) scores broadcasting to (..., n, m); ``causal``: add the causal
     mask (query i sees keys j <= i + m - n). ``block_size``: keys per block (default: all keys
-    up to 4096, else 1024); ``tile``: queries per tile (default: about TILE_BYTES of scores).
+    up to 4096, else 1024); ``tile``: queries per tile (default: about ITEM_BYTES of scores per
+    work item). The work items (a group of heads, a tile of queries) run on every core
+    (``parallel``). A row that sees no key (fully masked) gives NaN.
     """
     q, k, v = (checks.array(nm, a) for nm, a in (("q", q), ("k", k), ("v", v)))
     n, m, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
@@ -127,48 +194,27 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     tile = _positive("tile", tile)
     if block_size is None:
         block_size = m if m <= 4096 else 1024
-    if tile is None:
-        per_row = max(1, int(np.prod(batch)) * min(block_size, m) * np.dtype(dtype).itemsize)
-        tile = max(1, min(n, TILE_BYTES // per_row))
     offset = m - n
-    if block_size >= m:
-        return _one_block(q, k, v, mask, causal, tile, offset, batch + (n, d_v), dtype)
+    for name in ("scores", "deferred", "deferred_unshifted", "merge_step", "accumulate", "normalize"):
+        get(name)  # lowered (and proved) here, in the calling thread, before any item runs
+    v_aug = None
+    if block_size < m:  # [V 1]: numerator and denominator in one GEMM
+        v_aug = np.concatenate([v, np.ones(v.shape[:-1] + (1,), dtype=dtype)], axis=-1)
     out = np.empty(batch + (n, d_v), dtype=dtype)
-    ones = np.ones(v.shape[:-1] + (1,), dtype=dtype)
-    v_aug = np.concatenate([v, ones], axis=-1)  # [V 1]: numerator and denominator together
-    unshifted = unshifted_is_safe(q, k, v, mask)
-    for i0 in range(0, n, tile):
-        i1 = min(n, i0 + tile)
-        qt = q[..., i0:i1, :]
-        U = c_prev = None
-        last_key = m if not causal else min(m, i1 - 1 + offset + 1)
-        for j0 in range(0, last_key, block_size):
-            j1 = min(last_key, j0 + block_size)
-            s = run("scores", qt, k[..., j0:j1, :])
-            if mask is not None:
-                s += mask[..., i0:i1, j0:j1]
-            if causal:
-                _mask_block_(s, i0, j0, offset)
-            if unshifted:  # c = 0 throughout (claim 7): U = U_1 + exp(S_b) [V_b 1]
-                if U is None:
-                    U = np.zeros(s.shape[:-1] + (d_v + 1,), dtype)
-                U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
-                continue
-            # the running row max stays -inf while a row has seen no key; the shift c must be
-            # finite, and any finite shift is exact for such a row (its U_1 is 0, so c_1 = c)
-            c_max = rowmax(s)
-            if c_prev is not None:
-                np.maximum(c_max, c_prev, out=c_max)
-            c = np.where(c_max == -np.inf, 0, c_max).astype(dtype, copy=False)
-            if U is None:
-                U = run("merge_step", S_2=s, U_1=np.zeros(s.shape[:-1] + (d_v + 1,), dtype),
-                        V_2=v_aug[..., j0:j1, :], c=c, c_1=c)
-            else:
-                c_1 = np.where(c_prev == -np.inf, c, c_prev).astype(dtype, copy=False)
-                U = run("merge_step", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c, c_1=c_1)
-            c_prev = c_max
-        if U is None:  # no key at all for this tile: every row fully masked
-            out[..., i0:i1, :] = np.nan
-            continue
-        out[..., i0:i1, :] = run("normalize", U=U[..., :d_v], l=U[..., d_v:])
+    items = _plan(batch, n, min(block_size, m), np.dtype(dtype).itemsize, tile, runtime.cores())
+
+    def work(item):
+        sel, i0, i1 = item
+        last_key = m if not causal else min(m, i1 + offset)  # query i sees keys j <= i + offset
+        target = out[sel + (slice(i0, i1),)]
+        if last_key <= 0:  # no key at all for this tile: every row fully masked
+            target[...] = np.nan
+            return
+        qs = _part(q, sel)[..., i0:i1, :]
+        ks, vs = _part(k, sel)[..., :last_key, :], _part(v, sel)[..., :last_key, :]
+        va = None if v_aug is None else _part(v_aug, sel)[..., :last_key, :]
+        ms = None if mask is None else _part(mask, sel)[..., i0:i1, :last_key]
+        target[...] = _attend(qs, ks, vs, va, ms, i0, causal, offset, block_size)
+
+    parallel.run_items(work, items)
     return out

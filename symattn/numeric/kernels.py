@@ -111,7 +111,8 @@ def run(name: str, *args, **kwargs):
 
 @contextlib.contextmanager
 def trace():
-    """Record the kernels run inside the block: ``with trace() as used: ...``."""
+    """Record the kernels run inside the block, one entry per call (work items on several
+    threads each run the same kernels): ``with trace() as used: ...``."""
     used: list = []
     _TRACE.append(used)
     try:

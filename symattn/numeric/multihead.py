@@ -112,7 +112,12 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     q5 = _split(q, n, G, r, d_k)            # (..., G, r, n, d_k)
     k5 = _split(k, m, G, 1, d_k)            # (..., G, 1, m, d_k)
     v5 = _split(v, m, G, 1, d_v)            # (..., G, 1, m, d_v)
+    if r == 1:  # one query head per group: the heads are the last batch axis (work items group them)
+        q5, k5, v5 = (a[..., 0, :, :] for a in (q5, k5, v5))
+        mask = mask if mask is None or mask.ndim == 2 else mask[..., 0, :, :]
     heads = blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size)  # (..., G, r, n, d_v)
+    if r == 1:
+        heads = heads[..., None, :, :]
     z = np.moveaxis(heads, -2, -4)          # (..., n, G, r, d_v)
     z = z.reshape(z.shape[:-3] + (H * d_v,))  # (..., n, H·d_v): heads side by side
     if b["b_o"] is not None:

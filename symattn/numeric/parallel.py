@@ -1,0 +1,81 @@
+"""Independent work items on every core, each with single-threaded BLAS.
+
+Attention splits into independent slices (a batch element, a range of heads, a tile of
+queries). Each slice is small enough that its scores stay in a core's cache from the GEMM
+that makes them, through the exponential, to the GEMM with V. Run one slice per core, each
+with a single-threaded BLAS, and every step of it (GEMMs and elementwise work alike) runs on
+all cores without the cost of splitting small GEMMs between threads: measured here 1.1 to
+1.3x faster at S1-S3 than the whole batch through multi-threaded BLAS and chunked ufuncs.
+
+NumPy's BLAS is told to use one thread while items run (threadpoolctl; only the BLAS that
+NumPy itself loaded, never another library's, such as torch's) and restored afterwards; calls
+that overlap from several threads share one restore. Without a BLAS that can be controlled
+this way, or with one core, the items run one after another in the calling thread, with
+BLAS's own threads: the same numbers, only slower.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from ..lower import runtime
+
+_LOCK = threading.Lock()
+_STATE = {"depth": 0, "saved": None, "controllers": None}
+
+
+def _numpy_blas():
+    """threadpoolctl controllers of the BLAS libraries NumPy loaded (cached; [] if none or no
+    threadpoolctl)."""
+    if _STATE["controllers"] is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            _STATE["controllers"] = []
+            return []
+        libs = ThreadpoolController().select(user_api="blas").lib_controllers
+        here = os.path.dirname(os.path.dirname(np.__file__))  # site-packages (numpy/, numpy.libs/)
+        own = [c for c in libs if os.path.relpath(c.filepath, here).startswith("numpy")]
+        _STATE["controllers"] = own or (libs if len(libs) == 1 else [])
+    return _STATE["controllers"]
+
+
+def _enter():
+    with _LOCK:
+        if _STATE["depth"] == 0:
+            _STATE["saved"] = [c.num_threads for c in _numpy_blas()]
+            for c in _numpy_blas():
+                c.set_num_threads(1)
+        _STATE["depth"] += 1
+
+
+def _leave():
+    with _LOCK:
+        _STATE["depth"] -= 1
+        if _STATE["depth"] == 0:
+            for c, saved in zip(_numpy_blas(), _STATE["saved"]):
+                c.set_num_threads(saved)
+
+
+def can_split() -> bool:
+    """True when items can run one per core (several cores and a BLAS we can hold to one thread)."""
+    return runtime.cores() > 1 and bool(_numpy_blas()) and not runtime.in_worker()
+
+
+def run_items(fn, items) -> None:
+    """fn(item) for every item: on every core with single-threaded BLAS when ``can_split()``,
+    else in order in this thread. The first exception raised by an item is raised here."""
+    items = list(items)
+    if len(items) < 2 or not can_split():
+        for item in items:
+            fn(item)
+        return
+    _enter()
+    try:
+        for _ in runtime.pool().map(fn, items):
+            pass
+    finally:
+        _leave()
