@@ -73,38 +73,38 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
     q, k, _ = R.head_inputs(True)
     Z = sp.MatrixSymbol("Z", R.n, R.H * R.d_v)
     W_O = sp.MatrixSymbol("W^O", R.H * R.d_v, R.d_model)
+    U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
+    add = lower_theorem("blockwise_logsumexp_merge", 7, "rhs", donate=(R.S_2,),
+                        inputs={R.Exp(R.S_1) * R.V_1: U_1})
+    normalize = lower_theorem("blockwise_logsumexp_merge", 0, "rhs",
+                              inputs={R.Exp(R.ShiftRows(R.S, R.c)) * R.V: sp.MatrixSymbol("U", R.n, R.d_v),
+                                      R.Exp(R.ShiftRows(R.S, R.c)) * R.ones(R.m): sp.MatrixSymbol("l", R.n, 1)})
     expected = [
         lower_theorem("fused_qkv_projection", 0, "lhs"),
         lower_theorem("scale_folds_into_query_projection", 0, "rhs", part=q * k.T,
                       inputs={q: R.Q, k: R.K}, args=[R.Q, R.K]),
-        lower_theorem("blockwise_logsumexp_merge", 6, "rhs", donate=(R.S,), args=[R.S, R.V]),
+        add,  # small scores: the shift c = 0, numerator and denominator in one GEMM (claim 7)
+        normalize,
         lower_theorem("heads_concatenate_before_output_projection", 0, "lhs",
                       inputs={R.CONCAT: Z, R.STACK_O: W_O}),
     ]
     used = distinct(used)  # each work item (heads × query tile) runs the same kernels
-    assert len(used) == 4 and all(a is b for a, b in zip(used, expected))
-    assert "exp_(S)" in used[2].source  # the scores are overwritten in place (donated)
+    assert len(used) == 5 and all(a is b for a, b in zip(used, expected))
+    assert "exp_(S_2)" in used[2].source  # the scores are overwritten in place (donated)
     big = 1000 * x
     with sn.trace() as used:  # large scores: the shifted form (claim 0), the row max as the shift
         sn.multihead_attention(big, big, big, *w, num_heads=4, num_kv_heads=2)
-    used = distinct(used)
-    assert used[2] is lower_theorem("blockwise_logsumexp_merge", 0, "rhs", donate=(R.S,),
-                                    args=[R.S, R.c, R.V])
-    assert "shift_exp_(S, c)" in used[2].source
-    U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
+    shifted = lower_theorem("blockwise_logsumexp_merge", 0, "rhs", donate=(R.S,), args=[R.S, R.c, R.V])
+    assert any(k is shifted for k in used)
+    assert "shift_exp_(S, c)" in shifted.source
     with sn.trace() as used:
         sn.multihead_attention(big, big, big, *w, num_heads=4, num_kv_heads=2, block_size=2)  # 3 key blocks
     merge = lower_theorem("blockwise_logsumexp_merge", 2, "rhs", donate=(R.S_2,),
                           inputs={R.Exp(R.ShiftRows(R.S_1, R.c_1)) * R.V_1: U_1})
-    normalize = lower_theorem("blockwise_logsumexp_merge", 0, "rhs",
-                              inputs={R.Exp(R.ShiftRows(R.S, R.c)) * R.V: sp.MatrixSymbol("U", R.n, R.d_v),
-                                      R.Exp(R.ShiftRows(R.S, R.c)) * R.ones(R.m): sp.MatrixSymbol("l", R.n, 1)})
     items = [k is normalize for k in used].count(True)  # one normalization per work item
     assert items >= 1 and [k is merge for k in used].count(True) == 3 * items
     with sn.trace() as used:  # small scores: c = 0, the blocks simply add up (claim 7)
         sn.multihead_attention(x, x, x, *w, num_heads=4, num_kv_heads=2, block_size=2)
-    add = lower_theorem("blockwise_logsumexp_merge", 7, "rhs", donate=(R.S_2,),
-                        inputs={R.Exp(R.S_1) * R.V_1: U_1})
     items = [k is normalize for k in used].count(True)
     assert items >= 1 and [k is add for k in used].count(True) == 3 * items
 
@@ -126,7 +126,8 @@ def test_attention_and_decode_and_pooling_kernels_come_from_their_theorems():
 
 
 def test_blocked_kernel_merges_by_the_proved_rule():
-    q, k, v = 100 * RNG.normal(size=(2, 7, 3)), RNG.normal(size=(2, 11, 3)), RNG.normal(size=(2, 11, 4))
+    """Scores in the thousands overflow exp without a shift: the merge with the running row max runs."""
+    q, k, v = 1000 * RNG.normal(size=(2, 7, 3)), RNG.normal(size=(2, 11, 3)), RNG.normal(size=(2, 11, 4))
     with sn.trace() as used:
         out = sn.blocked_core(q, k, v, block_size=4, tile=3)
     np.testing.assert_allclose(out, sn.attention(q * np.sqrt(3), k, v), rtol=1e-10, atol=1e-12)
@@ -362,22 +363,27 @@ def test_pooling_value_and_output_kernels_come_from_their_theorems():
                                     inputs={R.CONCAT: Z, R.STACK_O: W_O})
 
 
-def test_shift_zero_is_used_only_when_scores_are_provably_small():
-    from symattn.numeric.blocked import unshifted_is_safe
+def test_shift_zero_is_kept_only_when_its_result_is_accurate():
+    from symattn.numeric.blocked import unshifted_is_accurate
 
     q, k, v = RNG.normal(size=(2, 5, 4)) / 2, RNG.normal(size=(2, 7, 4)), RNG.normal(size=(2, 7, 3))
-    assert unshifted_is_safe(q, k, v, None)
-    assert not unshifted_is_safe(q * 100, k, v, None)
-    assert not unshifted_is_safe(q, k, v, np.ones((5, 7)))  # a positive mask may raise a score
-    assert not unshifted_is_safe(q, k, v, np.full((5, 7), -1e9))  # a row of -1e9 must stay uniform
-    assert unshifted_is_safe(q, k, v, np.triu(np.full((5, 7), -np.inf), 1))
-    q_nan = q.copy()
-    q_nan[0, 0, 0] = np.nan
-    assert not unshifted_is_safe(q_nan, k, v, None)
-    both = [sn.blocked_core(a, k, v) for a in (q, q * 1000)]
-    np.testing.assert_allclose(both[0], sn.attention(q * 2, k, v), rtol=1e-10)
-    np.testing.assert_allclose(both[1], sn.attention(q * 2000, k, v), rtol=1e-10)  # scores ~ 1000s
-    assert np.isfinite(both[1]).all()
+    s = q @ np.swapaxes(k, -1, -2)
+    U = np.exp(s) @ np.concatenate([v, np.ones((2, 7, 1))], axis=-1)  # exp(S) [V 1], c = 0
+    assert unshifted_is_accurate(U, 7)
+    for bad in (np.inf, np.nan, 0.0, 1e-300):  # overflow, NaN, a row that vanished or is subnormal-bound
+        worse = U.copy()
+        worse[1, 2, -1 if bad in (0.0, 1e-300) else 0] = bad
+        assert not unshifted_is_accurate(worse, 7), bad
+    assert unshifted_is_accurate(U.astype(np.float32) * 1e-15, 7)  # float32: floor m e^-40 ~ 3e-17
+    assert not unshifted_is_accurate(U.astype(np.float32) * 1e-19, 7)
+    for scale in (1, 1000):  # scores in the thousands: exp overflows, the shifted form takes over
+        out = sn.blocked_core(q * scale, k, v)
+        np.testing.assert_allclose(out, sn.attention(q * scale * 2, k, v), rtol=1e-10)
+        assert np.isfinite(out).all()
+    plus = np.zeros((5, 7))
+    plus[0, 3] = 800.0  # a positive mask entry: exp(800) overflows float64 without a shift
+    np.testing.assert_allclose(sn.blocked_core(q, k, v, mask=plus),
+                               sn.attention(q * 2, k, v, mask=plus), rtol=1e-10)
 
 
 def test_a_row_masked_by_large_finite_values_stays_the_definition():

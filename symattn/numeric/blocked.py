@@ -8,10 +8,12 @@ For each query tile and key block b, with scores S_b = Q K_bᵀ (scale folded in
 
 Both steps are kernels lowered from ``blockwise_logsumexp_merge`` (claims 2 and 0; the ones
 column carries claim 4, the denominator, in the same product), query tiles are independent
-by claim 5. When one block holds every key, the kernel is claim 0 itself:
-diag(exp(S - c 1ᵀ) 1)⁻¹ exp(S - c 1ᵀ) V, normalizing the n × d_v output instead of the n × m
-probabilities, with the scores overwritten in place. When the scores are provably small
-(``unshifted_is_safe``), the shift is c = 0 (claims 6 and 7): no row max, no subtraction.
+by claim 5. Every tile is first computed with the shift c = 0 (claim 7: the blocks simply
+add up, U = Σ_b exp(S_b) [V_b 1], no row max, no subtraction, no separate row sum); a check
+of the small result (``unshifted_is_accurate``) decides whether that was as accurate as the
+shifted form, and otherwise the tile is computed with the row max as the shift: with one
+block, claim 0 itself, diag(exp(S - c 1ᵀ) 1)⁻¹ exp(S - c 1ᵀ) V, normalizing the n × d_v
+output instead of the n × m probabilities, the scores overwritten in place.
 The work items (a group of heads, a tile of queries) run one per core (``parallel``), so
 peak memory is the inputs and output plus O(cores × ITEM_BYTES) of scores: linear in the
 sequence length at a fixed block size.
@@ -36,30 +38,21 @@ def _positive(name, value):
     return int(value)
 
 
-def unshifted_is_safe(q, k, v, mask) -> bool:
-    """True when exp(S) cannot overflow nor vanish, so the shift c = 0 may be used (claim 6).
+def unshifted_is_accurate(U, m: int) -> bool:
+    """Whether U = exp(S) [V 1], computed with the shift c = 0 (claims 6 and 7), is as good as
+    with the row max as the shift.
 
-    |s_ij| = |q_i · k_j| <= |q_i| |k_j| (Cauchy-Schwarz), so with B = max_i |q_i| · max_j |k_j|
-    every finite score lies in [-B, B]; B <= 0.45 ln(largest float) (about 40 in float32, 319 in
-    float64) keeps exp(s) normal and far from overflow, and m e^B max|v| must stay far below the
-    largest float. NaN or inf anywhere makes this False (the shifted kernel then propagates
-    them). A mask must not raise a score and its finite entries must not sink one below
-    -0.45 ln(largest float) (else a row of, say, -1e9 entries would vanish instead of being
-    uniform); -inf entries are exact either way.
+    Any shift gives the same exact value; in floating point c = 0 fails only by overflow (an
+    exp or a sum becomes inf) or by underflow (exp(s) is 0 or subnormal for the larger scores
+    of a row). So U must be finite, and each row's denominator l (the last column) at least
+    m e^(-0.45 ln(largest float)) (about e^-40 in float32, e^-319 in float64): the row's largest
+    term exp(max_j s_ij) >= l / m is then far above the subnormal range. This is a check of the
+    result, a (rows × (d_v + 1)) array, instead of a bound on the inputs: NaN or inf anywhere,
+    a positive mask that pushes a score up, or a row masked by large finite values (say -1e9,
+    whose softmax must stay uniform) all fail it, and the shifted kernels then run.
     """
-    dtype = np.result_type(q, k, v)
-    big = float(np.log(np.finfo(dtype).max))
-    bound = float(np.sqrt(np.max(np.einsum("...i,...i->...", q, q)))
-                  * np.sqrt(np.max(np.einsum("...i,...i->...", k, k))))
-    if not bound <= 0.45 * big:
-        return False
-    vmax = float(max(np.max(v), -np.min(v)))
-    if not np.log(k.shape[-2]) + bound + np.log1p(vmax) < big - 10.0:
-        return False
-    if mask is None:
-        return True
-    finite = mask[np.isfinite(mask)]
-    return bool(np.all(mask <= 0) and (finite.size == 0 or np.min(finite) >= -0.45 * big))
+    floor = m * np.exp(-0.45 * np.log(np.finfo(U.dtype).max))
+    return bool(np.isfinite(U).all() and (U[..., -1] >= floor).all())
 
 
 def _mask_block_(s, i0, j0, offset):
@@ -121,34 +114,44 @@ def _part(a, sel):
     return a[tuple(s if size != 1 else slice(None) for s, size in zip(sel, a.shape[:nb]))]
 
 
-def _attend(q, k, v, v_aug, mask, i0, causal, offset, block_size):
+def _scores(q, k, mask, i0, j0, causal, offset):
+    """S = Q K_bᵀ (+ M) for the queries from i0 and the keys from j0, causal mask applied."""
+    s = run("scores", q, k)
+    if mask is not None:
+        s += mask
+    if causal:
+        _mask_block_(s, i0, j0, offset)
+    return s
+
+
+def _attend(q, k, v, mask, i0, causal, offset, block_size, state):
     """softmax(Q Kᵀ + M) V for one tile of queries starting at query i0 (keys already cut to
-    the last one a causal tile can see), by the kernels of ``blockwise_logsumexp_merge``; the
-    shift c = 0 when this tile's scores are provably small."""
+    the last one a causal tile can see), by the kernels of ``blockwise_logsumexp_merge``.
+
+    First with the shift c = 0: U = Σ_b exp(S_b) [V_b 1] (claim 7, numerator and denominator in
+    one GEMM, no row max) and out = diag(l)⁻¹ U. If ``unshifted_is_accurate`` says no, the tile
+    is computed again with the row max as the shift, and so are the later tiles of this call
+    (``state``)."""
     m, d_v = k.shape[-2], v.shape[-1]
-    unshifted = unshifted_is_safe(q, k, v, mask)
-    if block_size >= m:  # one block: claim 0 (claim 6 when unshifted)
-        s = run("scores", q, k)
-        if mask is not None:
-            s += mask
-        if causal:
-            _mask_block_(s, i0, 0, offset)
-        if unshifted:
-            return run("deferred_unshifted", S=s, V=v)
-        return run("deferred", S=s, c=rowmax(s), V=v)
-    U = c_prev = None
-    for j0 in range(0, m, block_size):
-        j1 = min(m, j0 + block_size)
-        s = run("scores", q, k[..., j0:j1, :])
-        if mask is not None:
-            s += mask[..., j0:j1]
-        if causal:
-            _mask_block_(s, i0, j0, offset)
-        if unshifted:  # c = 0 throughout (claim 7): U = U_1 + exp(S_b) [V_b 1]
+    blocks = [(j0, min(m, j0 + block_size)) for j0 in range(0, m, block_size)]
+    if not state["shift"]:
+        v_aug = np.concatenate([v, np.ones(v.shape[:-1] + (1,), v.dtype)], axis=-1)  # [V 1]
+        U = None
+        for j0, j1 in blocks:
+            s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
             if U is None:
                 U = np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype)
             U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
-            continue
+        if unshifted_is_accurate(U, m):
+            return run("normalize", U=U[..., :d_v], l=U[..., d_v:])
+        state["shift"] = True
+    if len(blocks) == 1:  # one block: claim 0, the row max as the shift
+        s = _scores(q, k, mask, i0, 0, causal, offset)
+        return run("deferred", S=s, c=rowmax(s), V=v)
+    v_aug = np.concatenate([v, np.ones(v.shape[:-1] + (1,), v.dtype)], axis=-1)
+    U = c_prev = None
+    for j0, j1 in blocks:
+        s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
         # the running row max stays -inf while a row has seen no key; the shift c must be
         # finite, and any finite shift is exact for such a row (its U_1 is 0, so c_1 = c)
         c_max = rowmax(s)
@@ -195,11 +198,9 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     if block_size is None:
         block_size = m if m <= 4096 else 1024
     offset = m - n
-    for name in ("scores", "deferred", "deferred_unshifted", "merge_step", "accumulate", "normalize"):
+    for name in ("scores", "accumulate", "normalize", "deferred", "merge_step"):
         get(name)  # lowered (and proved) here, in the calling thread, before any item runs
-    v_aug = None
-    if block_size < m:  # [V 1]: numerator and denominator in one GEMM
-        v_aug = np.concatenate([v, np.ones(v.shape[:-1] + (1,), dtype=dtype)], axis=-1)
+    state = {"shift": False}  # becomes True once a tile needed the shifted form
     out = np.empty(batch + (n, d_v), dtype=dtype)
     items = _plan(batch, n, min(block_size, m), np.dtype(dtype).itemsize, tile, runtime.cores())
 
@@ -212,9 +213,8 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
             return
         qs = _part(q, sel)[..., i0:i1, :]
         ks, vs = _part(k, sel)[..., :last_key, :], _part(v, sel)[..., :last_key, :]
-        va = None if v_aug is None else _part(v_aug, sel)[..., :last_key, :]
         ms = None if mask is None else _part(mask, sel)[..., i0:i1, :last_key]
-        target[...] = _attend(qs, ks, vs, va, ms, i0, causal, offset, block_size)
+        target[...] = _attend(qs, ks, vs, ms, i0, causal, offset, block_size, state)
 
     parallel.run_items(work, items)
     return out
