@@ -70,7 +70,7 @@ def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, di
     """The source of a function computing ``expr`` from the arrays ``args`` (symbols, in order).
 
     ``donated``: inputs the kernel may overwrite (the caller hands over a temporary)."""
-    taken = {"np", "math", "dtype", "bound", fname} | {
+    taken = {"np", "math", "dtype", "bound", "out", fname} | {
         n for n in dir(runtime) if not n.startswith("__")}
     names = {x: identifier(x.name, taken) for x in args}
     dimsyms = set()
@@ -83,15 +83,26 @@ def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, di
     extra = sorted(set(dims) - bindable(args), key=str)  # sizes no input axis shows: keywords
     params = ", ".join(names[x] for x in args)
     pairs = ", ".join(f"({x.name!r}, {names[x]})" for x in args)
-    sig = params + ("".join([", *"] + [f", {dims[d]}" for d in extra]) if extra else "")
+    sig = params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])
+    body = _write_into_out(body, out)
     note = f" Overwrites {', '.join(x.name for x in donated)}." if donated else ""
     head = [f"def {fname}({sig}):",
             f'    """{sp.sstr(expr)} (arrays: batch axes first, matrices in the last two).{note}"""',
             f"    ({params}{',' if len(args) == 1 else ''}), dtype = as_inputs([{pairs}])",
             "    bound = {}"]
     lines = _dimension_binding(args, names, dims)
-    src = "\n".join(head + ["    " + ln for ln in lines + body] + [f"    return {out}", ""])
+    src = "\n".join(head + ["    " + ln for ln in lines + body] + [f"    return into({out}, out)", ""])
     return src, names, dims
+
+
+def _write_into_out(body: list, result: str) -> list:
+    """When the result is first made by a product (``tK = mm(A, B)``), make it there:
+    ``mm(A, B, out=out)``; the in-place steps after it keep it there."""
+    first = next((k for k, ln in enumerate(body) if ln.startswith(f"{result} = ")), None)
+    if first is None or not body[first].startswith(f"{result} = mm("):
+        return body
+    code, sep, comment = body[first].partition("  #")
+    return body[:first] + [code[:-1] + ", out=out)" + sep + comment] + body[first + 1:]
 
 
 @dataclass
@@ -120,7 +131,8 @@ class Kernel:
         self._extra = sorted(set(self.dims) - bindable(self.args), key=str)
         self._extra_names = [(str(d), self.dims[d]) for d in self._extra]
 
-    def __call__(self, *arrays, **named):
+    def __call__(self, *arrays, out=None, **named):
+        """The result, written into ``out`` (an array of its shape and dtype) when given."""
         if len(arrays) > len(self.args):
             raise InputError(f"kernel takes {len(self.args)} arrays ({', '.join(self.arg_names)}), "
                              f"got {len(arrays)}")
@@ -141,7 +153,7 @@ class Kernel:
         if missing:
             raise InputError(f"missing input(s) {', '.join(missing)} of {sp.sstr(self.expr)[:80]}")
         kw = {ident: sizes[d] for d, ident in self._extra_names}
-        return self.fn(*[values[x] for x in self.args], **kw)
+        return self.fn(*[values[x] for x in self.args], out=out, **kw)
 
     @property
     def extra_dims(self) -> list:

@@ -106,14 +106,26 @@ def chain_order(shapes):
     return _ORDERS[key]
 
 
-def mm(a, b):
-    """a @ b. When b is one matrix (no batch axes) and a's batch axes can be merged with its rows
-    without a copy, one GEMM over all the rows instead of one per batch element (measured here
-    1.3x faster for (8, 128, 256) @ (256, 768): BLAS shares one large product better between
-    its threads than eight small ones)."""
-    if b.ndim == 2 and a.ndim > 2 and a.size and a.flags.c_contiguous:
-        return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + (b.shape[-1],))
-    return a @ b
+def mm(a, b, out=None):
+    """a @ b, written into ``out`` when given. When b is one matrix (no batch axes) and a's batch
+    axes can be merged with its rows without a copy, one GEMM over all the rows instead of one
+    per batch element (measured here 1.3x faster for (8, 128, 256) @ (256, 768): BLAS shares
+    one large product better between its threads than eight small ones)."""
+    if b.ndim == 2 and a.ndim > 2 and a.size and a.flags.c_contiguous and (out is None or out.flags.c_contiguous):
+        flat = a.reshape(-1, a.shape[-1])
+        if out is None:
+            return (flat @ b).reshape(a.shape[:-1] + (b.shape[-1],))
+        np.matmul(flat, b, out=out.reshape(flat.shape[0], b.shape[-1]))
+        return out
+    return np.matmul(a, b, out=out)
+
+
+def into(t, out):
+    """The result ``t``, in ``out`` when given (copied only if it was not computed there)."""
+    if out is None or t is out:
+        return t
+    out[...] = t
+    return out
 
 
 def chain(coeff, *arrays):

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import InputError, ShapeError
 from ..lower import runtime
 from ..lower.runtime import rowmax
-from . import checks, parallel
+from . import checks, parallel, workspace
 from .kernels import get, run
 
 
@@ -115,13 +115,23 @@ def _part(a, sel):
 
 
 def _scores(q, k, mask, i0, j0, causal, offset):
-    """S = Q K_bᵀ (+ M) for the queries from i0 and the keys from j0, causal mask applied."""
-    s = run("scores", q, k)
+    """S = Q K_bᵀ (+ M) for the queries from i0 and the keys from j0, causal mask applied (in
+    this thread's scratch buffer: valid until its next scores)."""
+    shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    s = run("scores", q, k, out=workspace.take("scores", shape, np.result_type(q, k)))
     if mask is not None:
         s += mask
     if causal:
         _mask_block_(s, i0, j0, offset)
     return s
+
+
+def _with_ones(v):
+    """[V 1] (numerator and denominator in one GEMM), in this thread's scratch buffer."""
+    v_aug = workspace.take("v_aug", v.shape[:-1] + (v.shape[-1] + 1,), v.dtype)
+    v_aug[..., :-1] = v
+    v_aug[..., -1] = 1
+    return v_aug
 
 
 def _attend(q, k, v, mask, i0, causal, offset, block_size, state):
@@ -135,7 +145,7 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, state):
     m, d_v = k.shape[-2], v.shape[-1]
     blocks = [(j0, min(m, j0 + block_size)) for j0 in range(0, m, block_size)]
     if not state["shift"]:
-        v_aug = np.concatenate([v, np.ones(v.shape[:-1] + (1,), v.dtype)], axis=-1)  # [V 1]
+        v_aug = _with_ones(v)
         U = None
         for j0, j1 in blocks:
             s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
@@ -148,7 +158,7 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, state):
     if len(blocks) == 1:  # one block: claim 0, the row max as the shift
         s = _scores(q, k, mask, i0, 0, causal, offset)
         return run("deferred", S=s, c=rowmax(s), V=v)
-    v_aug = np.concatenate([v, np.ones(v.shape[:-1] + (1,), v.dtype)], axis=-1)
+    v_aug = _with_ones(v)
     U = c_prev = None
     for j0, j1 in blocks:
         s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
@@ -169,14 +179,15 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, state):
 
 
 def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | None = None,
-                 tile: int | None = None):
+                 tile: int | None = None, out=None):
     """softmax(Q Kᵀ + M) V for scaled queries, one query tile and key block at a time.
 
     ``mask``: additive (0 / -inf) scores broadcasting to (..., n, m); ``causal``: add the causal
     mask (query i sees keys j <= i + m - n). ``block_size``: keys per block (default: all keys
     up to 4096, else 1024); ``tile``: queries per tile (default: about ITEM_BYTES of scores per
-    work item). The work items (a group of heads, a tile of queries) run on every core
-    (``parallel``). A row that sees no key (fully masked) gives NaN.
+    work item); ``out``: an array (or a view) of the result's shape and dtype to write it into.
+    The work items (a group of heads, a tile of queries) run on every core (``parallel``). A row
+    that sees no key (fully masked) gives NaN.
     """
     q, k, v = (checks.array(nm, a) for nm, a in (("q", q), ("k", k), ("v", v)))
     n, m, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
@@ -189,7 +200,8 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         if mask is not None:
             mask = checks.additive_mask(mask, n, m, dtype)
-            np.broadcast_shapes(mask.shape[:-2], batch)
+            if np.broadcast_shapes(mask.shape[:-2], batch) != batch:
+                raise ValueError
     except ValueError as exc:
         shapes = f"q {q.shape}, k {k.shape}, v {v.shape}" + ("" if mask is None else f", mask {mask.shape}")
         raise ShapeError(f"blocked_core: the batch axes do not broadcast: {shapes}") from exc
@@ -201,7 +213,11 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     for name in ("scores", "accumulate", "normalize", "deferred", "merge_step"):
         get(name)  # lowered (and proved) here, in the calling thread, before any item runs
     state = {"shift": False}  # becomes True once a tile needed the shifted form
-    out = np.empty(batch + (n, d_v), dtype=dtype)
+    if out is None:
+        out = np.empty(batch + (n, d_v), dtype=dtype)
+    elif out.shape != batch + (n, d_v) or out.dtype != dtype:
+        raise ShapeError(f"blocked_core: out should be {batch + (n, d_v)} {np.dtype(dtype)}, "
+                         f"got {out.shape} {out.dtype}")
     items = _plan(batch, n, min(block_size, m), np.dtype(dtype).itemsize, tile, runtime.cores())
 
     def work(item):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import HeadError, ShapeError
-from . import checks
+from . import checks, workspace
 from .blocked import blocked_core
 from .kernels import run
 
@@ -95,31 +95,35 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
         zeros = {"b_q": H * d_k, "b_k": G * d_k, "b_v": G * d_v}
         bias = {nm: b[nm] if b[nm] is not None else np.zeros((1, w), dtype) for nm, w in zeros.items()}
     suffix = "_bias" if biased else ""
+    # the projections and the heads live in this thread's scratch buffers (``workspace``),
+    # reused call after call; only the result is a fresh array
     if x_q is x_k and x_k is x_v:
         extra = {"b^Q": bias["b_q"], "b^K": bias["b_k"], "b^V": bias["b_v"]} if biased else {}
+        width = H * d_k + G * (d_k + d_v)
         proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
-                   **extra, **sizes)
+                   **extra, **sizes, out=workspace.take("qkv", x_q.shape[:-1] + (width,), dtype))
         q = proj[..., : H * d_k]
         k = proj[..., H * d_k: (H + G) * d_k]
         v = proj[..., (H + G) * d_k:]
     else:
         def project(part, x, w, bb, dims):
             extra = {f"b^{part.upper()}": bb} if biased else {}
-            return run(f"proj_{part}{suffix}", X=x, **{f"W^{part.upper()}": w}, **extra, **dims)
+            scratch = workspace.take(part, x.shape[:-1] + (w.shape[1],), dtype)
+            return run(f"proj_{part}{suffix}", X=x, **{f"W^{part.upper()}": w}, **extra, **dims, out=scratch)
         q = project("q", x_q, W["w_q"], bias["b_q"] if biased else None, {"H": H, "d_k": d_k})
         k = project("k", x_k, W["w_k"], bias["b_k"] if biased else None, {"G": G, "d_k": d_k})
         v = project("v", x_v, W["w_v"], bias["b_v"] if biased else None, {"G": G, "d_v": d_v})
     q5 = _split(q, n, G, r, d_k)            # (..., G, r, n, d_k)
     k5 = _split(k, m, G, 1, d_k)            # (..., G, 1, m, d_k)
     v5 = _split(v, m, G, 1, d_v)            # (..., G, 1, m, d_v)
+    lead = np.broadcast_shapes(q5.shape[:-4], k5.shape[:-4], v5.shape[:-4])
+    z = workspace.take("heads", lead + (n, G, r, d_v), dtype)  # the heads side by side
+    heads = np.moveaxis(z, -4, -2)          # (..., G, r, n, d_v): a view, the core writes into z
     if r == 1:  # one query head per group: the heads are the last batch axis (work items group them)
-        q5, k5, v5 = (a[..., 0, :, :] for a in (q5, k5, v5))
+        q5, k5, v5, heads = (a[..., 0, :, :] for a in (q5, k5, v5, heads))
         mask = mask if mask is None or mask.ndim == 2 else mask[..., 0, :, :]
-    heads = blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size)  # (..., G, r, n, d_v)
-    if r == 1:
-        heads = heads[..., None, :, :]
-    z = np.moveaxis(heads, -2, -4)          # (..., n, G, r, d_v)
-    z = z.reshape(z.shape[:-3] + (H * d_v,))  # (..., n, H·d_v): heads side by side
+    blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size, out=heads)
+    z = z.reshape(lead + (n, H * d_v))      # (..., n, H·d_v): [head_1 ... head_H]
     if b["b_o"] is not None:
         return run("output_bias", Z=z, **{"W^O": W["w_o"], "b^O": b["b_o"]}, H=H, d_v=d_v)
     return run("output", Z=z, **{"W^O": W["w_o"]}, H=H, d_v=d_v)
