@@ -238,6 +238,32 @@ def pool():
     return _POOL[pid]
 
 
+def share(fn, items):
+    """fn(item) for every item, shared between this thread and cores() - 1 workers of the pool
+    (each takes the next item when it is done with one). The first exception is raised here."""
+    items = iter(list(items))
+    lock = threading.Lock()
+    done = object()
+
+    def drain():
+        while True:
+            with lock:
+                item = next(items, done)
+            if item is done:
+                return
+            fn(item)
+
+    helpers = [pool().submit(drain) for _ in range(cores() - 1)]
+    was = in_worker()
+    _LOCAL.worker = True  # this thread works on one share now: it must not split its work again
+    try:
+        drain()
+    finally:
+        _LOCAL.worker = was
+        for h in helpers:
+            h.result()
+
+
 def _row_chunks(*arrays):
     """Views of the arrays as (rows, columns) split into chunks of rows, or None if not possible."""
     x = arrays[0]
@@ -254,7 +280,7 @@ def _row_chunks(*arrays):
 
 
 def _run_chunks(chunks, fn):
-    list(pool().map(lambda parts: fn(*parts), chunks))
+    share(lambda parts: fn(*parts), chunks)
 
 
 def shift_exp_(x, c):

@@ -75,7 +75,6 @@ def run_items(fn, items) -> None:
         return
     _enter()
     try:
-        for _ in runtime.pool().map(fn, items):
-            pass
+        runtime.share(fn, items)
     finally:
         _leave()
