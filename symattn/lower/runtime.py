@@ -148,11 +148,17 @@ def chain(coeff, *arrays):
 
 
 def iadd(a, b):
-    """a + b, in place in ``a`` when ``a`` is a temporary of the full broadcast shape."""
-    if np.broadcast_shapes(a.shape, b.shape) == a.shape:
+    """a + b, in place in ``a`` when ``a`` is a temporary of the full broadcast shape (a large
+    ``a`` plus one row, such as a bias, in row chunks on every core)."""
+    if np.broadcast_shapes(a.shape, b.shape) != a.shape:
+        return a + b
+    chunks = _row_chunks(a) if b.size == a.shape[-1] else None
+    if chunks is None:
         a += b
         return a
-    return a + b
+    row = b.reshape(-1)
+    _run_chunks(chunks, lambda rows: np.add(rows, row, out=rows))
+    return a
 
 
 def softmax_(x, axis):
