@@ -1,0 +1,174 @@
+"""Work items on every core, scratch buffers and out= : the same numbers as the plain paths."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import symattn.numeric as sn
+from symattn.errors import ShapeError
+from symattn.lower import runtime
+from symattn.numeric import blocked, parallel, workspace
+from symattn.numeric.kernels import get
+
+RNG = np.random.default_rng(7)
+
+
+def mha_inputs(b=3, n=40, d_model=16, H=4, dtype=np.float64, rng=RNG):
+    x = rng.normal(size=(b, n, d_model)).astype(dtype)
+    w = [(rng.normal(size=(d_model, d_model)) / 4).astype(dtype) for _ in range(4)]
+    return x, w
+
+
+def reference(x, w, H):
+    """Multi-head attention written out head by head."""
+    w_q, w_k, w_v, w_o = w
+    d = x.shape[-1] // H
+    heads = []
+    for h in range(H):
+        cols = slice(h * d, (h + 1) * d)
+        s = (x @ w_q[:, cols]) @ np.swapaxes(x @ w_k[:, cols], -1, -2) / np.sqrt(d)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        heads.append(p / p.sum(-1, keepdims=True) @ (x @ w_v[:, cols]))
+    return np.concatenate(heads, axis=-1) @ w_o
+
+
+def test_kernel_writes_into_out_and_returns_it():
+    k = get("scores")
+    q, kk = RNG.normal(size=(2, 5, 3)), RNG.normal(size=(2, 7, 3))
+    out = np.empty((2, 5, 7))
+    res = k(q, kk, out=out)
+    assert res is out
+    np.testing.assert_allclose(out, q @ np.swapaxes(kk, -1, -2))
+    assert "mm(Q, t0, out=out)" in k.source  # made there, not copied
+
+
+def test_kernel_out_with_a_bias_stays_in_place_and_without_out_is_fresh():
+    k = get("output_bias")
+    z, w, b = RNG.normal(size=(2, 5, 6)), RNG.normal(size=(6, 4)), RNG.normal(size=(1, 4))
+    out = np.empty((2, 5, 4))
+    assert k(Z=z, **{"W^O": w, "b^O": b}, H=2, d_v=3, out=out) is out
+    fresh = k(Z=z, **{"W^O": w, "b^O": b}, H=2, d_v=3)
+    assert not np.shares_memory(fresh, out)
+    np.testing.assert_allclose(out, z @ w + b)
+    np.testing.assert_allclose(fresh, out)
+
+
+def test_scratch_buffers_are_reused_per_thread_and_large_ones_are_fresh():
+    a = workspace.take("t", (3, 4), np.float64)
+    b = workspace.take("t", (2, 2), np.float32)
+    assert np.shares_memory(a, b)
+    other = []
+    t = threading.Thread(target=lambda: other.append(workspace.take("t", (3, 4), np.float64)))
+    t.start()
+    t.join()
+    assert not np.shares_memory(a, other[0])  # each thread has its own
+    big = (workspace.LIMIT // 8 + 1,)
+    assert not np.shares_memory(workspace.take("big", big, np.float64), workspace.take("big", big, np.float64))
+    workspace.release()
+
+
+def test_results_are_fresh_arrays_call_after_call():
+    x, w = mha_inputs()
+    first = sn.multihead_attention(x, x, x, *w, num_heads=4)
+    kept = first.copy()
+    second = sn.multihead_attention(2 * x, 2 * x, 2 * x, *w, num_heads=4)
+    assert not np.shares_memory(first, second)
+    np.testing.assert_array_equal(first, kept)  # the second call did not write into the first result
+
+
+def test_work_items_and_the_serial_fallback_agree_with_the_reference(monkeypatch):
+    x, w = mha_inputs(n=70)
+    monkeypatch.setattr(blocked, "ITEM_BYTES", 2**12)  # many items: head groups and query tiles
+    split = sn.multihead_attention(x, x, x, *w, num_heads=4)
+    monkeypatch.setattr(parallel, "can_split", lambda: False)
+    serial = sn.multihead_attention(x, x, x, *w, num_heads=4)
+    np.testing.assert_allclose(split, reference(x, w, 4), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(serial, split, rtol=1e-12, atol=1e-14)
+
+
+def test_blas_threads_are_restored_after_a_call_and_after_an_error():
+    controllers = parallel._numpy_blas()
+    if not controllers or runtime.cores() < 2:
+        pytest.skip("no controllable BLAS or a single core: items run in order, BLAS untouched")
+    before = [c.num_threads for c in controllers]
+    x, w = mha_inputs()
+    sn.multihead_attention(x, x, x, *w, num_heads=4)
+    assert [c.num_threads for c in controllers] == before
+
+    def boom(item):
+        if item == 3:
+            raise ValueError("item 3")
+
+    with pytest.raises(ValueError, match="item 3"):
+        parallel.run_items(boom, range(8))
+    assert [c.num_threads for c in controllers] == before
+
+
+def test_every_item_runs_once_and_the_first_error_reaches_the_caller():
+    seen = []
+    lock = threading.Lock()
+
+    def record(item):
+        with lock:
+            seen.append(item)
+
+    parallel.run_items(record, range(50))
+    assert sorted(seen) == list(range(50))
+    with pytest.raises(ZeroDivisionError):
+        runtime.share(lambda i: 1 / (i - 7), range(10))
+
+
+def test_concurrent_calls_from_several_threads_each_get_their_own_answer():
+    inputs = [mha_inputs(rng=np.random.default_rng(s)) for s in range(4)]
+    results = [None] * 4
+
+    def call(i):
+        x, w = inputs[i]
+        for _ in range(3):
+            results[i] = sn.multihead_attention(x, x, x, *w, num_heads=4)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for (x, w), res in zip(inputs, results):
+        np.testing.assert_allclose(res, reference(x, w, 4), rtol=1e-10, atol=1e-12)
+
+
+def test_core_out_must_have_the_result_shape_and_dtype():
+    q, k, v = RNG.normal(size=(2, 5, 3)), RNG.normal(size=(2, 7, 3)), RNG.normal(size=(2, 7, 4))
+    with pytest.raises(ShapeError, match=r"out should be \(2, 5, 4\) float64, got \(2, 5, 3\)"):
+        sn.blocked_core(q, k, v, out=np.empty((2, 5, 3)))
+    out = np.empty((2, 4, 5)).swapaxes(-1, -2)  # a strided view is fine
+    sn.blocked_core(q, k, v, out=out)
+    np.testing.assert_allclose(out, sn.blocked_core(q, k, v))
+
+
+def test_a_mask_with_batch_axes_the_inputs_lack_is_refused():
+    q, k, v = RNG.normal(size=(5, 3)), RNG.normal(size=(7, 3)), RNG.normal(size=(7, 4))
+    with pytest.raises(ShapeError, match="do not broadcast"):
+        sn.blocked_core(q, k, v, mask=np.zeros((2, 5, 7)))
+
+
+def test_bias_rows_added_in_chunks_match_plain_addition(monkeypatch):
+    monkeypatch.setattr(runtime, "CHUNK", 64)  # force the chunked path on a small array
+    a = RNG.normal(size=(3, 50, 8))
+    b = RNG.normal(size=(1, 8))
+    expected = a + b
+    if runtime.cores() > 1:
+        assert runtime._row_chunks(a) is not None
+    res = runtime.iadd(a, b)
+    assert res is a
+    np.testing.assert_array_equal(res, expected)
+
+
+def test_batch_rows_fold_into_one_product_only_without_a_copy():
+    a, w = RNG.normal(size=(4, 6, 5)), RNG.normal(size=(5, 3))
+    np.testing.assert_allclose(runtime.mm(a, w), a @ w)
+    strided = a.swapaxes(0, 1)  # not C-contiguous: the batched product
+    np.testing.assert_allclose(runtime.mm(strided, w), strided @ w)
+    out = np.empty((4, 6, 3))
+    assert runtime.mm(a, w, out=out) is out
+    np.testing.assert_allclose(out, a @ w)
