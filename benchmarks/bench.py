@@ -3,12 +3,25 @@
     python benchmarks/bench.py                       # S1 S2 S3 P1 and L1, float32 and float64
     python benchmarks/bench.py --shapes S1,P1 --dtypes float32 --rounds 7
     python benchmarks/bench.py --shapes L1 --l1-causal
+    python benchmarks/bench.py --kernels --no-torch  # only the kernel-level section (S1 S2 S3)
 
 Prints, per shape and dtype, the median time of each implementation over interleaved rounds
 (one call of each per round, in a random order, so a noisy neighbour, or the threads a
 library leaves spinning, hurts them alike), GFLOP/s against this
 machine's NumPy GEMM peak, and the ratios the targets are stated in. L1 (n = 32768) runs the
 key-blocked online-softmax kernel in a child process and reports its peak memory.
+
+The kernel-level section (``--kernels`` alone, or at the end of the default run) times each
+generated kernel the numeric core runs at S1, S2, S3 against a hand-written NumPy expression
+computing exactly the same thing on the same inputs into the same ``out`` buffer (results
+checked equal first): the fused QKV projection and the output projection at the whole shape,
+and the scores, accumulate and normalize kernels at the shape of one work item of the core
+(a group of g heads, t queries, m keys), in a thread of the runtime's pool, where the core runs
+them (no row chunking there; BLAS keeps its own threads, unlike the core's items). The projections
+run in the calling thread, as in the core, so the generated bias add is split over the cores
+when it is large (S2, S3), the hand-written ``+=`` is not. An input a kernel overwrites is a fresh
+copy for each call, made outside the timed region. Median µs over interleaved rounds, and the
+ratio generated / hand.
 
 OPENBLAS_THREAD_TIMEOUT=4 is set for this process only (before NumPy loads): otherwise
 OpenBLAS threads spin for ~0.1 s after each call and take a core from torch. Likewise
@@ -20,6 +33,8 @@ itself was not slower with PASSIVE).
 from __future__ import annotations
 
 import argparse
+import gc
+import math
 import os
 import statistics
 import subprocess
@@ -36,6 +51,8 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import symattn.numeric as sn  # noqa: E402
+from symattn.lower import runtime  # noqa: E402
+from symattn.numeric.kernels import get  # noqa: E402
 
 SHAPES = {  # (batch, n, d_model, H)
     "S1": (8, 128, 256, 4),
@@ -100,6 +117,104 @@ def numpy_pool(x, q, w_q, w_k, w_v, w_o, b_q, b_v, b_o, H):
     p = s @ x  # (b, H, E)
     heads = np.einsum("bhe,ehd->bhd", p, w_v.reshape(E, H, d)).reshape(b, 1, E) + b_v
     return heads @ w_o + b_o
+
+
+# -- kernel level: each generated kernel against the same expression by hand ----------------------
+
+ITEMS = {"S1": (4, 128, 128), "S2": (4, 512, 512), "S3": (1, 512, 2048)}  # one work item: (g, t, m)
+PER_ITEM = ("scores", "accumulate", "normalize")
+
+
+def kernel_cases(shape, dtype):
+    """{kernel: (generated, hand-written, fresh)}: two calls writing the same out buffer, and
+    fresh() (or None) to run before each call, outside the timed region."""
+    b, n, E, H = SHAPES[shape]
+    d = E // H
+    g, t, m = ITEMS[shape]
+    rng = np.random.default_rng(0)
+
+    def rand(*size, scale=1.0):
+        return (rng.normal(size=size) * scale).astype(dtype)
+
+    x, w_q, w_k, w_v, w_o = rand(b, n, E), *(rand(E, E, scale=E**-0.5) for _ in range(4))
+    b_q, b_k, b_v, b_o = (rand(1, E) for _ in range(4))
+    z = rand(b, n, H * d)
+    q, k, v_aug, u_1 = rand(g, t, d, scale=d**-0.5), rand(g, m, d), rand(g, m, d + 1), rand(g, t, d + 1)
+    s_2 = np.matmul(q, k.transpose(0, 2, 1))  # the item's scores, overwritten by accumulate
+    s_0 = s_2.copy()
+    u = np.abs(rand(g, t, d + 1)) + 1  # [U l]: numerator and a positive denominator
+    qkv, proj, scores, acc, heads = (np.empty(a, dtype) for a in (
+        (b, n, 3 * E), (b, n, E), (g, t, m), (g, t, d + 1), (g, t, d)))
+    scale = 1 / math.sqrt(d)  # a Python float: float32 stays float32
+
+    def hand_qkv():
+        w = np.concatenate([w_q * scale, w_k, w_v], axis=1)
+        np.matmul(x.reshape(-1, E), w, out=qkv.reshape(-1, 3 * E))
+        qkv[...] += np.concatenate([b_q * scale, b_k, b_v], axis=1)
+        return qkv
+
+    def hand_accumulate():
+        np.exp(s_2, out=s_2)
+        np.matmul(s_2, v_aug, out=acc)
+        acc[...] += u_1
+        return acc
+
+    def hand_output():
+        np.matmul(z.reshape(-1, H * d), w_o, out=proj.reshape(-1, E))
+        proj[...] += b_o
+        return proj
+
+    return {
+        "qkv_fused_bias": (lambda: get("qkv_fused_bias")(X=x, W_Q=w_q, W_K=w_k, W_V=w_v, b_Q=b_q, b_K=b_k,
+                                                         b_V=b_v, H=H, G=H, d_k=d, d_v=d, out=qkv),
+                           hand_qkv, None),
+        "scores": (lambda: get("scores")(Q=q, K=k, out=scores),
+                   lambda: np.matmul(q, k.transpose(0, 2, 1), out=scores), None),
+        "accumulate": (lambda: get("accumulate")(S_2=s_2, U_1=u_1, V_2=v_aug, out=acc), hand_accumulate,
+                       lambda: np.copyto(s_2, s_0)),
+        "normalize": (lambda: get("normalize")(U=u[..., :d], l=u[..., d:], out=heads),
+                      lambda: np.divide(u[..., :d], u[..., d:], out=heads), None),
+        "output_bias": (lambda: get("output_bias")(Z=z, W_O=w_o, b_O=b_o, H=H, d_v=d, out=proj), hand_output, None),
+    }
+
+
+def time_kernel(gen, hand, fresh, rtol, rounds, min_time):
+    """Medians (s) of the generated and the hand-written call over interleaved rounds, once
+    their results are checked equal; and the number of rounds."""
+    fresh = fresh or (lambda: None)
+    results = []
+    for fn in (gen, hand):  # also the warm-up
+        fresh()
+        results.append(np.array(fn()))  # a copy: both write the same out buffer
+    np.testing.assert_allclose(results[0], results[1], rtol=rtol)
+    once = []
+    for _ in range(3):  # the fastest of three: one slow call (a noisy neighbour) must not cut the rounds
+        fresh()
+        once.append(_time(gen))
+    rounds = max(rounds, min(2000, int(min_time / max(min(once), 1e-6))))
+    times = ([], [])
+    order = np.random.default_rng(1)
+    for _ in range(rounds):
+        for i in order.permutation(2):
+            fresh()
+            times[i].append(_time((gen, hand)[i]))
+    return statistics.median(times[0]), statistics.median(times[1]), rounds
+
+
+def bench_kernels(shape, dtype, rounds, min_time=0.15):
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    print(f"\n{shape} {SHAPES[shape]} {np.dtype(dtype).name}, one work item (g, t, m) = {ITEMS[shape]}:")
+    print(f"  {'kernel':16s} {'generated µs':>12s} {'hand µs':>10s} {'generated/hand':>15s} {'rounds':>7s}")
+    cases = kernel_cases(shape, dtype)
+    for name in cases:
+        get(name)  # lowered (proved first) before any timing, and the garbage of that collected
+    gc.collect()
+    for name, (gen, hand, fresh) in cases.items():
+        if name in PER_ITEM:  # where the core runs them: a pool thread, which never splits its work
+            g, h, r = runtime.pool().submit(time_kernel, gen, hand, fresh, rtol, rounds, min_time).result()
+        else:
+            g, h, r = time_kernel(gen, hand, fresh, rtol, rounds, min_time)
+        print(f"  {name:16s} {g * 1e6:12.1f} {h * 1e6:10.1f} {g / h:15.2f} {r:7d}")
 
 
 # -- the runs ---------------------------------------------------------------------------------------
@@ -289,6 +404,9 @@ def main(argv=None):
     p.add_argument("--l1-causal", action="store_true", help="L1 with the causal mask")
     p.add_argument("--block", type=int, default=1024, help="L1 key block size")
     p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--kernels", action="store_true",
+                   help="only the kernel-level section (generated kernels against hand-written NumPy), "
+                        "for those of --shapes among " + ",".join(ITEMS))
     p.add_argument("--blas-threads", help="OPENBLAS_NUM_THREADS for NumPy (default: OpenBLAS's own)")
     p.add_argument("--omp-active", action="store_true",
                    help="leave OMP_WAIT_POLICY unset: torch's threads spin after each call and take a "
@@ -309,15 +427,22 @@ def main(argv=None):
           f", OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
           f", OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}"
           f", {os.cpu_count()} cores")
-    peaks = {d: gemm_peak(d) for d in dtypes}
-    print("NumPy GEMM peak here: " + ", ".join(f"{np.dtype(d).name} {v:.0f} GFLOP/s"
-                                               for d, v in peaks.items()))
-    for shape in args.shapes.split(","):
+    shapes = args.shapes.split(",")
+    if not args.kernels:
+        peaks = {d: gemm_peak(d) for d in dtypes}
+        print("NumPy GEMM peak here: " + ", ".join(f"{np.dtype(d).name} {v:.0f} GFLOP/s"
+                                                   for d, v in peaks.items()))
+        for shape in shapes:
+            for d in dtypes:
+                if shape == "L1":
+                    bench_l1(d, args.l1_causal, args.block, args.threads if torch else None)
+                else:
+                    bench(shape, d, args.rounds, torch, peaks[d], args.min_time)
+    print("\nKernel level: each generated kernel of the numeric core against the same expression "
+          "written by hand, same inputs and out buffer")
+    for shape in (s for s in shapes if s in ITEMS):
         for d in dtypes:
-            if shape == "L1":
-                bench_l1(d, args.l1_causal, args.block, args.threads if torch else None)
-            else:
-                bench(shape, d, args.rounds, torch, peaks[d], args.min_time)
+            bench_kernels(shape, d, args.rounds)
 
 
 if __name__ == "__main__":
