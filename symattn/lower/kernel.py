@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -95,14 +96,26 @@ def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, di
     return src, names, dims
 
 
+_UFUNCS = {"+": "np.add", "-": "np.subtract", "*": "np.multiply", "/": "np.divide"}
+
+
 def _write_into_out(body: list, result: str) -> list:
-    """When the result is first made by a product (``tK = mm(A, B)``), make it there:
-    ``mm(A, B, out=out)``; the in-place steps after it keep it there."""
+    """When the result is first made by a product (``tK = mm(A, B)``) or by one elementwise
+    operation of two names (``tK = U / l``), make it there: ``mm(A, B, out=out)``,
+    ``np.divide(U, l, out=out)``; the in-place steps after it keep it there."""
     first = next((k for k, ln in enumerate(body) if ln.startswith(f"{result} = ")), None)
-    if first is None or not body[first].startswith(f"{result} = mm("):
+    if first is None:
         return body
     code, sep, comment = body[first].partition("  #")
-    return body[:first] + [code[:-1] + ", out=out)" + sep + comment] + body[first + 1:]
+    rhs = code[len(f"{result} = "):].strip()
+    if rhs.startswith("mm("):
+        code = code.rstrip()[:-1] + ", out=out)"
+    else:
+        m = re.fullmatch(r"(\w+) ([-+*/]) (\w+)", rhs)
+        if m is None:
+            return body
+        code = f"{result} = {_UFUNCS[m.group(2)]}({m.group(1)}, {m.group(3)}, out=out)"
+    return body[:first] + [code + sep + comment] + body[first + 1:]
 
 
 @dataclass

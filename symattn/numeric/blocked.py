@@ -134,14 +134,14 @@ def _with_ones(v):
     return v_aug
 
 
-def _attend(q, k, v, mask, i0, causal, offset, block_size, state):
+def _attend(q, k, v, mask, i0, causal, offset, block_size, state, out):
     """softmax(Q Kᵀ + M) V for one tile of queries starting at query i0 (keys already cut to
     the last one a causal tile can see), by the kernels of ``blockwise_logsumexp_merge``.
 
     First with the shift c = 0: U = Σ_b exp(S_b) [V_b 1] (claim 7, numerator and denominator in
     one GEMM, no row max) and out = diag(l)⁻¹ U. If ``unshifted_is_accurate`` says no, the tile
     is computed again with the row max as the shift, and so are the later tiles of this call
-    (``state``)."""
+    (``state``). The result is written into ``out``."""
     m, d_v = k.shape[-2], v.shape[-1]
     blocks = [(j0, min(m, j0 + block_size)) for j0 in range(0, m, block_size)]
     if not state["shift"]:
@@ -153,11 +153,11 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, state):
                 U = np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype)
             U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
         if unshifted_is_accurate(U, m):
-            return run("normalize", U=U[..., :d_v], l=U[..., d_v:])
+            return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
         state["shift"] = True
     if len(blocks) == 1:  # one block: claim 0, the row max as the shift
         s = _scores(q, k, mask, i0, 0, causal, offset)
-        return run("deferred", S=s, c=rowmax(s), V=v)
+        return run("deferred", S=s, c=rowmax(s), V=v, out=out)
     v_aug = _with_ones(v)
     U = c_prev = None
     for j0, j1 in blocks:
@@ -175,7 +175,7 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, state):
             c_1 = np.where(c_prev == -np.inf, c, c_prev).astype(s.dtype, copy=False)
             U = run("merge_step", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c, c_1=c_1)
         c_prev = c_max
-    return run("normalize", U=U[..., :d_v], l=U[..., d_v:])
+    return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
 
 
 def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | None = None,
@@ -230,7 +230,7 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
         qs = _part(q, sel)[..., i0:i1, :]
         ks, vs = _part(k, sel)[..., :last_key, :], _part(v, sel)[..., :last_key, :]
         ms = None if mask is None else _part(mask, sel)[..., i0:i1, :last_key]
-        target[...] = _attend(qs, ks, vs, ms, i0, causal, offset, block_size, state)
+        _attend(qs, ks, vs, ms, i0, causal, offset, block_size, state, target)
 
     parallel.run_items(work, items)
     return out
