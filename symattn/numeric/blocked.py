@@ -210,7 +210,7 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     if block_size is None:
         block_size = m if m <= 4096 else 1024
     offset = m - n
-    for name in ("scores", "accumulate", "normalize", "deferred", "merge_step"):
+    for name in ("scores", "accumulate", "normalize", "deferred" if block_size >= m else "merge_step"):
         get(name)  # lowered (and proved) here, in the calling thread, before any item runs
     state = {"shift": False}  # becomes True once a tile needed the shifted form
     if out is None:
