@@ -172,3 +172,71 @@ def test_batch_rows_fold_into_one_product_only_without_a_copy():
     out = np.empty((4, 6, 3))
     assert runtime.mm(a, w, out=out) is out
     np.testing.assert_allclose(out, a @ w)
+
+
+def test_the_shift_is_chosen_per_tile_so_repeated_calls_agree_bit_for_bit(monkeypatch):
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.normal(size=(8, 64, 16)).astype(np.float32) for _ in range(3))
+    q[0, 0] *= 200  # one tile needs the shifted form, the others not
+    first = sn.blocked_core(q, k, v, tile=32)
+    for _ in range(20):
+        np.testing.assert_array_equal(sn.blocked_core(q, k, v, tile=32), first)
+    monkeypatch.setattr(parallel, "can_split", lambda: False)
+    np.testing.assert_array_equal(sn.blocked_core(q, k, v, tile=32), first)
+
+
+def test_subnormal_products_send_the_tile_to_the_shifted_form():
+    """Scores near -35 in float32 and |v| ~ 1e-28: exp(s) v is subnormal without a shift."""
+    rng = np.random.default_rng(5)
+    q = np.zeros((4, 8), np.float32)
+    k = np.zeros((64, 8), np.float32)
+    v = (rng.normal(size=(64, 3)) * 1e-28).astype(np.float32)
+    mask = np.full((4, 64), -35.0, np.float32)
+    out = sn.blocked_core(q, k, v, mask=mask)
+    exact = np.broadcast_to(v.astype(np.float64).mean(axis=0), (4, 3))  # equal scores: the mean
+    np.testing.assert_allclose(out, exact, rtol=1e-5)
+
+
+def test_after_an_error_no_new_item_starts_and_running_ones_finish_first(monkeypatch):
+    import time
+
+    monkeypatch.setattr(runtime, "cores", lambda: 3)
+    runtime._POOL.clear()  # a pool with two helpers
+    finished, started = [], []
+
+    def item(i):
+        started.append(i)
+        if i == 0:
+            time.sleep(0.05)
+            raise RuntimeError("item 0")
+        time.sleep(0.3)
+        finished.append(i)
+
+    with pytest.raises(RuntimeError, match="item 0"):
+        runtime.share(item, range(20))
+    assert sorted(finished) == sorted(i for i in started if i != 0)  # nothing still running
+    assert len(started) <= 4  # the two helpers had begun items 1 and 2, then stopped
+    runtime._POOL.clear()
+
+
+def test_a_column_is_not_added_as_a_row_on_the_chunked_path(monkeypatch):
+    monkeypatch.setattr(runtime, "CHUNK", 16)
+    a, col = np.zeros((64, 64)), np.arange(64.0).reshape(64, 1)
+    np.testing.assert_array_equal(runtime.iadd(a, col), np.zeros((64, 64)) + col)
+
+
+def test_kernel_out_of_the_wrong_shape_or_dtype_is_refused():
+    k = get("output")
+    z, w = RNG.normal(size=(2, 5, 6)), RNG.normal(size=(6, 4))
+    for bad in (np.empty((5, 2, 4)), np.empty((2, 5, 4), np.float32), np.empty((3, 2, 5, 4))):
+        with pytest.raises(ShapeError, match=r"out: the result is \(2, 5, 4\) float64"):
+            k(Z=z, **{"W^O": w}, H=2, d_v=3, out=bad)
+
+
+def test_core_out_may_not_overlap_an_input():
+    from symattn.errors import InputError
+
+    q, k = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 3))
+    v = RNG.normal(size=(5, 3))
+    with pytest.raises(InputError, match="out overlaps v"):
+        sn.blocked_core(q, k, v, out=v)

@@ -92,6 +92,10 @@ def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, di
             f"    ({params}{',' if len(args) == 1 else ''}), dtype = as_inputs([{pairs}])",
             "    bound = {}"]
     lines = _dimension_binding(args, names, dims)
+    shape_printer = BatchedPrinter(names, dims)
+    rows, cols = (shape_printer.dim(d) for d in expr.shape)
+    lines.append(f"if out is not None:  # the result's exact shape and dtype\n"
+                 f"        check_out(out, dtype, batch_of({', '.join(names[x] for x in args)}) + ({rows}, {cols}))")
     src = "\n".join(head + ["    " + ln for ln in lines + body] + [f"    return into({out}, out)", ""])
     return src, names, dims
 

@@ -42,17 +42,26 @@ def unshifted_is_accurate(U, m: int) -> bool:
     """Whether U = exp(S) [V 1], computed with the shift c = 0 (claims 6 and 7), is as good as
     with the row max as the shift.
 
-    Any shift gives the same exact value; in floating point c = 0 fails only by overflow (an
-    exp or a sum becomes inf) or by underflow (exp(s) is 0 or subnormal for the larger scores
-    of a row). So U must be finite, and each row's denominator l (the last column) at least
-    m e^(-0.45 ln(largest float)) (about e^-40 in float32, e^-319 in float64): the row's largest
-    term exp(max_j s_ij) >= l / m is then far above the subnormal range. This is a check of the
-    result, a (rows × (d_v + 1)) array, instead of a bound on the inputs: NaN or inf anywhere,
-    a positive mask that pushes a score up, or a row masked by large finite values (say -1e9,
-    whose softmax must stay uniform) all fail it, and the shifted kernels then run.
+    Any shift gives the same exact value. In floating point, c = 0 can go wrong in three ways:
+    an exp or a sum overflows; the row's exponentials underflow; or the products exp(s) v fall
+    into the subnormal range, where they lose their relative precision (a row of scores near
+    -35 in float32 with |v| ~ 1e-28 loses two digits that way). So U must be finite; each row's
+    denominator l (the last column) at least m e^(-0.45 ln(largest float)) (about e^-40 in
+    float32, e^-319 in float64), so that its largest term exp(max_j s_ij) >= l / m is far above
+    the subnormal range; and each numerator entry either 0 or at least m · tiny / eps, so that
+    the products that underflowed (at most tiny each) are below its rounding error. This is a
+    check of the small result (rows × (d_v + 1)) instead of a bound on the inputs: NaN or inf
+    anywhere, a positive mask that pushes a score up, or a row masked by large finite values
+    (say -1e9, whose softmax must stay uniform) all fail it, and the shifted kernels then run.
+    A tile that fails is only slower, never less accurate.
     """
-    floor = m * np.exp(-0.45 * np.log(np.finfo(U.dtype).max))
-    return bool(np.isfinite(U).all() and (U[..., -1] >= floor).all())
+    info = np.finfo(U.dtype)
+    if not np.isfinite(U).all():
+        return False
+    if not (U[..., -1] >= m * np.exp(-0.45 * np.log(info.max))).all():
+        return False
+    num = np.abs(U[..., :-1])
+    return bool(((num >= m * info.tiny / info.eps) | (num == 0)).all())
 
 
 def _mask_block_(s, i0, j0, offset):
@@ -134,31 +143,29 @@ def _with_ones(v):
     return v_aug
 
 
-def _attend(q, k, v, mask, i0, causal, offset, block_size, state, out):
+def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
     """softmax(Q Kᵀ + M) V for one tile of queries starting at query i0 (keys already cut to
     the last one a causal tile can see), by the kernels of ``blockwise_logsumexp_merge``.
 
     First with the shift c = 0: U = Σ_b exp(S_b) [V_b 1] (claim 7, numerator and denominator in
     one GEMM, no row max) and out = diag(l)⁻¹ U. If ``unshifted_is_accurate`` says no, the tile
-    is computed again with the row max as the shift, and so are the later tiles of this call
-    (``state``). The result is written into ``out``."""
+    is computed again with the row max as the shift. The choice is made per tile, from that
+    tile's numbers alone, so the result does not depend on which thread ran what first. The
+    result is written into ``out``."""
     m, d_v = k.shape[-2], v.shape[-1]
     blocks = [(j0, min(m, j0 + block_size)) for j0 in range(0, m, block_size)]
-    if not state["shift"]:
-        v_aug = _with_ones(v)
-        U = None
-        for j0, j1 in blocks:
-            s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
-            if U is None:
-                U = np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype)
-            U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
-        if unshifted_is_accurate(U, m):
-            return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
-        state["shift"] = True
+    v_aug = _with_ones(v)
+    U = None
+    for j0, j1 in blocks:
+        s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
+        if U is None:
+            U = np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype)
+        U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
+    if unshifted_is_accurate(U, m):
+        return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
     if len(blocks) == 1:  # one block: claim 0, the row max as the shift
         s = _scores(q, k, mask, i0, 0, causal, offset)
         return run("deferred", S=s, c=rowmax(s), V=v, out=out)
-    v_aug = _with_ones(v)
     U = c_prev = None
     for j0, j1 in blocks:
         s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
@@ -212,7 +219,9 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     offset = m - n
     for name in ("scores", "accumulate", "normalize", "deferred" if block_size >= m else "merge_step"):
         get(name)  # lowered (and proved) here, in the calling thread, before any item runs
-    state = {"shift": False}  # becomes True once a tile needed the shifted form
+    for name, a in (("q", q), ("k", k), ("v", v), ("mask", mask)):
+        if a is not None and np.may_share_memory(out, a):
+            raise InputError(f"blocked_core: out overlaps {name}; the result would overwrite its own input")
     if out is None:
         out = np.empty(batch + (n, d_v), dtype=dtype)
     elif out.shape != batch + (n, d_v) or out.dtype != dtype:
@@ -230,7 +239,7 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
         qs = _part(q, sel)[..., i0:i1, :]
         ks, vs = _part(k, sel)[..., :last_key, :], _part(v, sel)[..., :last_key, :]
         ms = None if mask is None else _part(mask, sel)[..., i0:i1, :last_key]
-        _attend(qs, ks, vs, ms, i0, causal, offset, block_size, state, target)
+        _attend(qs, ks, vs, ms, i0, causal, offset, block_size, target)
 
     parallel.run_items(work, items)
     return out

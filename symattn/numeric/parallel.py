@@ -27,6 +27,21 @@ _LOCK = threading.Lock()
 _STATE = {"depth": 0, "saved": None, "controllers": None}
 
 
+def _after_fork_in_child():
+    """A child forked while a thread of the parent held BLAS to one thread: only the forking
+    thread survives, so nothing is in flight; forget the depth and take a fresh lock."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    if _STATE["depth"]:
+        _STATE["depth"] = 0
+        for c, saved in zip(_numpy_blas(), _STATE["saved"] or []):
+            c.set_num_threads(saved)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _numpy_blas():
     """threadpoolctl controllers of the BLAS libraries NumPy loaded (cached; [] if none or no
     threadpoolctl)."""
