@@ -111,7 +111,8 @@ def run(name: str, *args, **kwargs):
 @contextlib.contextmanager
 def trace():
     """Record the kernels run inside the block, one entry per call (work items on several
-    threads each run the same kernels): ``with trace() as used: ...``."""
+    threads each run the same kernels): ``with trace() as used: ...``. The record is shared
+    by the whole process: trace one call at a time."""
     used: list = []
     _TRACE.append(used)
     try:
