@@ -123,8 +123,11 @@ def mm(a, b, out=None):
 
 def batch_of(*arrays):
     """The broadcast of the batch axes (all but the last two) of the arrays."""
+    shapes = [a.shape[:-2] for a in arrays]
+    if all(s == shapes[0] for s in shapes):  # the common case, without NumPy's slower general rule
+        return shapes[0] if shapes else ()
     try:
-        return np.broadcast_shapes(*[a.shape[:-2] for a in arrays])
+        return np.broadcast_shapes(*shapes)
     except ValueError as exc:
         raise ShapeError(f"batch axes do not broadcast: {', '.join(str(a.shape[:-2]) for a in arrays)}") from exc
 
