@@ -240,3 +240,18 @@ def test_core_out_may_not_overlap_an_input():
     v = RNG.normal(size=(5, 3))
     with pytest.raises(InputError, match="out overlaps v"):
         sn.blocked_core(q, k, v, out=v)
+
+
+@pytest.mark.parametrize("which", ["w_o", "key", "w_q"])
+def test_mixed_precision_inputs_follow_numpy_promotion(which):
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2, 5, 8)).astype(np.float32)
+    w = [rng.normal(size=(8, 8)).astype(np.float32) / 3 for _ in range(4)]
+    args = {"query": x, "key": x, "value": x, "w_q": w[0], "w_k": w[1], "w_v": w[2], "w_o": w[3]}
+    args[which] = args[which].astype(np.float64)
+    if which == "key":
+        args["value"] = args["key"]
+    out = sn.multihead_attention(**args, num_heads=2)
+    assert out.dtype == np.float64
+    wide = {k: np.asarray(a, np.float64) for k, a in args.items()}
+    np.testing.assert_allclose(out, sn.multihead_attention(**wide, num_heads=2), rtol=1e-5, atol=1e-6)

@@ -219,14 +219,15 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     offset = m - n
     for name in ("scores", "accumulate", "normalize", "deferred" if block_size >= m else "merge_step"):
         get(name)  # lowered (and proved) here, in the calling thread, before any item runs
-    for name, a in (("q", q), ("k", k), ("v", v), ("mask", mask)):
-        if a is not None and np.may_share_memory(out, a):
-            raise InputError(f"blocked_core: out overlaps {name}; the result would overwrite its own input")
     if out is None:
         out = np.empty(batch + (n, d_v), dtype=dtype)
     elif out.shape != batch + (n, d_v) or out.dtype != dtype:
         raise ShapeError(f"blocked_core: out should be {batch + (n, d_v)} {np.dtype(dtype)}, "
                          f"got {out.shape} {out.dtype}")
+    else:
+        for name, a in (("q", q), ("k", k), ("v", v), ("mask", mask)):
+            if a is not None and np.may_share_memory(out, a):
+                raise InputError(f"blocked_core: out overlaps {name}; the result would overwrite its own input")
     items = _plan(batch, n, min(block_size, m), np.dtype(dtype).itemsize, tile, runtime.cores())
 
     def work(item):

@@ -100,15 +100,17 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     if x_q is x_k and x_k is x_v:
         extra = {"b^Q": bias["b_q"], "b^K": bias["b_k"], "b^V": bias["b_v"]} if biased else {}
         width = H * d_k + G * (d_k + d_v)
+        kind = np.result_type(x_q, W["w_q"], W["w_k"], W["w_v"], *extra.values())  # the kernel's dtype
         proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
-                   **extra, **sizes, out=workspace.take("qkv", x_q.shape[:-1] + (width,), dtype))
+                   **extra, **sizes, out=workspace.take("qkv", x_q.shape[:-1] + (width,), kind))
         q = proj[..., : H * d_k]
         k = proj[..., H * d_k: (H + G) * d_k]
         v = proj[..., (H + G) * d_k:]
     else:
         def project(part, x, w, bb, dims):
             extra = {f"b^{part.upper()}": bb} if biased else {}
-            scratch = workspace.take(part, x.shape[:-1] + (w.shape[1],), dtype)
+            kind = np.result_type(x, w, *extra.values())  # the kernel's dtype
+            scratch = workspace.take(part, x.shape[:-1] + (w.shape[1],), kind)
             return run(f"proj_{part}{suffix}", X=x, **{f"W^{part.upper()}": w}, **extra, **dims, out=scratch)
         q = project("q", x_q, W["w_q"], bias["b_q"] if biased else None, {"H": H, "d_k": d_k})
         k = project("k", x_k, W["w_k"], bias["b_k"] if biased else None, {"G": G, "d_k": d_k})
@@ -117,7 +119,7 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     k5 = _split(k, m, G, 1, d_k)            # (..., G, 1, m, d_k)
     v5 = _split(v, m, G, 1, d_v)            # (..., G, 1, m, d_v)
     lead = np.broadcast_shapes(q5.shape[:-4], k5.shape[:-4], v5.shape[:-4])
-    z = workspace.take("heads", lead + (n, G, r, d_v), dtype)  # the heads side by side
+    z = workspace.take("heads", lead + (n, G, r, d_v), np.result_type(q, k, v))  # the heads side by side
     heads = np.moveaxis(z, -4, -2)          # (..., G, r, n, d_v): a view, the core writes into z
     if r == 1:  # one query head per group: the heads are the last batch axis (work items group them)
         q5, k5, v5, heads = (a[..., 0, :, :] for a in (q5, k5, v5, heads))
