@@ -255,3 +255,38 @@ def test_mixed_precision_inputs_follow_numpy_promotion(which):
     assert out.dtype == np.float64
     wide = {k: np.asarray(a, np.float64) for k, a in args.items()}
     np.testing.assert_allclose(out, sn.multihead_attention(**wide, num_heads=2), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("H,G,causal,masked,biased", [
+    (4, 4, False, False, True), (4, 2, True, False, False), (4, 1, False, True, True), (2, 2, True, True, False)])
+def test_each_batch_element_as_one_item_equals_the_stepwise_path(monkeypatch, dtype, H, G, causal, masked, biased):
+    rng = np.random.default_rng(H * 10 + G)
+    b, n, d_model, d = 8, 12, 16, 4
+    x = rng.normal(size=(2, b // 2, n, d_model)).astype(dtype)  # two batch axes
+    w_q = (rng.normal(size=(d_model, H * d)) / 3).astype(dtype)
+    w_k, w_v = ((rng.normal(size=(d_model, G * d)) / 3).astype(dtype) for _ in range(2))
+    w_o = (rng.normal(size=(H * d, d_model)) / 3).astype(dtype)
+    extra = {}
+    if biased:
+        extra = {"b_q": rng.normal(size=H * d), "b_k": rng.normal(size=G * d), "b_v": rng.normal(size=G * d),
+                 "b_o": rng.normal(size=d_model)}
+        extra = {k: v.astype(dtype) for k, v in extra.items()}
+    if masked:
+        extra["mask"] = rng.random((n, n)) < 0.7
+        extra["mask"][:, 0] = True  # no fully masked row
+    run = lambda: sn.multihead_attention(x, x, x, w_q, w_k, w_v, w_o, num_heads=H, num_kv_heads=G,  # noqa: E731
+                                         causal=causal, **extra)
+    from symattn.numeric import multihead
+
+    if not multihead._per_element_fits(x, None, None, H, n, dtype):
+        pytest.skip("one core or no controllable BLAS: the per-element path is not taken")
+    with sn.trace() as used:
+        whole = run()
+    assert any(k.provenance.side.startswith("lhs, the subexpression") and "fused" in k.provenance.theorem
+               for k in used)  # the weights side by side once: the per-element path ran
+    monkeypatch.setattr(multihead, "_per_element_fits", lambda *a: False)
+    stepwise = run()
+    tol = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(whole, stepwise, **tol)
+    assert whole.dtype == dtype

@@ -185,6 +185,20 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
     return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
 
 
+def prepare(n: int, m: int, block_size: int | None = None) -> None:
+    """Lower (and prove) here, in the calling thread, every kernel a tile may run, before any
+    work item does."""
+    one_block = block_size is None or block_size >= m
+    for name in ("scores", "accumulate", "normalize", "deferred" if one_block else "merge_step"):
+        get(name)
+
+
+def attend_tile(q, k, v, mask, causal, out):
+    """softmax(Q Kᵀ + M) V of all queries against all keys as one tile (one key block), written
+    into ``out``; for callers that have checked the shapes and called ``prepare``."""
+    _attend(q, k, v, mask, 0, causal, k.shape[-2] - q.shape[-2], k.shape[-2], out)
+
+
 def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | None = None,
                  tile: int | None = None, out=None):
     """softmax(Q Kᵀ + M) V for scaled queries, one query tile and key block at a time.
@@ -217,8 +231,7 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     if block_size is None:
         block_size = m if m <= 4096 else 1024
     offset = m - n
-    for name in ("scores", "accumulate", "normalize", "deferred" if block_size >= m else "merge_step"):
-        get(name)  # lowered (and proved) here, in the calling thread, before any item runs
+    prepare(n, m, block_size)
     if out is None:
         out = np.empty(batch + (n, d_v), dtype=dtype)
     elif out.shape != batch + (n, d_v) or out.dtype != dtype:

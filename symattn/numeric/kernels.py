@@ -64,6 +64,17 @@ def _specs():
                       {"inputs": {R.Exp(R.ShiftRows(R.S, R.c)) * R.V: U,
                                   R.Exp(R.ShiftRows(R.S, R.c)) * R.ones(R.m): ell}}),
     }
+    # the fused projection in two steps, for work items that each project a slice of the rows:
+    # the scaled blocks side by side once per call, then X W_cat (+ 1 b_cat) per item
+    W, b = R.FUSED_W, R.FUSED_B
+    w_block = sp.BlockMatrix([[W["Q"] / R.ROOT, W["K"], W["V"]]])
+    b_block = sp.BlockMatrix([[b["Q"] / R.ROOT, b["K"], b["V"]]])
+    w_cat = sp.MatrixSymbol("W_cat", R.d_model, w_block.shape[1])
+    b_cat = sp.MatrixSymbol("b_cat", 1, w_block.shape[1])
+    specs["qkv_weights"] = ("fused_qkv_projection", 1, "lhs", {"part": w_block})
+    specs["qkv_bias_row"] = ("fused_qkv_projection", 0, "lhs", {"part": b_block})
+    specs["qkv_apply_bias"] = ("fused_qkv_projection", 0, "lhs", {"inputs": {w_block: w_cat, b_block: b_cat}})
+    specs["qkv_apply"] = ("fused_qkv_projection", 1, "lhs", {"inputs": {w_block: w_cat}})
     for bias in (True, False):
         suffix = "_bias" if bias else ""
         _, rhs = R.fused_sides(bias)

@@ -16,6 +16,7 @@ BLAS's own threads: the same numbers, only slower.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -75,6 +76,20 @@ def _leave():
                 c.set_num_threads(saved)
 
 
+@contextlib.contextmanager
+def one_blas_thread():
+    """NumPy's BLAS on one thread inside the block, for work items that run one per core
+    (nothing changes when ``can_split()`` is false)."""
+    if not can_split():
+        yield
+        return
+    _enter()
+    try:
+        yield
+    finally:
+        _leave()
+
+
 def can_split() -> bool:
     """True when items can run one per core (several cores and a BLAS we can hold to one thread)."""
     return runtime.cores() > 1 and bool(_numpy_blas()) and not runtime.in_worker()
@@ -88,8 +103,5 @@ def run_items(fn, items) -> None:
         for item in items:
             fn(item)
         return
-    _enter()
-    try:
+    with one_blas_thread():
         runtime.share(fn, items)
-    finally:
-        _leave()
