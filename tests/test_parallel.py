@@ -290,3 +290,26 @@ def test_each_batch_element_as_one_item_equals_the_stepwise_path(monkeypatch, dt
     tol = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(whole, stepwise, **tol)
     assert whole.dtype == dtype
+
+
+def test_kernels_are_lowered_in_the_calling_thread_never_in_a_work_item():
+    """Lowering proves claims under a time budget kept by signals: only the main thread may."""
+    import subprocess
+    import sys
+
+    code = (
+        "import threading, numpy as np\n"
+        "import symattn.numeric.kernels as K\n"
+        "orig, seen = K.lower_theorem, []\n"
+        "def spy(*a, **k):\n"
+        "    seen.append(threading.current_thread() is threading.main_thread())\n"
+        "    return orig(*a, **k)\n"
+        "K.lower_theorem = spy\n"
+        "import symattn.numeric as sn\n"
+        "x = np.random.rand(8, 6, 8); w = [np.random.rand(8, 8) for _ in range(4)]\n"
+        "sn.multihead_attention(x, x, x, *w, num_heads=2, b_q=np.zeros(8))\n"
+        "sn.multihead_attention(x[:2], x[:2], x[:2], *w, num_heads=2, causal=True)\n"
+        "print(len(seen), all(seen))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    count, main_only = out.split()
+    assert int(count) >= 5 and main_only == "True"

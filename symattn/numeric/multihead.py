@@ -19,7 +19,7 @@ from ..errors import HeadError, ShapeError
 from ..lower import runtime
 from . import blocked, checks, parallel, workspace
 from .blocked import blocked_core
-from .kernels import run
+from .kernels import get, run
 
 
 def _heads(num_heads, num_kv_heads):
@@ -162,6 +162,7 @@ def _per_element(x, W, extra, b_o, sizes, mask, causal):
     result = np.empty(x.shape[:-1] + (W["w_o"].shape[1],), np.result_type(kind, W["w_o"], *out_extra.values()))
     x2, result2 = x.reshape((-1,) + x.shape[-2:]), result.reshape((-1,) + result.shape[-2:])
     blocked.prepare(n, n)
+    get(apply), get(out_kernel)  # lowered (and proved) here, in the calling thread, before any item runs
 
     elements = x2.shape[0]
     scores = r * G * n * n * np.dtype(kind).itemsize  # bytes of scores per element
