@@ -178,7 +178,10 @@ def test_the_shift_is_chosen_per_tile_so_repeated_calls_agree_bit_for_bit(monkey
     rng = np.random.default_rng(3)
     q, k, v = (rng.normal(size=(8, 64, 16)).astype(np.float32) for _ in range(3))
     q[0, 0] *= 200  # one tile needs the shifted form, the others not
-    first = sn.blocked_core(q, k, v, tile=32)
+    with sn.trace() as used:
+        first = sn.blocked_core(q, k, v, tile=32)
+    shifted, unshifted = get("deferred"), get("accumulate")
+    assert sum(k is shifted for k in used) == 1 and sum(k is unshifted for k in used) == 4
     for _ in range(20):
         np.testing.assert_array_equal(sn.blocked_core(q, k, v, tile=32), first)
     monkeypatch.setattr(parallel, "can_split", lambda: False)

@@ -55,11 +55,19 @@ def check_size(expected, size, array_name, axis_name, text):
             f"{array_name}: its {axis_name} should number {text} = {expected}, got {size}")
 
 
-def _batch_size(shapes):
+def _batches(shapes):
+    """The broadcast of the batch axes (all but the last two) of array shapes, or a ShapeError."""
+    batches = [s[:-2] for s in shapes]
+    if all(b == batches[0] for b in batches):  # the common case, without NumPy's slower general rule
+        return batches[0] if batches else ()
     try:
-        return math.prod(np.broadcast_shapes(*[s[:-2] for s in shapes]))
+        return np.broadcast_shapes(*batches)
     except ValueError as exc:
-        raise ShapeError(f"batch axes do not broadcast: {', '.join(str(s[:-2]) for s in shapes)}") from exc
+        raise ShapeError(f"batch axes do not broadcast: {', '.join(str(b) for b in batches)}") from exc
+
+
+def _batch_size(shapes):
+    return math.prod(_batches(shapes))
 
 
 _ORDERS = {}
@@ -123,13 +131,7 @@ def mm(a, b, out=None):
 
 def batch_of(*arrays):
     """The broadcast of the batch axes (all but the last two) of the arrays."""
-    shapes = [a.shape[:-2] for a in arrays]
-    if all(s == shapes[0] for s in shapes):  # the common case, without NumPy's slower general rule
-        return shapes[0] if shapes else ()
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError as exc:
-        raise ShapeError(f"batch axes do not broadcast: {', '.join(str(a.shape[:-2]) for a in arrays)}") from exc
+    return _batches([a.shape for a in arrays])
 
 
 def check_out(out, dtype, shape):

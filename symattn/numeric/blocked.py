@@ -126,7 +126,7 @@ def _part(a, sel):
 def _scores(q, k, mask, i0, j0, causal, offset):
     """S = Q K_bᵀ (+ M) for the queries from i0 and the keys from j0, causal mask applied (in
     this thread's scratch buffer: valid until its next scores)."""
-    shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    shape = runtime.batch_of(q, k) + (q.shape[-2], k.shape[-2])
     s = run("scores", q, k, out=workspace.take("scores", shape, np.result_type(q, k)))
     if mask is not None:
         s += mask
@@ -154,21 +154,25 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
     result is written into ``out``."""
     m, d_v = k.shape[-2], v.shape[-1]
     blocks = [(j0, min(m, j0 + block_size)) for j0 in range(0, m, block_size)]
+
+    def scores(j0, j1):
+        return _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
+
     v_aug = _with_ones(v)
     U = None
     for j0, j1 in blocks:
-        s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
+        s = scores(j0, j1)
         if U is None:
             U = np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype)
         U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
     if unshifted_is_accurate(U, m):
         return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
     if len(blocks) == 1:  # one block: claim 0, the row max as the shift
-        s = _scores(q, k, mask, i0, 0, causal, offset)
+        s = scores(0, m)
         return run("deferred", S=s, c=rowmax(s), V=v, out=out)
     U = c_prev = None
     for j0, j1 in blocks:
-        s = _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
+        s = scores(j0, j1)
         # the running row max stays -inf while a row has seen no key; the shift c must be
         # finite, and any finite shift is exact for such a row (its U_1 is 0, so c_1 = c)
         c_max = rowmax(s)

@@ -96,13 +96,13 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
         zeros = {"b_q": H * d_k, "b_k": G * d_k, "b_v": G * d_v}
         bias = {nm: b[nm] if b[nm] is not None else np.zeros((1, w), dtype) for nm, w in zeros.items()}
     suffix = "_bias" if biased else ""
+    fused = {"b^Q": bias["b_q"], "b^K": bias["b_k"], "b^V": bias["b_v"]} if biased else {}
     if x_q is x_k and x_k is x_v and _per_element_fits(x_q, mask, block_size, H, n, dtype):
-        extra = {"b^Q": bias["b_q"], "b^K": bias["b_k"], "b^V": bias["b_v"]} if biased else {}
-        return _per_element(x_q, W, extra, b["b_o"], sizes, mask, causal)
+        return _per_element(x_q, W, fused, b["b_o"], sizes, mask, causal)
     # the projections and the heads live in this thread's scratch buffers (``workspace``),
     # reused call after call; only the result is a fresh array
     if x_q is x_k and x_k is x_v:
-        extra = {"b^Q": bias["b_q"], "b^K": bias["b_k"], "b^V": bias["b_v"]} if biased else {}
+        extra = fused
         width = H * d_k + G * (d_k + d_v)
         kind = np.result_type(x_q, W["w_q"], W["w_k"], W["w_v"], *extra.values())  # the kernel's dtype
         proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
