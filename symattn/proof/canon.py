@@ -17,6 +17,14 @@ The rules, each a true identity of matrix algebra (the trust base):
 - ``multiply_block_diagonals``: diag(A_1, ..., A_p) diag(B_1, ..., B_p) = diag(A_1 B_1, ..., A_p B_p)
   when both have p blocks and each A_i has as many columns as B_i has rows;
   diag(B_i)ᵀ = diag(B_iᵀ) (the node's transpose).
+- ``split_softmax_over_blocks``: Softmax([B_1 ... B_c], 0) = [Softmax(B_1, 0) ... Softmax(B_c, 0)]
+  where B_k is the k-th block column of a block matrix (each column is normalized on its own, so a
+  column of the whole is a column of one block column); the row twin Softmax([B_1; ...; B_r], 1) =
+  [Softmax(B_1, 1); ...; Softmax(B_r, 1)] for block rows B_k; likewise over heads,
+  Softmax([e_1 ... e_H], 0) = [Softmax(e_1, 0) ... Softmax(e_H, 0)] and the row twin for a stack.
+  Softmax over the other axis (a column crossing blocks stacked on each other) is never split.
+- ``identity_block_diagonals``: diag(I_k, ..., I_k) with p blocks = I_{kp} (the block an Identity
+  node or an explicit identity matrix); diag(0, ..., 0) = 0.
 - ``expand_trig_entries``: in explicit matrices, cos(x + y) = cos x cos y - sin x sin y and
   sin(x + y) = sin x cos y + cos x sin y (SymPy's ``expand(trig=True)``), cos(-x) = cos x,
   sin(-x) = -sin x, and sin(x)^2 = 1 - cos(x)^2 (so no square of a sine is left).
@@ -30,7 +38,8 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..defs.heads import HeadSum, _OverHeads
+from ..defs.heads import HeadConcat, HeadStack, HeadSum, _OverHeads
+from ..defs.softmax import Softmax
 
 MAX_ROUNDS = 6
 
@@ -130,6 +139,54 @@ def multiply_block_diagonals(e):
     return sp.MatMul(*factors).doit(deep=False) if changed else e
 
 
+def _block_line(B, k: int, axis: int):
+    """Block column k (axis 0) or block row k (axis 1) of the block grid B, as one matrix."""
+    if axis == 0:
+        parts = [B[r, k] for r in range(B.rows)]
+        return parts[0] if len(parts) == 1 else sp.BlockMatrix([[b] for b in parts])
+    parts = [B[k, c] for c in range(B.cols)]
+    return parts[0] if len(parts) == 1 else sp.BlockMatrix([parts])
+
+
+@bottom_up
+def split_softmax_over_blocks(e):
+    """Softmax over columns of side-by-side blocks (rows of stacked blocks) -> the blocks' Softmaxes."""
+    if not isinstance(e, Softmax):
+        return e
+    X, axis = e.arg, e.axis
+    if isinstance(X, sp.BlockMatrix):
+        B = X.blocks
+        count = B.cols if axis == 0 else B.rows
+        if count < 2:
+            return e
+        parts = [Softmax(_block_line(B, k, axis), axis) for k in range(count)]
+        return sp.BlockMatrix([parts]) if axis == 0 else sp.BlockMatrix([[p] for p in parts])
+    if isinstance(X, HeadConcat if axis == 0 else HeadStack):
+        return type(X)(Softmax(X.body, axis), X.index, X.count)
+    return e
+
+
+def _is_identity_block(b) -> bool:
+    if isinstance(b, sp.Identity):
+        return True
+    return isinstance(b, sp.MatrixBase) and b.rows == b.cols and b == sp.eye(b.rows)
+
+
+def identity_block_diagonals(e):
+    """diag(I_k, ..., I_k) -> I_{kp} and diag(0, ..., 0) -> 0 (bottom-up)."""
+    BlockDiag = _blockdiag()
+
+    def rule(x):
+        if isinstance(x, BlockDiag):
+            if _is_identity_block(x.body):
+                return sp.Identity(x.rows)
+            if isinstance(x.body, sp.ZeroMatrix) or (isinstance(x.body, sp.MatrixBase) and x.body.is_zero_matrix):
+                return sp.ZeroMatrix(*x.shape)
+        return x
+
+    return bottom_up(rule)(e) if isinstance(e, MatrixExpr) else e
+
+
 def _lower_sine_powers(y):
     """sin(u)^n = (1 - cos(u)^2) sin(u)^(n-2) for n >= 2 (Pythagoras), until no square of a sine is left."""
     for _ in range(8):
@@ -164,10 +221,12 @@ def _round(e):
             e = e.blocks[0, 0]
     if e.has(HeadSum):
         e = push_into_head_sums(e)
+    if e.has(Softmax) and e.has(sp.BlockMatrix, HeadConcat, HeadStack):
+        e = split_softmax_over_blocks(e)
     if e.has(sp.floor):
         e = settle_floors_over_heads(e)
     if e.has(_blockdiag()):
-        e = multiply_block_diagonals(e)
+        e = identity_block_diagonals(multiply_block_diagonals(e))
     if e.has(sp.cos, sp.sin):
         e = expand_trig_entries(e)
     return e

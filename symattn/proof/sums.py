@@ -12,8 +12,24 @@ Every rule is a true identity for integer indices in their ranges and finite rea
 - ``restrict_to_visible``: Σ_{k=lo}^{hi} f(k)·exp(Visible(k, u)) = Σ_{k=lo}^{u} f(k) when
   lo <= u <= hi is provable, and = Σ_{k=lo}^{hi} f(k) when u >= hi, since exp(Visible(k, u))
   is exp(0) = 1 for k <= u and exp(-oo) = 0 for k > u (the -inf mask), and f is finite.
+- ``split_into_blocks`` (division with remainder): Σ_{k=0}^{R·N-1} f(k, floor(k/R))
+  = Σ_{q=1}^{N} Σ_{s=0}^{R-1} f(R(q-1) + s, q - 1) when R and N = (hi + 1)/R are provably positive
+  integers: every k in 0..RN-1 is R(q-1) + s for exactly one such (q, s), and then floor(k/R) = q - 1.
+  This is how an entry of a stack or concatenation over heads (block h = floor(k/R) + 1) meets a sum
+  over heads.
 - short sums: a sum whose range has a concrete length <= 8 is written out.
 - a Sum over several limits (SymPy merges nested sums) is the nested sums, innermost limit first.
+
+Scalar rules applied to every node on the way (``local_rules``), each true for the values the
+entries can take:
+
+- ``cancel_permutation``: [σ(a) = σ(b)] = [a = b] for a permutation σ of {0..n-1} and a, b provably
+  in {0..n-1} (σ is injective; the same holds for σ⁻¹).
+- ``linearize_delta``: exp(c·[a = b]) = 1 + (exp(c) - 1)·[a = b] for a finite c (no mask, no
+  infinity in it), since [a = b] is 0 or 1 (so a sum of exp of a delta meets delta elimination:
+  Σ_k exp([k = j]) = e + n - 1). (SymPy itself evaluates [a = b]^p to [a = b].)
+- ``absorb_mask_scale``: c·Visible(k, u) = Visible(k, u) for c provably positive, since Visible is
+  0 or -oo and c·0 = 0, c·(-oo) = -oo (a mask scaled inside a Softmax is the same mask).
 
 Index ranges: the free indices i, j of an entry range over the rows and columns of the matrix;
 a bound index over its limits; σ(k) over {0..n-1}. "Provable" means SymPy's assumptions on the
@@ -106,6 +122,33 @@ def reindex_permutation(body, k, lo, hi):
     return None
 
 
+def _block_size(f, k):
+    """R when the floor f is floor(k/R) for a provably positive integer R; None otherwise."""
+    c = sp.expand(f.args[0] / k)
+    if c.has(k) or c == 0:
+        return None
+    R = sp.simplify(1 / c)
+    return R if (R.is_integer is True and R.is_positive is True) else None
+
+
+def split_into_blocks(body, k, lo, hi):
+    """Σ_{k=0}^{hi} body with floor(k/R) in body -> Σ_{q=1}^{N} Σ_{s=0}^{R-1} body(R(q-1)+s), or None."""
+    if lo != 0:
+        return None
+    for f in sorted(body.atoms(sp.floor), key=sp.default_sort_key):
+        R = _block_size(f, k)
+        if R is None:
+            continue
+        N = sp.simplify((hi + 1) / R)
+        if not (N.is_integer is True and N.is_positive is True):
+            continue
+        q = sp.Dummy("q", integer=True, positive=True)
+        s = sp.Dummy("s", integer=True, nonnegative=True)
+        inner = body.xreplace({f: q - 1}).xreplace({k: R * (q - 1) + s})
+        return sp.Sum(sp.Sum(sp.expand(inner), (s, 0, R - 1)), (q, 1, N))
+    return None
+
+
 def simplify_sum(body, k, lo, hi, ranges, recurse):
     """Σ_{k=lo}^{hi} body under the rules above; ``recurse`` re-simplifies a new expression."""
     inner = dict(ranges)
@@ -113,6 +156,10 @@ def simplify_sum(body, k, lo, hi, ranges, recurse):
     length = sp.expand(hi - lo + 1)
     if length.is_Integer and 0 < int(length) <= SHORT_SUM:
         return recurse(sp.Add(*[body.xreplace({k: lo + r}) for r in range(int(length))]), ranges)
+    if body.has(sp.floor):
+        split = split_into_blocks(body, k, lo, hi)
+        if split is not None:
+            return recurse(split, ranges)
     out = []
     for t in sp.Add.make_args(sp.expand(body)):
         got = eliminate_delta(t, k, lo, hi, inner)
@@ -136,6 +183,59 @@ def simplify_sum(body, k, lo, hi, ranges, recurse):
     return sp.Add(*out)
 
 
+def cancel_permutation(delta, ranges):
+    """[σ(a) = σ(b)] -> [a = b] when a and b are provably in σ's domain; None otherwise."""
+    a, b = delta.args
+    if not (isinstance(a, PermIndex) and isinstance(b, PermIndex)):
+        return None
+    (sa, na, ka, ia), (sb, nb, kb, ib) = _perm_parts(a), _perm_parts(b)
+    if sa != sb or na != nb or ia != ib:
+        return None
+    if not (in_range(ka, 0, na - 1, ranges) and in_range(kb, 0, na - 1, ranges)):
+        return None
+    return sp.KroneckerDelta(ka, kb)
+
+
+def _perm_parts(x):
+    """(σ, n, k, inverse) of σ(k) or σ⁻¹(k); inverse is 0 when the node omits it."""
+    args = x.args
+    return (args[0], args[1], args[2], args[3] if len(args) > 3 else sp.Integer(0))
+
+
+def linearize_delta(x):
+    """exp(c·[a = b]) -> 1 + (exp(c) - 1)·[a = b]; None otherwise."""
+    if isinstance(x, sp.exp):
+        c, rest = x.args[0].as_independent(sp.KroneckerDelta, as_Add=False)
+        if (isinstance(rest, sp.KroneckerDelta) and not c.has(sp.KroneckerDelta, Visible)
+                and not c.atoms(sp.Number) & {sp.oo, -sp.oo, sp.zoo, sp.nan}):
+            return 1 + (sp.exp(c) - 1) * rest
+    return None
+
+
+def absorb_mask_scale(x):
+    """c·Visible(k, u) -> Visible(k, u) for a provably positive factor c; None otherwise."""
+    if not x.is_Mul:
+        return None
+    masks = [f for f in x.args if isinstance(f, Visible)]
+    if len(masks) != 1:
+        return None
+    c = sp.Mul(*[f for f in x.args if f is not masks[0]])
+    if c.is_positive is True and c.is_finite is True:
+        return masks[0]
+    return None
+
+
+def local_rules(x, ranges):
+    """Apply the scalar rules above to the node ``x`` (its children are already done)."""
+    if isinstance(x, sp.KroneckerDelta):
+        got = cancel_permutation(x, ranges)
+        return x if got is None else got
+    got = linearize_delta(x)
+    if got is None:
+        got = absorb_mask_scale(x)
+    return x if got is None else got
+
+
 def simplify_sums(x, ranges: dict | None = None):
     """Apply the sum rules bottom-up to every Sum in ``x``."""
     ranges = ranges or {}
@@ -153,4 +253,5 @@ def simplify_sums(x, ranges: dict | None = None):
             body = simplify_sum(body, k, lo, hi, outer, simplify_sums)
         return body
     args = [simplify_sums(a, ranges) for a in x.args]
-    return x.func(*args) if args != list(x.args) else x
+    x = x.func(*args) if args != list(x.args) else x
+    return local_rules(x, ranges) if isinstance(x, sp.Basic) and not x.is_Atom else x
