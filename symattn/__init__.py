@@ -2,11 +2,13 @@
 
 __version__ = "0.1.0"
 
+from .defs import Exp as Exp
 from .defs import Family as Family
 from .defs import FamilyMember as FamilyMember
 from .defs import HeadConcat as HeadConcat
 from .defs import HeadStack as HeadStack
 from .defs import HeadSum as HeadSum
+from .defs import Log as Log
 from .defs import Score as Score
 from .defs import ScoreFunction as ScoreFunction
 from .defs import Softmax as Softmax

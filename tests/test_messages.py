@@ -144,7 +144,7 @@ def test_verify_rejects_floats_and_name_clashes():
     with pytest.raises(sa.ClaimError, match=r"floating-point number 0.33"):
         sa.verify(0.3333333333333333 * X, X / 3)
     W = sa.Family("W", d, d)
-    with pytest.raises(sa.ClaimError, match=r"two different matrices are both named W_1"):
+    with pytest.raises(sa.ClaimError, match=r"two different objects are both named W_1"):
         sa.verify(sp.MatrixSymbol("W_1", d, d), W[1])
 
 

@@ -16,6 +16,8 @@ from .heads import head_sum as head_sum
 from .multihead import head as head
 from .multihead import multihead as multihead
 from .multihead import paper_self_attention as paper_self_attention
+from .numeric_nodes import Exp as Exp
+from .numeric_nodes import Log as Log
 from .score import Score as Score
 from .score import ScoreFunction as ScoreFunction
 from .shapes import check_shapes as check_shapes

@@ -7,13 +7,35 @@ import sympy as sp
 from ..errors import DimensionError
 
 
-class HeadIndex(sp.Symbol):
+class BoundIndex(sp.Symbol):
+    """Symbols bound by symattn's own nodes and rewrites (block indices, canonical summation
+    indices): they print like ordinary symbols but never equal a user's symbol of the same name.
+
+    A binder's index is ``bound_index(base, level)``: the base name (h, g, j, i) followed by one
+    prime per nesting level, chosen fresh for the body it binds (see :func:`symattn.defs.heads.bind`).
+    """
+
+
+class HeadIndex(BoundIndex):
     """The symbol class of the head index: prints as h, but never equals a dimension named h."""
 
 
-class BoundIndex(sp.Symbol):
-    """Symbols bound by symattn's own nodes and rewrites (block indices, canonical summation
-    indices): they print like ordinary symbols but never equal a user's symbol of the same name."""
+def bound_index(base: str, level: int = 0, kind: type = BoundIndex) -> BoundIndex:
+    """The bound index of nesting level ``level``: ``base`` followed by ``level`` primes.
+
+    >>> bound_index("h", 2, HeadIndex)
+    h''
+    """
+    return kind(base + "'" * level, integer=True, positive=True)
+
+
+def index_level(x) -> int:
+    """The nesting level of a bound index (its number of trailing primes)."""
+    return len(x.name) - len(x.name.rstrip("'"))
+
+
+def index_base(x) -> str:
+    return x.name.rstrip("'")
 
 
 #: The head index h, bound by every sum, stack and concatenation over heads.

@@ -18,8 +18,8 @@ import sympy as sp
 
 from ..errors import HeadError
 from .attention import check_convention
-from .dims import check_dimension
-from .heads import Family, HeadConcat, HeadStack
+from .dims import BoundIndex, check_dimension
+from .heads import Family, HeadConcat, HeadStack, bind
 from .multihead import multihead
 from .shapes import as_matrix
 
@@ -99,11 +99,6 @@ def repeat_kv(heads, n_rep: int) -> list:
     return [x for row in grid for x in row]            # reshape (G, n_rep) -> (G·n_rep,)
 
 
-#: The key/value group index g and the repeat index j of repeat_kv on stacked heads.
-g = sp.Symbol("g", integer=True, positive=True)
-j = sp.Symbol("j", integer=True, positive=True)
-
-
 def repeat_kv_heads(K, G, n_rep, convention: str = "column"):
     """Llama's repeat_kv on the G stacked key (or value) heads K_1, ..., K_G, for symbolic G and n_rep.
 
@@ -123,9 +118,13 @@ def repeat_kv_heads(K, G, n_rep, convention: str = "column"):
     check_convention(convention)
     G = check_dimension(G, "repeat_kv_heads: G: ")
     n_rep = check_dimension(n_rep, "repeat_kv_heads: n_rep: ")
-    block = K[g] if isinstance(K, Family) else as_matrix(K(g), "K_g", "repeat_kv_heads")
     node = HeadStack if convention == "column" else HeadConcat
-    return node(node(block, j, n_rep), g, G)
+
+    def repeated(g):
+        block = K[g] if isinstance(K, Family) else as_matrix(K(g), "K_g", "repeat_kv_heads")
+        return bind(node, lambda j: block, n_rep, base="j", kind=BoundIndex, op="repeat_kv_heads")
+
+    return bind(node, repeated, G, base="g", kind=BoundIndex, op="repeat_kv_heads")
 
 
 def repeat_kv_matrix(G: int, n_rep: int, d):

@@ -13,10 +13,11 @@ With a concrete H the constructors return plain SymPy sums and block matrices.
 from __future__ import annotations
 
 import sympy as sp
+from sympy.core.symbol import Str
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..errors import HeadError
-from .dims import check_dimension
+from .dims import HeadIndex, bound_index, check_dimension, index_base, index_level
 from .dims import h as HEAD
 from .shapes import as_matrix
 
@@ -27,7 +28,8 @@ class FamilyMember(MatrixExpr):
     is_commutative = False
 
     def __new__(cls, name, index, rows, cols):
-        name = sp.Symbol(name) if isinstance(name, str) else name
+        # the name is a Str, not a Symbol: substituting a user's scalar symbol never reaches it
+        name = Str(name) if isinstance(name, str) else Str(name.name)
         return super().__new__(cls, name, sp.sympify(index), sp.sympify(rows), sp.sympify(cols))
 
     @property
@@ -99,13 +101,68 @@ class Family:
         return f"Family({self.name!r}, {self.rows}, {self.cols}){'.T' if self.transposed else ''}"
 
 
-def _bound(body, H, op: str):
-    H = check_dimension(H, f"{op}: head count H: ")
-    body = body(HEAD) if callable(body) else body
-    body = as_matrix(body, "the summand", op)
-    if HEAD in set().union(*(sp.sympify(d).free_symbols for d in body.shape)):
-        raise HeadError(f"{op}: the shape of the summand may not depend on the head index h")
-    return body, H
+def substitute(e, mapping: dict):
+    """Capture-avoiding simultaneous substitution of the symbols in ``mapping``.
+
+    Like ``xreplace``, except at a binder (a :class:`Binder` node): its own index is never
+    replaced inside its body (it is bound there), and when a replacement value holds a symbol that
+    the binder binds, the binder's index is first renamed to a fresh one, so nothing is captured.
+    """
+    mapping = {k: sp.sympify(v) for k, v in mapping.items() if k != v}
+    return _substitute(e, mapping) if mapping else e
+
+
+def _substitute(e, mapping):
+    if not isinstance(e, sp.Basic):
+        return e
+    if e in mapping:
+        return mapping[e]
+    if not e.args:
+        return e
+    if isinstance(e, Binder):
+        count = _substitute(e.count, mapping)
+        inner = {k: v for k, v in mapping.items() if k != e.index and e.body.has(k)}
+        if not inner:
+            return e if count == e.count else e.func(e.body, e.index, count)
+        index, body = e.index, e.body
+        if any(v.has(index) for v in inner.values()):
+            index = fresh_index(index, body, *inner.values())
+            body = _substitute(body, {e.index: index})
+        return e.func(_substitute(body, inner), index, count)
+    args = [_substitute(a, mapping) for a in e.args]
+    if all(a is b for a, b in zip(args, e.args)):
+        return e
+    return e.func(*args)
+
+
+def fresh_index(like, *exprs):
+    """A bound index of the kind and base name of ``like`` whose level is above every index of that
+    kind and base occurring in ``exprs`` (free or bound): it can be bound over them without capture."""
+    kind, base = type(like), index_base(like)
+    levels = [index_level(x) for e in exprs for x in sp.sympify(e).atoms(kind) if index_base(x) == base]
+    return bound_index(base, max(levels, default=-1) + 1, kind)
+
+
+def bind(cls, body, count, base: str = "h", kind: type = HeadIndex, placeholder=HEAD, op: str = ""):
+    """``cls(body', index, count)`` with a fresh, canonical bound index.
+
+    ``body`` is a function of the index (called with a fresh Dummy) or an expression in which the
+    free ``placeholder`` (:data:`symattn.h` for heads) stands for the index. The index is
+    ``base`` with as many primes as needed to be above every index of its kind in the body, so
+    nested binders never share an index (no capture) and alpha-equivalent constructions give
+    identical trees.
+    """
+    if callable(body):
+        dummy = sp.Dummy(base, integer=True, positive=True)
+        body = body(dummy)
+    else:
+        dummy = sp.Dummy(base, integer=True, positive=True)
+        body = substitute(sp.sympify(body), {placeholder: dummy})
+    body = as_matrix(body, "the summand" if cls.__name__ == "HeadSum" else "the body", op or cls.__name__)
+    if dummy in set().union(*(sp.sympify(d).free_symbols for d in body.shape)):
+        raise HeadError(f"{op or cls.__name__}: the shape of the body may not depend on the index {base}")
+    index = fresh_index(bound_index(base, 0, kind), body)
+    return cls(substitute(body, {dummy: index}), index, count)
 
 
 class Binder(MatrixExpr):
@@ -132,12 +189,12 @@ class Binder(MatrixExpr):
         return self.args[2]
 
     def rebinds_index(self) -> bool:
-        """True when a node inside the body binds the same index: substituting it would capture."""
+        """True when a node inside the body binds the same index (a tree not built by :func:`bind`)."""
         return any(isinstance(x, Binder) and x.index == self.index for x in sp.preorder_traversal(self.body))
 
     def term(self, value):
-        """The body with the index replaced by ``value``."""
-        return self.body.xreplace({self.index: sp.sympify(value)})
+        """The body with the index replaced by ``value`` (capture-avoiding, see :func:`substitute`)."""
+        return substitute(self.body, {self.index: sp.sympify(value)})
 
     @property
     def free_symbols(self):
@@ -250,8 +307,7 @@ def _over_heads(cls, body, H, op):
     if H.is_Integer and callable(body):
         terms = [as_matrix(body(sp.Integer(k)), f"term {k}", op) for k in range(1, int(H) + 1)]
         return cls.from_terms(terms)
-    body, H = _bound(body, H, op)
-    node = cls(body, HEAD, H)
+    node = bind(cls, body, H, op=op)
     return node.expand_heads() if H.is_Integer else node
 
 

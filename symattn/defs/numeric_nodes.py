@@ -3,7 +3,8 @@
     row_causal_mask(n, m)  the n × m row-convention mask, CausalMask(m, n, offset=m - n)ᵀ: entry
                       (i, j) is 0 when key j is not after query i (j <= i + m - n, the n queries
                       being the last n of the m positions), else -∞
-    Exp(X)            the exponential of every entry
+    Exp(X)            the exponential of every entry (public: ``symattn.Exp``)
+    Log(X)            the natural logarithm of every entry (public: ``symattn.Log``)
     ShiftRows(X, c)   X - c 1ᵀ: subtract c_i (c is a column n × 1) from every entry of row i
     ScaleRows(d, X)   diag(d) X: multiply row i by d_i
     DivideRows(X, d)  diag(d)⁻¹ X: divide row i by d_i
@@ -71,6 +72,27 @@ class Exp(_Node):
         if isinstance(X, sp.BlockMatrix) and X.blockshape[0] == 1:
             return _split_block_row(Exp, X)
         return Exp(X)
+
+
+class Log(_Node):
+    """The natural logarithm of every entry (elementwise, not the matrix logarithm); defined where
+    every entry is positive, which is what a claim using it assumes (exp(log x) = x for x > 0)."""
+
+    def __new__(cls, X):
+        return super().__new__(cls, as_matrix(X, "X", "Log(X)"))
+
+    @property
+    def shape(self):
+        return self.args[0].shape
+
+    def entry_rule(self, i, j, entry):
+        return sp.log(entry(self.args[0], i, j))
+
+    def doit(self, **hints):
+        X = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
+        if isinstance(X, sp.BlockMatrix) and X.blockshape[0] == 1:
+            return _split_block_row(Log, X)
+        return Log(X)
 
 
 class ShiftRows(_Node):

@@ -40,6 +40,11 @@ class PermIndex(sp.Function):
         return f"{name}({printer._print(self.args[2])})"
 
 
+class PermutationSymbol(sp.Symbol):
+    """σ, the permutation of a :class:`Permutation` matrix: a class of its own, so that it never
+    equals (nor is substituted as) a user's scalar symbol of the same name."""
+
+
 class Permutation(MatrixExpr):
     """P_σ, the n × n permutation matrix of a symbolic permutation σ: (P_σ)_{ij} = [i = σ(j)].
 
@@ -54,7 +59,7 @@ class Permutation(MatrixExpr):
     entry_is_defined = True  # _entry is the exact definition (used by the proof engine)
 
     def __new__(cls, name, n):
-        name = sp.Symbol(name) if isinstance(name, str) else name
+        name = PermutationSymbol(name if isinstance(name, str) else name.name)
         n = check_dimension(n, f"Permutation {name}: ")
         return super().__new__(cls, name, n)
 

@@ -19,10 +19,10 @@ import sympy as sp
 from ..errors import ShapeError
 from .attention import check_convention
 from .dims import BoundIndex, check_dimension
-from .heads import Binder
+from .heads import Binder, bind
 from .shapes import as_matrix, require_equal, show_shape
 
-#: The block index i of a block-diagonal matrix, bound by every BlockDiag.
+#: The block index i of a block-diagonal matrix (the outermost BlockDiag binds it; nested ones i', i'').
 i = BoundIndex("i", integer=True, positive=True)
 
 
@@ -95,7 +95,8 @@ def rope(t, p, theta=None) -> BlockDiag:
     """
     p = check_dimension(p, "rope: number of pairs p = d/2: ")
     theta = llama_theta(p) if theta is None else theta
-    return BlockDiag(rotation(sp.sympify(t) * theta(i)), i, p)
+    t = sp.sympify(t)
+    return bind(BlockDiag, lambda k: rotation(t * theta(k)), p, base="i", kind=BoundIndex, op="rope")
 
 
 def apply_rope(x, t, p, theta=None, convention: str = "column"):

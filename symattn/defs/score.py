@@ -8,6 +8,7 @@ never looks inside, so whatever is proved with it holds for every f.
 from __future__ import annotations
 
 import sympy as sp
+from sympy.core.symbol import Str
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from .shapes import as_matrix, require_equal, show
@@ -20,7 +21,8 @@ class Score(MatrixExpr):
     entry_is_opaque = True  # the proof engine never looks inside f
 
     def __new__(cls, f, Q, K):
-        f = sp.Symbol(f) if isinstance(f, str) else f
+        # the function's name is a Str: substituting a user's scalar symbol f never reaches it
+        f = Str(f) if isinstance(f, str) else Str(f.name)
         Q = as_matrix(Q, "Q", f"{f}(Q, K)")
         K = as_matrix(K, "K", f"{f}(Q, K)")
         require_equal(
@@ -68,7 +70,7 @@ class ScoreFunction:
 
     def __init__(self, name: str = "f"):
         self.name = name
-        self.symbol = sp.Symbol(name)
+        self.symbol = Str(name)
 
     def __call__(self, Q, K) -> Score:
         return Score(self.symbol, Q, K)

@@ -75,6 +75,19 @@ class Definition:
     index: str | None
 
 
+class _Members:
+    """The members of a head family under assumptions about them: ``W[k]`` and ``W(k)``."""
+
+    def __init__(self, member):
+        self.member = member
+
+    def __getitem__(self, k):
+        return self.member(sp.sympify(k))
+
+    def __call__(self, k):
+        return self.member(sp.sympify(k))
+
+
 class Scope:
     """The declarations of a derivation, and the elaboration of expressions under them."""
 
@@ -89,6 +102,12 @@ class Scope:
         self.indexed: dict[str, Definition] = {}  # head_h := ... (keyed by "head")
         self.functions: dict[str, D.ScoreFunction] = {}
         self.aliases: dict[str, str] = {}
+        # family key -> [(subscript, target, text)]: assume W_i^K = W_1^K reads every W_h^K as W_1^K
+        self.member_aliases: dict[str, list] = {}
+        self.assumption_nodes: dict[str, object] = {}
+        self.assumptions: dict[str, bool] = {}  # the text of each assumption -> used in some step
+        self.assumed_by: dict[str, str] = {}  # alias key -> the text of its assumption
+        self.hits: list[str] = []  # the text of an assumption, each time it is applied
         self.notes: list[str] = []
         self.work, self.nesting, self.expanding, self.top = 0, 0, [], None
         self.plain_subs: dict[str, str] = {}  # matrices named with a one-letter subscript
@@ -113,8 +132,7 @@ class Scope:
         if isinstance(node, ast.Name):
             if node.sup is not None:
                 self.fail(node, f"{node.text()} cannot be a dimension", "a dimension name such as d_k")
-            k = key_of(node)
-            k = self.aliases.get(k, k)
+            k = self.resolve(key_of(node))
             if k not in self.dims:
                 if not create:
                     self.fail(node, f"unknown dimension {k}", "a dimension used in a declared shape",
@@ -335,7 +353,7 @@ class Scope:
                 return L[node.base]
             if node.base in self.counts:  # a free head index: the step holds for every head
                 return D.h
-            k = self.aliases.get(node.base, node.base)
+            k = self.resolve(node.base)
             if k in self.dims and any(same_dim(self.dims[k], c) for c in self.counts.values()):
                 return self.dims[k]
             self.fail(node, f"unknown head index {node.base}",
@@ -348,8 +366,7 @@ class Scope:
         self.fail(node, f"{node.text()} is not a head index", "h, 1, H or h + 1")
 
     def _name(self, node, L):
-        k = key_of(node)
-        k = self.aliases.get(k, k)
+        k = self.resolve(key_of(node))
         if node.sub is None and node.sup is None and node.base in L:
             v = L[node.base]
             if is_matrix(v):
@@ -359,7 +376,9 @@ class Scope:
             return self.matrices[k]
         if k in self.dims:
             return self.dims[k]
-        fk = self.aliases.get(family_key(node), family_key(node))
+        fk = self.resolve(family_key(node))
+        if node.sub is not None and fk in self.member_aliases:
+            return self.member_alias(node, fk, L)
         if node.sub is not None and fk in self.families:
             return self.families[fk][self.index_value(node.sub, L)]
         if k in self.defs and not self.defs[k].params:
@@ -375,6 +394,47 @@ class Scope:
             self.fail(node, f"{node.text()} is a head-indexed family",
                       f"a member such as {node.base}_h^{node.sup}")
         self.unknown(node, k)
+
+    def resolve(self, key: str) -> str:
+        """The name ``key`` stands for under the assumptions (d_v = d_k, W^K = W^Q); marks the
+        assumption used, so that the steps it reaches name it in their scope."""
+        if key in self.aliases:
+            self.assumptions[self.assumed_by[key]] = True
+            self.hits.append(self.assumed_by[key])
+            return self.aliases[key]
+        return key
+
+    def member_alias(self, node, fk, L):
+        """A member W_x^K under ``assume W_i^K = T`` (T with i read as x) or ``assume W_2^K = T``
+        (when x is 2); the family's own member where no assumption applies."""
+        return self.member_of(fk, self.index_value(node.sub, L), L, node)
+
+    def member_of(self, fk, value, L, node):
+        """The member ``value`` of the family ``fk`` under the assumptions about its members."""
+        for sub, target, text in self.member_aliases[fk]:
+            if isinstance(sub, ast.Num):
+                if not sp.sympify(value).is_Integer:
+                    # W_h^K for a symbolic h is W_1^K at h = 2 only: neither reading is right for every h
+                    self.fail(node, f"the assumption {text} says something about one member only, and "
+                                    f"{fk.replace('^', '_' + sp.sstr(value) + '^')} stands for every member",
+                              f"an assumption for every member ({fk.replace('^', '_i^')} = ...)")
+                if int(value) != sub.value:
+                    continue
+                bound = dict(L)
+            else:
+                bound = {**L, sub.base: value}
+            self.assumptions[text] = True
+            self.hits.append(text)
+            tk = family_key(target)
+            if target.sub is not None and tk in self.families:
+                return self.families[tk][self.index_value(target.sub, bound)]
+            if target.sub is None and key_of(target) in self.matrices:
+                return self.matrices[key_of(target)]
+            self.fail(target, f"the assumption {text} names {target.text()}, which is not a declared matrix "
+                              "or a member of a declared family", "a declared name on the right of the assumption")
+        if fk in self.families:
+            return self.families[fk][value]
+        self.unknown(node, fk)
 
     def unknown(self, node, k):
         names = self.known_names()
@@ -402,12 +462,16 @@ class Scope:
         out = {}
         for label in "QKVO":
             keys = sorted(k for k in set(self.families) | set(self.aliases) if k.endswith("^" + label))
-            found = {self.aliases.get(k, k) for k in keys}
-            found = [self.families[k] for k in found if k in self.families]
-            if len(found) != 1:
+            found = {self.resolve(k) for k in keys}
+            fams = [k for k in found if k in self.families]
+            if len(fams) != 1:
                 self.fail(node, f"{node.target.base} needs one head-indexed family W_h^{label}",
                           f"a declaration such as W_h^{label}: ... for h in 1..H")
-            out[label] = found[0]
+            fk = fams[0]
+            if fk in self.member_aliases:  # assume W_i^K = W_1^K reaches MultiHead's own heads too
+                out[label] = _Members(lambda k, fk=fk: self.member_of(fk, k, {}, node))
+            else:
+                out[label] = self.families[fk]
         return out
 
     def head_count(self, node):

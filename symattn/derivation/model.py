@@ -19,7 +19,7 @@ from .. import defs as D
 from ..errors import DerivationError, ShapeError
 from ..proof import Verdict, verify
 from . import ast
-from .elaborate import Scope, is_matrix, key_of
+from .elaborate import Scope, family_key, is_matrix, key_of
 
 DEFAULT_BUDGET = 20.0
 MAX_STEPS = 200
@@ -51,6 +51,7 @@ class Step:
     rhs_node: Any = field(default=None, repr=False)
     scope_obj: Any = field(default=None, repr=False)
     chain: int = 0  # steps of the same chain share this number
+    assumptions: tuple = ()  # the assumptions substituted into this step's two sides
 
     @property
     def proved(self) -> bool:
@@ -137,13 +138,17 @@ def check_steps(exprs, texts=None, *, budget: float = DEFAULT_BUDGET, diagnose: 
 def run_steps(report: Report, budget: float, diagnose: bool) -> None:
     from .diagnose import diagnose_step
 
+    chains = set()
     for s in report.steps:
         L, R = s.lhs_expr, s.rhs_expr
+        first_of_chain = s.chain not in chains
+        chains.add(s.chain)
         if isinstance(R, Exception):
             s.status, s.error = "ill-formed", str(R)
             continue
         if isinstance(L, Exception):
-            s.status, s.error = "skipped", "the left side is ill-formed (see the step before)"
+            s.status, s.error = (("ill-formed", str(L)) if first_of_chain else
+                                 ("skipped", "the left side is ill-formed (see the step before)"))
             continue
         if not (is_matrix(L) and is_matrix(R)):
             s.status, s.error = "ill-formed", "both sides of a step must be matrices"
@@ -158,6 +163,8 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             continue
         s.verdict, s.status, s.general = v, v.status, v.general
         s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
+        if s.assumptions and v.proved:
+            s.scope += "; under " + ", ".join(s.assumptions)
     if diagnose:
         first = report.first_failure
         # a slip is looked for only where the step is shown false or cannot be built: an
@@ -181,17 +188,51 @@ def _setting(scope: Scope, st):
         scope.score = f
 
 
+def _is_letter(n) -> bool:
+    return isinstance(n, ast.Name) and n.sub is None and n.sup is None
+
+
 def _assume(scope: Scope, st: ast.Assume):
+    """Model an assumption: it is substituted into every expression it reaches (and named in the
+    scope of those steps), or refused here with what can be assumed instead."""
     a, b = st.lhs, st.rhs
-    if isinstance(a, ast.Name) and isinstance(b, ast.Num):
+    text = f"{a.text()} = {b.text()}"
+    scope.assumption_nodes[text] = st
+    if isinstance(a, ast.Name) and isinstance(b, ast.Num) and a.sup is None and (a.sub is None or _is_letter(a.sub)):
         scope.dims[key_of(a)] = sp.Integer(b.value)
-        scope.notes.append(f"assumption: {a.text()} = {b.value}")
+        scope.assumptions[text] = True  # the dimension is that number everywhere in the document
+        scope.notes.append(f"assumption: {text}")
+    elif isinstance(a, ast.Name) and isinstance(b, ast.Name) and a.sub is not None and (
+            _is_letter(a.sub) or isinstance(a.sub, ast.Num)) and a.sup is not None:
+        # W_i^K = W_1^K, W_i^K = W_i^Q, W_2^K = W_1^K: members of the family W^K read as the right side
+        scope.member_aliases.setdefault(family_key(a), []).append((a.sub, b, text))
+        scope.assumptions[text] = False
+        every = "every " if _is_letter(a.sub) else ""
+        scope.notes.append(f"assumption: {text} ({every}{a.text()} reads as {b.text()})")
     elif isinstance(a, ast.Name) and isinstance(b, ast.Name):
         scope.aliases[key_of(a)] = key_of(b)
-        scope.notes.append(f"assumption: {a.text()} = {b.text()} (every {a.text()} reads as {b.text()})")
+        scope.assumed_by[key_of(a)] = text
+        scope.assumptions[text] = False
+        scope.notes.append(f"assumption: {text} (every {a.text()} reads as {b.text()})")
     else:
-        raise DerivationError(f"cannot assume {a.text()} = {b.text()}", st.pos[0], st.pos[1],
-                              "two names (d_k = d_v, W^K = W^Q) or a name and a number (H = 1)")
+        raise DerivationError(f"cannot assume {text}", st.pos[0], st.pos[1],
+                              "two names (d_k = d_v, W^K = W^Q, W_i^K = W_1^K) or a name and a number (H = 1)")
+
+
+def _check_assumptions_reach(scope: Scope):
+    """An assumption whose left side names nothing declared would be shown and ignored: refuse it."""
+    for text, used in scope.assumptions.items():
+        if used:
+            continue
+        st = scope.assumption_nodes[text]
+        a = st.lhs
+        declared = (key_of(a) in scope.dims or key_of(a) in scope.matrices or family_key(a) in scope.families
+                    or key_of(a) in scope.functions)
+        if not declared:
+            raise DerivationError(
+                f"the assumption {text} names {a.text()}, which is not declared, so it could not be used",
+                st.pos[0], st.pos[1], "an assumption about a declared dimension, matrix or head family")
+        scope.notes.append(f"assumption {text} is not used by any step")
 
 
 def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_BUDGET,
@@ -224,6 +265,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             if len(steps) > MAX_STEPS:
                 raise DerivationError(f"more than {MAX_STEPS} steps", st.pos[0], st.pos[1],
                                       "a shorter derivation (split it into several files)")
+    _check_assumptions_reach(scope)
     notes = [_convention_note(scope)] + scope.notes
     report = Report(source, steps, definitions, notes)
     run_steps(report, budget, diagnose)
@@ -244,12 +286,15 @@ def _convention_note(scope: Scope) -> str:
 
 def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     nodes = [st.first] + [e for _, _, e in st.links]
-    vals = []
+    vals, used = [], []
+    fixed = {t for t, u in scope.assumptions.items() if u and t not in scope.hits}  # H = 1: everywhere
     for n in nodes:
+        start = len(scope.hits)
         try:
             vals.append(scope.expr(n))
         except DerivationError as exc:
             vals.append(exc)
+        used.append(set(scope.hits[start:]))
     if st.shape is not None and not isinstance(vals[-1], Exception):
         try:
             scope.check_shape(nodes[-1], vals[-1], st.shape)
@@ -260,5 +305,6 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
         s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
                  lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
         s.scope_obj, s.chain = scope, chain
+        s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
         out.append(s)
     return out

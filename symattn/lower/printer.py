@@ -32,7 +32,7 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from ..defs.heads import FamilyMember, _OverHeads
 from ..defs.mask import CausalMask
-from ..defs.numeric_nodes import DivideRows, Exp, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import DivideRows, Exp, Log, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
 from ..errors import LoweringError
 from .runtime import chain_order
@@ -250,6 +250,13 @@ class BatchedPrinter:
             return var, True
         return self.emit(e, f"np.exp({var})")
 
+    def _print_Log(self, e):
+        var, owned = self._print(e.args[0])
+        if owned:
+            self.lines.append(f"np.log({var}, out={var})")
+            return var, True
+        return self.emit(e, f"np.log({var})")
+
     def _inplace(self, e, x, other, op):
         var, owned = self._print(x)
         o, _ = self._print(other)
@@ -289,7 +296,7 @@ def _parenthesize(order, names) -> str:
     return f"mm({left}, {right})"
 
 
-__all__ = ["BatchedPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "ShiftRows",
+__all__ = ["BatchedPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "Log", "ShiftRows",
            "ScaleRows", "DivideRows"]
 
 

@@ -16,11 +16,12 @@ import numpy as np
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..defs.dims import h as HEAD
+from ..defs.dims import BoundIndex
 from ..defs.heads import FamilyMember, _OverHeads
-from ..defs.permutation import Permutation
+from ..defs.permutation import Permutation, PermutationSymbol
 from ..defs.score import Score
 from .evaluate import evaluate
+from .names import check_distinct_names
 
 
 def dimension_symbols(*exprs) -> list:
@@ -33,8 +34,7 @@ def dimension_symbols(*exprs) -> list:
                     out |= sp.sympify(d).free_symbols
             if isinstance(x, _OverHeads):
                 out |= x.count.free_symbols
-    out.discard(HEAD)
-    return sorted(out, key=str)
+    return sorted((s for s in out if not isinstance(s, BoundIndex)), key=str)
 
 
 def scalar_symbols(*exprs) -> list:
@@ -42,7 +42,8 @@ def scalar_symbols(*exprs) -> list:
     dims = set(dimension_symbols(*exprs))
     out = set()
     for e in exprs:
-        out |= {s for s in e.free_symbols if isinstance(s, sp.Symbol) and s not in dims and s != HEAD}
+        out |= {s for s in e.free_symbols
+                if isinstance(s, sp.Symbol) and s not in dims and not isinstance(s, (BoundIndex, PermutationSymbol))}
     return sorted(out, key=str)
 
 
@@ -58,8 +59,11 @@ def expand_heads(e):
 
 
 def specialize(e, values: dict):
-    """``e`` with the dimension symbols replaced by integers and every head node expanded."""
-    return expand_heads(e.xreplace({k: sp.Integer(v) for k, v in values.items()}))
+    """``e`` with the dimension symbols replaced by integers and every head node expanded; two objects
+    that print alike afterwards (a family member W_2 beside a matrix W_2) are refused."""
+    out = expand_heads(e.xreplace({k: sp.Integer(v) for k, v in values.items()}))
+    check_distinct_names(out, where=f"at {', '.join(f'{k}={v}' for k, v in values.items()) or 'these sizes'}")
+    return out
 
 
 def leaves(*exprs) -> dict:
@@ -116,8 +120,8 @@ def _exp_atoms_to_symbols(x, table: dict):
         terms = sp.Add.make_args(sp.expand(arg))
         out = sp.Integer(1)
         for t in terms:
-            if t not in table:
-                table[t] = sp.Symbol(f"_e{len(table)}", positive=True)
+            if t not in table:  # a Dummy: never equal to a user's symbol of the same name
+                table[t] = sp.Dummy(f"e{len(table)}", positive=True)
             out *= table[t]
         return out
 
@@ -125,8 +129,9 @@ def _exp_atoms_to_symbols(x, table: dict):
 
 
 def symbolic_env(names: dict) -> dict:
+    """name -> a matrix of fresh Dummy entries (``X[i,j]`` prints alike a user's symbol, never equals it)."""
     return {
-        name: sp.ImmutableMatrix(r, c, lambda i, j, nm=name: sp.Symbol(f"{nm}[{i},{j}]"))
+        name: sp.ImmutableMatrix(r, c, lambda i, j, nm=name: sp.Dummy(f"{nm}[{i},{j}]"))
         for name, (r, c) in names.items()
     }
 
@@ -137,7 +142,10 @@ def generic_functions(names: list) -> dict:
     def make(nm):
         def f(Q, K):
             args = list(Q) + list(K)
-            return sp.ImmutableMatrix(K.cols, Q.cols, lambda i, j: sp.Function(f"{nm}_{i}{j}")(*args))
+            # coordinate functions of symattn's own (the keyword keeps them apart from a user's
+            # function of the same name), named f[i,j] so that indices cannot run together
+            return sp.ImmutableMatrix(K.cols, Q.cols,
+                                      lambda i, j: sp.Function(f"{nm}[{i},{j}]", symattn_internal=True)(*args))
 
         return f
 

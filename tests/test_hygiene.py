@@ -1,0 +1,183 @@
+"""No identity by name, capture-avoiding binders, and assumptions that are modelled.
+
+Each test here reproduces a way a claim written by someone else got a wrong verdict: a user symbol
+named like one of the engine's own symbols, a binder that captured a user's index, an assumption that
+was shown but not used. The names the engine uses are read from the engine (not typed here) where
+that is possible.
+"""
+
+import pytest
+import sympy as sp
+
+import symattn as sa
+from symattn.defs.dims import bound_index
+from symattn.defs.heads import HeadStack, head_sum, substitute
+from symattn.errors import ClaimError, DerivationError
+from symattn.proof import instances
+
+n, m, H, G, r, d = sa.dims("n m H G r d")
+
+
+def _exp_symbol_name():
+    """The name strategy D gives to its first exp atom (read from the engine, not typed)."""
+    table = {}
+    instances._exp_atoms_to_symbols(sp.exp(sp.Symbol("x")), table)
+    return next(iter(table.values())).name
+
+
+def test_a_user_scalar_named_like_an_exp_atom_is_not_that_atom():
+    X = sp.MatrixSymbol("X", 2, 1)
+    name = _exp_symbol_name()
+    e0, e1 = sp.Symbol(name, positive=True), sp.Symbol(name.replace("0", "1"), positive=True)
+    lhs = sp.ImmutableMatrix([[e0 / (e0 + e1)], [e1 / (e0 + e1)]])
+    # false: e0, e1 are any positive numbers, not exp(X_00), exp(X_10)
+    v = sa.verify(lhs, sa.softmax(X), at=[{}], search_counterexample=False)
+    assert v.status != "proved"
+    assert sa.verify(lhs, sa.softmax(X)).status == "refuted"
+
+
+def test_a_user_scalar_named_like_an_entry_symbol_is_not_that_entry():
+    X = sp.MatrixSymbol("X", 2, 2)
+    # the names strategy D would give the entries of X: read them off a symbolic environment
+    env = instances.symbolic_env({"X": (2, 2)})["X"]
+    lookalike = sp.ImmutableMatrix(2, 2, lambda i, j: sp.Symbol(env[i, j].name))
+    v = sa.verify(X, lookalike, at=[{}], search_counterexample=False)
+    assert v.status != "proved"
+    assert sa.verify(X, lookalike).status == "refuted"
+
+
+def test_a_family_member_and_a_matrix_that_print_alike_are_refused():
+    W = sa.Family("W", n, n)
+    W_2 = sp.MatrixSymbol("W_2", n, n)
+    with pytest.raises(ClaimError, match="named like a member of the family W"):
+        sa.verify(head_sum(W[sa.h], H) + W_2, 2 * W_2)
+    with pytest.raises(ClaimError, match="both named W_2"):
+        sa.verify(W[2], W_2)
+
+
+def test_a_permutation_and_a_matrix_sharing_a_name_are_refused():
+    P, M = sa.Permutation("P", n), sp.MatrixSymbol("P", n, n)
+    with pytest.raises(ClaimError, match="both named P"):
+        sa.verify(P * P.T, M * M.T)
+
+
+def test_a_dimension_and_a_plain_scalar_that_print_alike_are_refused():
+    X = sp.MatrixSymbol("X", n, n)
+    with pytest.raises(ClaimError, match="both named n"):
+        sa.verify(sp.Symbol("n") * X, n * X)
+
+
+def test_substituting_a_user_scalar_never_reaches_the_names_of_functions_families_permutations():
+    f = sa.ScoreFunction("f")
+    Q, K = sp.MatrixSymbol("Q", d, n), sp.MatrixSymbol("K", d, m)
+    W = sa.Family("W", d, d)
+    P = sa.Permutation("P", n)
+    e = f(W[1] * Q, K) * P
+    for name in ("f", "W", "P"):
+        assert e.xreplace({sp.Symbol(name): sp.Integer(2)}) == e
+
+
+def test_nested_head_sums_bind_distinct_indices():
+    A, B = sa.Family("A", n, n), sa.Family("B", n, n)
+    nested = head_sum(lambda h: head_sum(lambda h2: A[h] * B[h2], H), H)
+    product = head_sum(lambda h: A[h], H) * head_sum(lambda h: B[h], H)
+    diagonal = head_sum(lambda h: A[h] * B[h], H)
+    outer, inner = nested, nested.body
+    assert outer.index != inner.index
+    at = [{n: 2, H: 2}]
+    assert sa.verify(nested, product, at=at).status != "refuted"
+    assert sa.verify(nested, diagonal, at=at).status != "proved"
+    # the engine agrees with itself: the same claims at H = 2 given directly
+    nested2 = head_sum(lambda h: head_sum(lambda h2: A[h] * B[h2], 2), 2)
+    assert sa.verify(nested2, product.subs(H, 2).doit()).status == "proved"
+    assert sa.verify(nested2, diagonal.subs(H, 2).doit()).status == "refuted"
+
+
+def test_the_placeholder_form_binds_only_free_occurrences():
+    A = sa.Family("A", n, n)
+    inner = head_sum(A[sa.h], H)                       # binds h
+    outer = head_sum(inner * A[sa.h], H)              # binds the free h of A_h only
+    assert outer.index != inner.index
+    assert outer.body.args[0] == inner
+
+
+def test_alpha_equivalent_constructions_give_identical_trees():
+    A, B = sa.Family("A", n, n), sa.Family("B", n, n)
+    one = head_sum(lambda a: head_sum(lambda b: A[a] * B[b], H), H)
+    two = head_sum(lambda x: head_sum(lambda y: A[x] * B[y], H), H)
+    assert one == two
+
+
+def test_substitution_into_a_binder_renames_instead_of_capturing():
+    A = sa.Family("A", n, n)
+    inner = head_sum(A[sa.h], H)
+    free = bound_index("h", 0, type(inner.index))
+    assert free == inner.index
+    # put the (free) index of the inner sum into a body that binds it: it must stay free
+    x = sp.Symbol("x", integer=True, positive=True)
+    e = head_sum(lambda k: A[k] * A[x], H)
+    out = substitute(e, {x: free})
+    assert out.index != free and out.body.has(A[free])
+    assert out.term(3) == A[3] * A[free]
+
+
+def test_repeat_kv_heads_does_not_capture_user_scalars_named_g_or_j():
+    K = sa.Family("K", d, m)
+    for name in ("g", "j"):
+        c = sp.Symbol(name, integer=True, positive=True)
+        lhs = sa.repeat_kv_heads(lambda g, c=c: c * K[g], G, r)
+        rhs = c * sa.repeat_kv_heads(K, G, r)
+        assert c in lhs.free_symbols
+        v = sa.verify(lhs, rhs)
+        assert v.status != "refuted", v.explain()
+    inner = sa.repeat_kv_heads(K, G, r)
+    assert isinstance(inner, HeadStack) and inner.index != inner.body.index
+
+
+def test_rope_blocks_do_not_capture_a_user_scalar_named_i():
+    i = sp.Symbol("i", integer=True, positive=True)
+    R = sa.rope(i, 2, sp.Function("theta"))
+    assert i in R.free_symbols and R.index != i
+
+
+# assumptions: modelled (substituted, named in the scope) or refused --------------------------------
+
+
+def _mqa_derivation():
+    d = sa.Derivation()
+    d.declare("Q", "d_model", "n").declare("K, V", "d_model", "m")
+    d.declare("W_h^Q, W_h^K", "d_k", "d_model", heads="h in 1..H")
+    d.declare("W_h^V", "d_v", "d_model", heads="h in 1..H")
+    d.declare("W_h^O", "d_model", "d_v", heads="h in 1..H")
+    return d
+
+
+def test_an_assumption_on_every_member_of_a_family_is_used():
+    claim = ("MultiHead(Q, K, V)", "sum_{h=1}^{H} W_h^O Attention(W_h^Q Q, W_1^K K, W_1^V V)")
+    without = _mqa_derivation().chain(*claim).check().steps[0]
+    assert without.status == "refuted"
+    d = _mqa_derivation().assume("W_i^K", "W_1^K").assume("W_i^V", "W_1^V")
+    (s,) = d.chain(*claim).check().steps
+    assert s.status == "proved", s.scope
+    assert "under W_i^K = W_1^K, W_i^V = W_1^V" in s.scope
+
+
+def test_an_assumption_about_nothing_declared_is_refused():
+    d = _mqa_derivation().assume("W_i^k", "W_1^K")
+    with pytest.raises(DerivationError, match=r"W_i\^k, which is not declared"):
+        d.chain("Q", "Q").check()
+
+
+def test_an_assumption_about_one_member_is_refused_for_a_symbolic_member():
+    d = _mqa_derivation().assume("W_2^K", "W_1^K")
+    (s,) = d.chain("W_2^K Q", "W_1^K Q").check().steps
+    assert s.status == "proved" and "under W_2^K = W_1^K" in s.scope
+    (s,) = _mqa_derivation().assume("W_2^K", "W_1^K").chain("W_h^K Q", "W_1^K Q").check().steps
+    assert s.status == "ill-formed" and "one member only" in s.error
+
+
+def test_a_step_the_assumption_does_not_reach_does_not_name_it():
+    d = _mqa_derivation().assume("W^K", "W^Q")
+    r = d.chain("W_h^K Q", "W_h^Q Q").chain("W_h^V Q", "W_h^V Q").check()
+    assert "under W^K = W^Q" in r.steps[0].scope
+    assert "under" not in r.steps[1].scope
