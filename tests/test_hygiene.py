@@ -181,3 +181,24 @@ def test_a_step_the_assumption_does_not_reach_does_not_name_it():
     r = d.chain("W_h^K Q", "W_h^Q Q").chain("W_h^V Q", "W_h^V Q").check()
     assert "under W^K = W^Q" in r.steps[0].scope
     assert "under" not in r.steps[1].scope
+
+
+def test_nested_sums_in_a_derivation_bind_their_own_indices():
+    d = sa.Derivation()
+    d.declare("A_h, B_h", "n", "n", heads="h in 1..H")
+    nested = "sum_{h=1}^{H} sum_{g=1}^{H} A_h B_g"
+    r = d.chain(nested, "(sum_{h=1}^{H} A_h) (sum_{g=1}^{H} B_g)").check()
+    assert r.steps[0].status != "refuted", r.steps[0].error
+    r = sa.Derivation().declare("A_h, B_h", "n", "n", heads="h in 1..H").chain(
+        nested, "sum_{h=1}^{H} A_h B_h").check()
+    assert r.steps[0].status != "proved"
+
+
+def test_a_free_head_index_is_not_captured_by_a_sum_in_the_same_step():
+    d = sa.Derivation().declare("A_h, B_h", "n", "n", heads="h in 1..H")
+    # A_h is one (any) head; the sum runs over g: H copies of A_h B_g summed, not Σ A_g B_g
+    r = d.chain("sum_{g=1}^{H} A_h B_g", "A_h sum_{g=1}^{H} B_g").check()
+    assert r.steps[0].status == "proved", (r.steps[0].status, r.steps[0].error)
+    r = sa.Derivation().declare("A_h, B_h", "n", "n", heads="h in 1..H").chain(
+        "sum_{g=1}^{H} A_h B_g", "sum_{g=1}^{H} A_g B_g").check()
+    assert r.steps[0].status != "proved"

@@ -336,12 +336,14 @@ class Scope:
 
     def _sum(self, node, L):
         count = self.index_value(node.upper, L)
-        if any(v == D.h for v in L.values()):
-            self.fail(node, "a sum over heads inside another expression over heads", "one level of heads")
-        body = self._expr(node.body, {**L, node.index: D.h})
-        if not is_matrix(body):
-            self.fail(node.body, "the summand is a scalar", "a matrix summand")
-        return D.head_sum(body, count)
+
+        def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
+            body = self._expr(node.body, {**L, node.index: k})
+            if not is_matrix(body):
+                self.fail(node.body, "the summand is a scalar", "a matrix summand")
+            return body
+
+        return D.head_sum(summand, count)
 
     def index_value(self, node, L):
         if isinstance(node, ast.Num):
@@ -578,12 +580,14 @@ class Scope:
                 self.fail(c, f"{c.text()} does not follow the pattern {_show_pattern(pat)}",
                           f"the element for index {k}")
         count = self.index_value(upper, L)
-        if any(v == D.h for v in L.values()):
-            self.fail(node, "a block over heads inside another expression over heads", "one level of heads")
-        body = self._expr(pat, {**L, HOLE: D.h})
-        if not is_matrix(body):
-            self.fail(first, "the elements are scalars", "matrices")
-        return (D.head_stack if direction == "column" else D.head_concat)(body, count)
+
+        def element(k):
+            body = self._expr(pat, {**L, HOLE: k})
+            if not is_matrix(body):
+                self.fail(first, "the elements are scalars", "matrices")
+            return body
+
+        return (D.head_stack if direction == "column" else D.head_concat)(element, count)
 
 
 def _short(node) -> str:
