@@ -29,6 +29,19 @@ class ClaimError(SymattnError, ValueError):
     """A malformed claim or request: floating-point numbers, two matrices with one name, a bad ``at``."""
 
 
+class SoundnessError(SymattnError, AssertionError):
+    """A bug in symattn: a claim the prover called proved is false at an exact instance.
+
+    Raised by the independent audit instead of returning the verdict; ``prover_trace`` is the
+    verdict's trace, ``audit_trace`` the instance (symbol values, inputs, both values, the entry)
+    and ``instance`` the same as data.
+    """
+
+    def __init__(self, message: str, prover_trace: tuple = (), audit_trace: tuple = (), instance=None):
+        self.prover_trace, self.audit_trace, self.instance = prover_trace, audit_trace, instance or {}
+        super().__init__(message)
+
+
 class BudgetExceeded(SymattnError):
     """A proof attempt ran out of its time budget (the verdict becomes "unknown")."""
 

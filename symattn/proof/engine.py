@@ -21,6 +21,7 @@ from ..defs.dims import check_dimension
 from ..defs.heads import FamilyMember
 from ..defs.shapes import as_matrix, check_mask_placement, same_dim, show, show_shape
 from ..errors import BudgetExceeded, ClaimError, ShapeError
+from .audit import audit_verdict
 from .budget import Budget
 from .canon import same_by_rewriting
 from .entrywise import same_entrywise
@@ -82,13 +83,16 @@ def _attempt(budget, share, what, fn, trace):
         return False, []
 
 
-def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_counterexample: bool = True
-           ) -> Verdict:
+def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_counterexample: bool = True,
+           audit: bool = True) -> Verdict:
     """Decide lhs = rhs on the evidence ladder and return a :class:`Verdict`.
 
     ``at``: a list of dicts {dimension symbol: int}; where no general proof is found
     and no counterexample either, the claim is checked exactly at these dimensions
     (a verdict "proved" with ``general=False`` whose scope lists them).
+
+    ``audit``: before a proved verdict is returned, check it at random exact instances with an
+    independent interpreter (:mod:`symattn.proof.audit`); a disagreement raises SoundnessError.
 
     >>> import sympy as sp, symattn as sa
     >>> n, m = sa.dims("n m")
@@ -120,7 +124,9 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
 
     inverses = lhs.has(sp.Inverse) or rhs.has(sp.Inverse)
 
-    def done(v: Verdict) -> Verdict:
+    def done(v: Verdict, proved_at=None) -> Verdict:
+        if audit and v.proved:
+            v = audit_verdict(lhs, rhs, v, at=proved_at)
         scope = v.scope + ("; assuming every inverse in the claim exists" if inverses and v.proved else "")
         return Verdict(v.status, v.general, v.method, scope, v.trace, v.counterexample,
                        time.perf_counter() - start, lhs, rhs, v.over)
@@ -165,7 +171,7 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
             where.append(label)
         else:
             scope = "only at " + "; ".join(where)
-            return done(proved("exact instances (D)", scope, trace, False))
+            return done(proved("exact instances (D)", scope, trace, False), proved_at=at)
 
     if agreed:
         trace.append(f"numerically consistent on {agreed} random samples (not a proof)")

@@ -40,6 +40,7 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from sympy.stats.rv import RandomSymbol
 
 from ..errors import BudgetExceeded
+from .audit import audit_verdict
 from .budget import Budget
 from .certify import Uncertifiable, certify_nonzero, enclose
 from .instances import admissible
@@ -152,8 +153,11 @@ def search_scalar(L, R, params, budget: Budget) -> tuple[Counterexample | None, 
     return None, ["no certified counterexample at small integer values"]
 
 
-def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
-    """Decide the scalar claim lhs = rhs on the evidence ladder (see the module docstring)."""
+def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET, audit: bool = True) -> Verdict:
+    """Decide the scalar claim lhs = rhs on the evidence ladder (see the module docstring).
+
+    ``audit``: a proved verdict is first checked at random exact instances by the independent
+    audit (:mod:`symattn.proof.audit`); a disagreement raises SoundnessError."""
     start = time.perf_counter()
     B = Budget(budget)
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
@@ -161,6 +165,8 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
     trace = [f"lhs: {sp.sstr(lhs)[:160]}", f"rhs: {sp.sstr(rhs)[:160]}"]
 
     def done(v: Verdict) -> Verdict:
+        if audit and v.proved:
+            v = audit_verdict(lhs, rhs, v, scalar=True)
         return Verdict(v.status, v.general, v.method, v.scope, v.trace, v.counterexample,
                        time.perf_counter() - start, lhs, rhs, v.over)
 

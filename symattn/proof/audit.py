@@ -1,0 +1,274 @@
+"""An independent audit of every "proved": the claim checked at random exact instances.
+
+Before :func:`symattn.verify` (or :func:`~symattn.proof.scalar.verify_scalar`) returns a proved
+verdict, general or at given dimensions, :func:`audit_verdict` evaluates both sides at a few
+(default 4) random exact instances with the audit's own interpreter
+(:mod:`symattn.proof.audit_eval`), which shares no code with the strategies' evaluation and
+substitution:
+
+- dimensions drawn from 1..3 (1..4 when a symbol's assumptions need it, e.g. ``even=True``);
+  for a verdict proved at given dimensions, exactly those dimensions;
+- integer entries in -3..3 for every input matrix (a MatrixSymbol, a Family member at each
+  index value), a random permutation for each symbolic permutation, integers for free scalars
+  (respecting their assumptions), each score function instantiated in turn as a bilinear
+  Kᵀ M Q, the elementwise square of Kᵀ Q, and the elementwise exp of Kᵀ M Q, and small
+  rationals for uninterpreted scalar functions such as RoPE's θ(i);
+- values exact where possible and certified intervals (mpmath.iv, outward rounding) where
+  exp, sqrt, cos or sin enter, at 64 bits and, when an enclosure is too wide to decide, at
+  128 and 256 bits.
+
+If some entry of the two sides is certified different (exactly, or by disjoint enclosures), the
+prover has proved a false claim: a :class:`~symattn.errors.SoundnessError` is raised with the
+prover's trace and the instance, and no verdict is returned. Overlapping enclosures agree. An
+instance where a side has no value (a singular inverse, a fully masked softmax column, a node
+the interpreter does not know) is skipped and counted. The verdict's trace gets one line, e.g.
+"audit: 4 random exact instances agree" or "audit: skipped: <why>". The instances depend only
+on the claim (the seed is a hash of its text), so a claim is always audited the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import sympy as sp
+from mpmath import iv
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from ..defs.heads import Binder, FamilyMember
+from ..defs.mask import PaddingMask
+from ..defs.permutation import PermIndex, Permutation
+from ..defs.score import Score
+from ..errors import BudgetExceeded, SoundnessError
+from . import audit_numbers as num
+from .audit_eval import SCORE_KINDS, Evaluator, Instance, admissible
+from .audit_expect import LAWS, Expectations
+from .audit_numbers import Undecided, Unevaluable
+from .budget import Budget
+from .moments import Expectation
+from .verdict import Verdict
+
+DEFAULT_INSTANCES = 4
+PRECISIONS = (64, 128, 256)
+#: seconds the audit of one claim may take; past it, the instances checked so far are reported
+DEFAULT_SECONDS = 30.0
+_NAMES_NOT_SYMBOLS = (FamilyMember, Permutation, Score, PermIndex)
+
+
+def claim_symbols(*exprs) -> tuple[list, list]:
+    """(dimension symbols, free scalar symbols) of a claim, each sorted by name.
+
+    Dimensions are the symbols of shapes, binder counts and padding lengths; scalars are every
+    other free symbol. Indices bound by a binder or a sum are neither; the name symbols of
+    families, permutations and score functions are not symbols of the claim.
+    """
+    dims, scalars = set(), set()
+
+    def walk(e, bound):
+        if isinstance(e, sp.Symbol):
+            if e not in bound:
+                scalars.add(e)
+            return
+        if isinstance(e, (sp.Indexed, sp.IndexedBase)) or type(e).__name__ == "RandomSymbol":
+            return
+        if isinstance(e, MatrixExpr):
+            for d in e.shape:
+                dims.update(s for s in sp.sympify(d).free_symbols if s not in bound)
+        if isinstance(e, PaddingMask):
+            dims.update(s for s in e.length.free_symbols if s not in bound)
+        args = e.args
+        if isinstance(e, _NAMES_NOT_SYMBOLS):
+            args = args[1:]
+        if isinstance(e, Binder):
+            dims.update(s for s in e.count.free_symbols if s not in bound)
+            walk(e.count, bound)
+            walk(e.body, bound | {e.index})
+            return
+        if isinstance(e, (sp.Sum, sp.Product)):
+            inner = set(bound)
+            for var, lo, hi in e.limits:
+                walk(lo, inner)
+                walk(hi, inner)
+                inner = inner | {var}
+            walk(e.function, inner)
+            return
+        for a in args:
+            if isinstance(a, sp.Basic):
+                walk(a, bound)
+
+    for e in exprs:
+        walk(sp.sympify(e), frozenset())
+    scalars -= dims
+    return sorted(dims, key=str), sorted(scalars, key=str)
+
+
+def _choose(rng, symbol, candidates) -> int:
+    ok = [v for v in candidates if admissible(symbol, v)]
+    if not ok:
+        ok = [v for v in range(1, 9) if admissible(symbol, v)] or [v for v in range(-8, 1) if admissible(symbol, v)]
+    if not ok:
+        raise Unevaluable(f"no small integer satisfies the assumptions on {symbol}")
+    return rng.choice(ok)
+
+
+def _seed(*exprs) -> int:
+    text = "\n".join(sp.sstr(e) for e in exprs)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def draw_instance(rng, k: int, dims, scalars, at=None) -> Instance:
+    """Instance number ``k``: dimensions from ``at`` (cycled) when given, else drawn from 1..3."""
+    base = {}
+    given = at[k % len(at)] if at else {}
+    for d in dims:
+        base[d] = int(given[d]) if d in given else _choose(rng, d, (1, 2, 3))
+    for s in scalars:
+        base[s] = _choose(rng, s, range(-3, 4))
+    return Instance(rng, base, kind=k)
+
+
+def _compare(L, R, prec):
+    """(first disagreeing entry or None, True when every pair is tight at ``prec``)."""
+    if isinstance(L, list):
+        if num_shape(L) != num_shape(R):
+            return ("shape", num_shape(L), num_shape(R)), True
+        pairs = (((i, j), a, b) for i, (ra, rb) in enumerate(zip(L, R)) for j, (a, b) in enumerate(zip(ra, rb)))
+    else:
+        pairs = iter([((0, 0), L, R)])
+    all_tight = True
+    for entry, a, b in pairs:
+        if num.disjoint(a, b):
+            return (entry, a, b), all_tight
+        all_tight = all_tight and num.tight(a, b, prec)
+    return None, all_tight
+
+
+def num_shape(M):
+    return len(M), (len(M[0]) if M else 0)
+
+
+def check_instance(lhs, rhs, inst: Instance, scalar: bool = False) -> tuple[str, object]:
+    """("agree", prec) or ("differ", (entry, lhs value, rhs value, prec, lhs, rhs)) at one instance,
+    at rising precision; Unevaluable propagates. ``scalar``: the sides are numbers, not matrices."""
+    saved = iv.prec
+    try:
+        for prec in PRECISIONS:
+            iv.prec = prec
+            if scalar:
+                ev = Evaluator(inst, Expectations(inst.kind))
+                side = ev.scalar
+            else:
+                ev = Evaluator(inst)
+                side = ev.matrix
+            try:
+                L, R = side(sp.sympify(lhs)), side(sp.sympify(rhs))
+                bad, all_tight = _compare(L, R, prec)
+            except Undecided:
+                if prec == PRECISIONS[-1]:
+                    raise Unevaluable(f"an enclosure too wide to decide at {prec} bits") from None
+                continue
+            if bad is not None:
+                return "differ", (*bad, prec, L, R)
+            if all_tight or prec == PRECISIONS[-1]:
+                return "agree", prec
+        return "agree", PRECISIONS[-1]
+    finally:
+        iv.prec = saved
+
+
+def _show_matrix(M) -> str:
+    if not isinstance(M, list):
+        return num.show(M)
+    return "[" + "; ".join(", ".join(num.show(x) for x in row) for row in M) + "]"
+
+
+def _raise(lhs, rhs, verdict: Verdict, inst: Instance, found) -> None:
+    entry, a, b, prec, L, R = found
+    claim = f"{sp.sstr(lhs)[:300]}  =  {sp.sstr(rhs)[:300]}"
+    if entry == "shape":
+        where = f"the sides evaluate to shapes {a} and {b}"
+    else:
+        where = (f"entry {entry} differs: lhs = {num.show(a)}, rhs = {num.show(b)} "
+                 f"({'exactly' if num.is_exact(a) and num.is_exact(b) else f'disjoint enclosures at {prec} bits'})")
+    audit_trace = [f"instance: {line}" for line in inst.describe()]
+    audit_trace += [where, f"lhs = {_show_matrix(L)[:2000]}", f"rhs = {_show_matrix(R)[:2000]}"]
+    prover = list(verdict.trace)
+    message = "\n".join(
+        ["symattn proved a false claim: the audit found the two sides different at an exact instance.",
+         f"  claim: {claim}",
+         f"  verdict: {verdict.status} ({verdict.scope}) by {verdict.method}",
+         "  prover's trace:"] + [f"    {t}" for t in prover] +
+        ["  audit's instance:"] + [f"    {t}" for t in audit_trace])
+    raise SoundnessError(message, prover_trace=tuple(prover), audit_trace=tuple(audit_trace),
+                         instance={"symbols": {str(k): v for k, v in inst.base.items()},
+                                   "inputs": {lab: rows for lab, rows in inst.matrices.values()},
+                                   "entry": entry, "lhs": a, "rhs": b})
+
+
+def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
+              instances: int = DEFAULT_INSTANCES, seconds: float = DEFAULT_SECONDS) -> str:
+    """Audit a proved claim at ``instances`` random exact instances; return the trace line, or
+    raise SoundnessError when an instance certifies the two sides different."""
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    try:
+        dims, scalars = claim_symbols(lhs, rhs)
+    except Unevaluable as exc:
+        return f"audit: skipped: {exc}"
+    rng = random.Random(_seed(lhs, rhs))
+    budget = Budget(seconds)
+    agreed, skipped, precs, closed = 0, [], set(), False
+    kinds_used = set()
+    try:
+        with budget.limit(seconds, "the audit"):
+            for k in range(2 * instances + 2):
+                if agreed == instances:
+                    break
+                try:
+                    inst = draw_instance(rng, k, dims, scalars, at)
+                    outcome, info = check_instance(lhs, rhs, inst, scalar)
+                except Unevaluable as exc:
+                    skipped.append(str(exc))
+                    continue
+                except RecursionError:
+                    skipped.append("an expression nested too deeply")
+                    continue
+                if outcome == "differ":
+                    _raise(lhs, rhs, verdict, inst, info)
+                agreed += 1
+                precs.add(info)
+                if not inst.drew_anything() and not (scalar and (lhs.has(Expectation) or rhs.has(Expectation))):
+                    closed = True
+                    break
+                kinds_used |= {f"{f} as {SCORE_KINDS[v]}" for f, v in inst.scores.items()}
+                if scalar and (lhs.has(Expectation) or rhs.has(Expectation)):
+                    kinds_used.add(f"entries {LAWS[inst.kind % len(LAWS)][0]}")
+    except BudgetExceeded:
+        skipped.append(f"out of time after {seconds:g} s")
+    if closed:
+        return "audit: the claim has nothing to draw; its one exact instance agrees"
+    return _summary(agreed, skipped, precs, kinds_used)
+
+
+def _summary(agreed: int, skipped: list, precs: set, kinds: set) -> str:
+    why = "; ".join(dict.fromkeys(skipped))
+    if not agreed:
+        return f"audit: skipped: {why or 'no instance'}"
+    line = f"audit: {agreed} random exact instance{'s agree' if agreed > 1 else ' agrees'}"
+    if precs - {PRECISIONS[0]}:
+        line += f" (up to {max(precs)} bits)"
+    if kinds:
+        line += f"; {', '.join(sorted(kinds))}"
+    if skipped:
+        line += f"; {len(skipped)} skipped ({why})"
+    return line
+
+
+def audit_verdict(lhs, rhs, verdict: Verdict, *, at=None, scalar: bool = False, **kw) -> Verdict:
+    """``verdict`` with the audit's line added to its trace (see the module docstring); a
+    verdict that is not "proved" is returned unchanged."""
+    if not verdict.proved:
+        return verdict
+    line = run_audit(lhs, rhs, verdict, scalar=scalar, at=at, **kw)
+    return Verdict(verdict.status, verdict.general, verdict.method, verdict.scope,
+                   tuple(verdict.trace) + (line,), verdict.counterexample, verdict.seconds,
+                   verdict.lhs, verdict.rhs, verdict.over)
