@@ -10,7 +10,15 @@ from symattn.defs.mask import Visible
 from symattn.defs.permutation import PermIndex
 from symattn.defs.rope import rotation
 from symattn.proof.canon import identity_block_diagonals, split_softmax_over_blocks
-from symattn.proof.sums import absorb_mask_scale, cancel_permutation, linearize_delta, simplify_sums, split_into_blocks
+from symattn.proof.sums import (
+    absorb_mask_scale,
+    cancel_permutation,
+    linearize_delta,
+    order_limits,
+    pull_sums_out,
+    simplify_sums,
+    split_into_blocks,
+)
 
 n, m, a, b, d_k, d_v, d_model, H, G, r, p = sa.dims("n m a b d_k d_v d_model H G r p")
 
@@ -250,3 +258,58 @@ def test_injectivity_needs_one_permutation_and_indices_in_its_domain():
     assert cancel_permutation(two, inside) is None
     mixed = sp.KroneckerDelta(PermIndex(sigma, n, i), PermIndex(sigma, n, j, 1))
     assert cancel_permutation(mixed, inside) is None
+
+
+# Row twins of 3 and 4: the sums meet in another order, the interchange form puts them in one
+
+
+def _row_parts():
+    Q, K, V = (sp.MatrixSymbol(s, n, d_model) for s in "QKV")
+    W_Q, W_K = sa.Family("W^Q", d_model, d_k), sa.Family("W^K", d_model, d_k)
+    W_V = sa.Family("W^V", d_model, d_v)
+    return Q, K, V, W_Q, W_K, W_V
+
+
+def test_row_convention_whole_output_matrix_equals_the_sum_over_its_row_slices():
+    Q, K, V, W_Q, W_K, W_V = _row_parts()
+    W_O = sp.MatrixSymbol("W^O", H * d_v, d_model)
+    block = sa.multihead(Q, K, V, W_Q, W_K, W_V, W_O, H=H, convention="row")
+    total = sa.multihead(Q, K, V, W_Q, W_K, W_V, lambda h: W_O[(h - 1) * d_v: h * d_v, :], H=H, form="sum",
+                         convention="row")
+    v = proved_general(block, total)
+    assert any("pulling sums out" in t for t in v.trace)
+
+
+def test_row_convention_row_slices_shifted_by_one_head_are_refuted():
+    Q, K, V, W_Q, W_K, W_V = _row_parts()
+    W_O = sp.MatrixSymbol("W^O", H * d_v, d_model)
+    block = sa.multihead(Q, K, V, W_Q, W_K, W_V, W_O, H=H, convention="row")
+    reverse = sa.multihead(Q, K, V, W_Q, W_K, W_V, lambda h: W_O[(H - h) * d_v: (H - h + 1) * d_v, :], H=H,
+                           form="sum", convention="row")
+    refuted(block, reverse)
+
+
+def test_row_convention_gqa_block_form_equals_sum_form():
+    Q, K, V, W_Q, W_K, W_V = _row_parts()
+    W_O = sa.Family("W^O", d_v, d_model)
+    block = sa.gqa(Q, K, V, W_Q, W_K, W_V, W_O, H=G * r, G=G, convention="row")
+    proved_general(block, sa.gqa(Q, K, V, W_Q, W_K, W_V, W_O, H=G * r, G=G, form="sum", convention="row"))
+
+
+def test_pulling_sums_out_renames_indices_shared_by_two_factors():
+    k = sp.Dummy("k", integer=True)
+    x = sp.Function("x")
+    product = sp.Sum(x(k), (k, 0, 2)) * sp.Sum(k * x(k), (k, 0, 2))
+    pulled = pull_sums_out(product)
+    assert isinstance(pulled, sp.Sum) and len(pulled.limits) == 2
+    assert sp.expand(pulled.doit() - product.doit()) == 0
+
+
+def test_limits_are_reordered_only_when_independent():
+    j, k = sp.Dummy("j", integer=True), sp.Dummy("k", integer=True)
+    x = sp.Function("x")
+    a = order_limits(sp.Sum(x(j, k), (j, 0, n - 1), (k, 0, m - 1)))
+    b = order_limits(sp.Sum(x(j, k), (k, 0, m - 1), (j, 0, n - 1)))
+    assert a == b
+    triangle = sp.Sum(x(j, k), (j, 0, k), (k, 0, n - 1))
+    assert order_limits(triangle) == triangle

@@ -22,6 +22,10 @@ Entry rules beyond products, sums and Softmax (each is the definition of the nod
 Integer rules on indices: floor(x + n) = floor(x) + n for an integer n (SymPy, after expansion),
 and ``merge_nested_floors``: floor(floor(x)/r) = floor(x/r) for a positive integer r.
 
+When the difference of the two entries does not normalize to 0, it is tried once more in the
+interchange form (sums pulled out of products, their limits ordered; see :mod:`symattn.proof.sums`):
+the numerator of the difference is 0 there only if the difference is 0.
+
 The sum rules (delta elimination, permutation reindexing, mask restriction, ...) and their
 side conditions are listed in :mod:`symattn.proof.sums`, part of the trust base.
 """
@@ -34,7 +38,7 @@ from sympy.matrices.expressions.matexpr import MatrixElement
 from ..defs.dims import BoundIndex
 from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
-from .sums import simplify_sums
+from .sums import prenex, simplify_sums
 
 
 class NoEntryRule(Exception):
@@ -245,6 +249,13 @@ def normalize(x, ranges: dict | None = None, rounds: int = 4):
     return sp.cancel(sp.together(x))
 
 
+def interchanged(d):
+    """``d`` in the interchange form of :func:`symattn.proof.sums.prenex`, bound indices renamed, cancelled."""
+    x = prenex(sp.numer(sp.together(d)))
+    x = rename_bound(rename_bound(x), fresh=False)
+    return sp.cancel(sp.together(x))
+
+
 def _free_indices(length, name):
     """The values a free index takes: each integer of a short concrete range, else one Dummy."""
     length = sp.sympify(length)
@@ -268,6 +279,10 @@ def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
             with budget.limit(what="entrywise normalization"):
                 ranges = {x: (0, hi - 1) for x, hi in ((i, lhs.rows), (j, lhs.cols)) if isinstance(x, sp.Dummy)}
                 d = normalize(a - b, ranges)
+                if d != 0:
+                    d = interchanged(d)
+                    if d == 0:
+                        trace.append(f"at {where}: zero after pulling sums out and ordering their limits")
             if d != 0:
                 trace.append(f"lhs - rhs at {where} normalizes to {sp.sstr(d)[:200]}, not 0")
                 return False, trace

@@ -31,6 +31,17 @@ entries can take:
 - ``absorb_mask_scale``: c·Visible(k, u) = Visible(k, u) for c provably positive, since Visible is
   0 or -oo and c·0 = 0, c·(-oo) = -oo (a mask scaled inside a Softmax is the same mask).
 
+The interchange form (``prenex``), tried by strategy B only when the usual normal form leaves a
+difference, rewrites by two more identities of finite sums:
+
+- ``pull_sums_out``: (Σ_k a_k)·b = Σ_k a_k·b (distributivity; the bound index is first renamed to a
+  fresh one, so nothing in b is captured); a sum of a sum is one sum over both indices; a sum of a
+  sum of terms is the sum of the sums of each term. Sums inside a function (exp) or a denominator are
+  normalized on their own, never pulled through it.
+- ``order_limits``: Σ_j Σ_k f = Σ_k Σ_j f when no bound of the one depends on the other (finite sums
+  commute); the limits are ordered by their ranges and by where their index occurs in the body, a
+  key that does not depend on the names of the indices.
+
 Index ranges: the free indices i, j of an entry range over the rows and columns of the matrix;
 a bound index over its limits; σ(k) over {0..n-1}. "Provable" means SymPy's assumptions on the
 positive integer dimension symbols decide the inequality; otherwise the rule does not fire.
@@ -255,3 +266,61 @@ def simplify_sums(x, ranges: dict | None = None):
     args = [simplify_sums(a, ranges) for a in x.args]
     x = x.func(*args) if args != list(x.args) else x
     return local_rules(x, ranges) if isinstance(x, sp.Basic) and not x.is_Atom else x
+
+
+def _fresh_limits(x):
+    """The Sum x with every index it binds renamed to a fresh Dummy (alpha-renaming)."""
+    mapping = {k: sp.Dummy("k", integer=True) for k, _, _ in x.limits}
+    limits = [(mapping[k], lo.xreplace(mapping), hi.xreplace(mapping)) for k, lo, hi in x.limits]
+    return x.function.xreplace(mapping), limits
+
+
+def pull_sums_out(x):
+    """Σ inside products pulled to the front: (Σ_k a_k)·b -> Σ_k a_k·b; nested sums merged."""
+    if not isinstance(x, sp.Basic) or x.is_Atom:
+        return x
+    if isinstance(x, sp.Sum):
+        f = pull_sums_out(x.function)
+        if f.is_Add:
+            return sp.Add(*[pull_sums_out(sp.Sum(t, *x.limits)) for t in f.args])
+        if isinstance(f, sp.Sum):
+            return sp.Sum(f.function, *f.limits, *x.limits)  # the inner limits stay innermost
+        return sp.Sum(f, *x.limits)
+    if x.is_Mul:
+        args = [pull_sums_out(a) for a in x.args]
+        sums = [a for a in args if isinstance(a, sp.Sum)]
+        if not sums:
+            return sp.Mul(*args)
+        body, limits = sp.Mul(*[a for a in args if not isinstance(a, sp.Sum)]), []
+        for one in sums:
+            f, lim = _fresh_limits(one)
+            body, limits = body * f, limits + lim
+        return pull_sums_out(sp.Sum(sp.expand(body), *limits))
+    args = [pull_sums_out(a) for a in x.args]
+    return x.func(*args) if args != list(x.args) else x
+
+
+def order_limits(x):
+    """Sort the limits of every Sum whose bounds are independent of its own indices (bottom-up)."""
+    if not isinstance(x, sp.Basic) or x.is_Atom:
+        return x
+    args = [order_limits(a) for a in x.args]
+    x = x.func(*args) if args != list(x.args) else x
+    if not isinstance(x, sp.Sum) or len(x.limits) < 2:
+        return x
+    bound = {k for k, _, _ in x.limits}
+    if any((lo.free_symbols | hi.free_symbols) & bound for _, lo, hi in x.limits):
+        return x
+    mark, other = sp.Dummy("at"), sp.Dummy("other")
+
+    def key(limit):
+        k, lo, hi = limit
+        body = x.function.xreplace({b: (mark if b == k else other) for b in bound})
+        return (sp.sstr(lo), sp.sstr(hi), sp.sstr(body))
+
+    return sp.Sum(x.function, *sorted(x.limits, key=key))
+
+
+def prenex(x):
+    """The interchange form of a scalar: sums pulled out of products, their limits ordered."""
+    return order_limits(pull_sums_out(sp.expand(x)))
