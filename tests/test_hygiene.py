@@ -202,3 +202,13 @@ def test_a_free_head_index_is_not_captured_by_a_sum_in_the_same_step():
     r = sa.Derivation().declare("A_h, B_h", "n", "n", heads="h in 1..H").chain(
         "sum_{g=1}^{H} A_h B_g", "sum_{g=1}^{H} A_g B_g").check()
     assert r.steps[0].status != "proved"
+
+
+def test_subs_and_xreplace_respect_binders():
+    A = sa.Family("A", n, n)
+    e = head_sum(A[sa.h], H)
+    assert e.subs(sa.h, 3) == e and e.xreplace({sa.h: 3}) == e     # the index is bound
+    x = sp.Symbol("x", integer=True, positive=True)
+    f = head_sum(lambda k: A[k] * A[x], H)
+    for g in (f.subs(x, sa.h), f.xreplace({x: sa.h})):              # a free h goes in: no capture
+        assert sa.h in g.free_symbols and g.term(2) == A[2] * A[sa.h]

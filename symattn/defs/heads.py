@@ -200,6 +200,17 @@ class Binder(MatrixExpr):
     def free_symbols(self):
         return (self.body.free_symbols - {self.index}) | self.count.free_symbols
 
+    def _xreplace(self, rule):
+        """``xreplace`` respects the binder: the bound index is never replaced, nothing is captured."""
+        if self in rule:
+            return rule[self], True
+        out = substitute(self, rule)
+        return out, out is not self
+
+    def _eval_subs(self, old, new):
+        """``subs`` likewise (SymPy's own walk would rename the bound index too)."""
+        return substitute(self, {old: new})
+
 
 class _OverHeads(Binder):
     """Common part of HeadSum, HeadStack and HeadConcat: args (body, h, H)."""
