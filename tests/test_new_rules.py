@@ -212,6 +212,14 @@ def test_block_diagonal_of_identities_is_the_identity():
     proved_general(sa.BlockDiag(sp.eye(2), i, p), sp.Identity(2 * p))
 
 
+def test_block_diagonal_of_identities_with_a_concrete_count():
+    i = sp.Dummy("i", integer=True, positive=True)
+    v = sa.verify(sa.BlockDiag(sp.Identity(2), i, 3), sp.Identity(6))
+    assert v.status == "proved"
+    assert sa.verify(sp.BlockDiagMatrix(sp.Identity(2), sp.Identity(3)), sp.Identity(5)).status == "proved"
+    assert sa.verify(sp.BlockDiagMatrix(sp.Identity(2), 2 * sp.Identity(3)), sp.Identity(5)).status == "refuted"
+
+
 def test_rope_at_position_zero_changes_nothing():
     q = sp.MatrixSymbol("q", 2 * p, n)
     proved_general(sa.apply_rope(q, 0, p), q)

@@ -24,7 +24,8 @@ The rules, each a true identity of matrix algebra (the trust base):
   Softmax([e_1 ... e_H], 0) = [Softmax(e_1, 0) ... Softmax(e_H, 0)] and the row twin for a stack.
   Softmax over the other axis (a column crossing blocks stacked on each other) is never split.
 - ``identity_block_diagonals``: diag(I_k, ..., I_k) with p blocks = I_{kp} (the block an Identity
-  node or an explicit identity matrix); diag(0, ..., 0) = 0.
+  node or an explicit identity matrix; p symbolic, or concrete with blocks of any sizes each an
+  identity: diag(I_a, I_b) = I_{a+b}); diag(0, ..., 0) = 0.
 - ``expand_trig_entries``: in explicit matrices, cos(x + y) = cos x cos y - sin x sin y and
   sin(x + y) = sin x cos y + cos x sin y (SymPy's ``expand(trig=True)``), cos(-x) = cos x,
   sin(-x) = -sin x, and sin(x)^2 = 1 - cos(x)^2 (so no square of a sine is left).
@@ -177,6 +178,8 @@ def identity_block_diagonals(e):
     BlockDiag = _blockdiag()
 
     def rule(x):
+        if isinstance(x, sp.BlockDiagMatrix) and all(_is_identity_block(b) for b in x.diag):
+            return sp.Identity(x.rows)
         if isinstance(x, BlockDiag):
             if _is_identity_block(x.body):
                 return sp.Identity(x.rows)
@@ -226,7 +229,9 @@ def _round(e):
     if e.has(sp.floor):
         e = settle_floors_over_heads(e)
     if e.has(_blockdiag()):
-        e = identity_block_diagonals(multiply_block_diagonals(e))
+        e = multiply_block_diagonals(e)
+    if e.has(_blockdiag(), sp.BlockDiagMatrix):
+        e = identity_block_diagonals(e)
     if e.has(sp.cos, sp.sin):
         e = expand_trig_entries(e)
     return e
