@@ -1,4 +1,4 @@
-"""``symattn prove [NAMES...] [--json] [--gallery] [--wide] [--trace]``."""
+"""``symattn prove [NAMES...] [--json] [--gallery] [--wide] [--trace]``; ``symattn prove --trust [--no-check]``."""
 
 from __future__ import annotations
 
@@ -63,7 +63,38 @@ def _refutation(r, v) -> list[str]:
     return out
 
 
+def cmd_trust(args) -> int:
+    """List the trust base and check every entry (exactly at sizes <= 4, in float64 at larger ones)."""
+    from ..proof.trust import TRUST_BASE, check_trust_base, table, unlisted_rule_functions
+
+    names = args.names or None
+    if names:
+        unknown = sorted(set(names) - {r.name for r in TRUST_BASE})
+        if unknown:
+            print(f"symattn prove --trust: no rule named {', '.join(unknown)}; known: "
+                  f"{', '.join(r.name for r in TRUST_BASE)}", file=sys.stderr)
+            return 2
+    base = [r for r in TRUST_BASE if names is None or r.name in names]
+    start = time.perf_counter()
+    checks = [] if args.no_check else check_trust_base(base)
+    total = time.perf_counter() - start
+    print(table(checks, base))
+    unlisted = unlisted_rule_functions()
+    failed = [c.rule.name for c in checks if not c.ok]
+    axioms = sum(r.family is None for r in base)
+    print(f"\n{len(base)} entries ({len(base) - axioms} rules checked by instances, {axioms} axioms)")
+    if not args.no_check:
+        print(f"{len(checks) - len(failed)} of {len(checks)} checks passed in {total:.1f} s (symattn {__version__})")
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    if unlisted:
+        print(f"rule functions with no entry in the trust base: {', '.join(unlisted)}")
+    return 1 if failed or unlisted else 0
+
+
 def cmd_prove(args) -> int:
+    if getattr(args, "trust", False):
+        return cmd_trust(args)
     from ..theorems import load_library, prove
 
     library = load_library()
@@ -112,4 +143,8 @@ def register(sub) -> None:
                    help="run the gallery of mistakes: each must be refuted with a counterexample")
     p.add_argument("--wide", action="store_true", help="do not shorten the statements")
     p.add_argument("--trace", action="store_true", help="print the proof trace of every claim")
+    p.add_argument("--trust", action="store_true",
+                   help="list the trust base (every rewrite rule and axiom) and check each rule exactly at all "
+                        "sizes <= 4 and numerically at larger ones; NAMES select rules")
+    p.add_argument("--no-check", action="store_true", help="with --trust: list the trust base without checking it")
     p.set_defaults(run=cmd_prove)
