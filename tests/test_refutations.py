@@ -94,3 +94,175 @@ def test_softmax_on_the_other_axis_is_refuted(axis):
     Xv = exact(v.counterexample.values["X"])
     by_axis = {0: softmax_cols(Xv), 1: softmax_cols(Xv.T).T}
     assert_certified_difference(v, by_axis[axis], by_axis[1 - axis])
+
+
+# A refutation never trusts a float: small exact differences, explicit matrices, generic RoPE
+# frequencies, score functions that are not bilinear, and claims at fixed sizes.
+
+
+def assert_refuted_with_exact_difference(v):
+    """The verdict is a refutation whose certified entry is recomputed exactly from the exact sides."""
+    assert v.status == "refuted", v.explain()
+    cex = v.counterexample
+    i, j = cex.entry
+    d = sp.nsimplify(cex.lhs_exact[i, j] - cex.rhs_exact[i, j])
+    assert sp.simplify(d - cex.difference) == 0
+    assert abs(sp.N(d, 60)) > 0
+    assert cex.certificate
+    return cex
+
+
+@pytest.mark.parametrize("power", [15, 20])
+def test_claim_off_by_a_tiny_multiple_of_the_identity_is_refuted(power):
+    X = sp.MatrixSymbol("X", n, n)
+    v = sa.verify(X + sp.Rational(1, 10**power) * sp.Identity(n), X)
+    cex = assert_refuted_with_exact_difference(v)
+    assert cex.difference == sp.Rational(1, 10**power)
+
+
+def test_coefficient_written_as_a_decimal_third_is_refuted():
+    X = sp.MatrixSymbol("X", n, m)
+    third = sp.Rational(int("3" * 20), 10**20)  # 0.333...3, equal to 1/3 in float64
+    assert float(third) == 1 / 3
+    v = sa.verify(third * X, X / 3)
+    cex = assert_refuted_with_exact_difference(v)
+    Xv = exact(cex.values["X"])
+    i, j = cex.entry
+    assert cex.difference == (third - sp.Rational(1, 3)) * Xv[i, j]
+
+
+def test_explicit_matrices_of_matrix_elements_are_evaluated_and_refuted():
+    X, Y = sp.MatrixSymbol("X", 2, 2), sp.MatrixSymbol("Y", 2, 2)
+    v = sa.verify((X * Y).as_explicit(), (Y * X).as_explicit())
+    cex = assert_refuted_with_exact_difference(v)
+    Xv, Yv = exact(cex.values["X"]), exact(cex.values["Y"])
+    i, j = cex.entry
+    assert cex.difference == (Xv * Yv - Yv * Xv)[i, j]
+
+
+def test_explicit_matrix_of_expressions_of_matrix_elements_is_refuted():
+    X = sp.MatrixSymbol("X", 2, 2)
+    squared = sp.ImmutableMatrix(2, 2, lambda i, j: X[i, j] ** 2 if (i, j) == (0, 0) else X[i, j])
+    v = sa.verify(squared, X)
+    cex = assert_refuted_with_exact_difference(v)
+    x = exact(cex.values["X"])[0, 0]
+    assert cex.entry == (0, 0) and cex.difference == x**2 - x
+
+
+def test_explicit_matrix_with_symbolic_entries_agrees_exactly_when_true():
+    from symattn.proof.budget import Budget
+    from symattn.proof.refute import search
+
+    X = sp.MatrixSymbol("X", 2, 3)
+    cex, trace, agreed = search(sp.Matrix(X.as_explicit()).T, X.T, Budget(10.0))
+    assert cex is None and agreed > 0, trace
+
+
+def test_rope_with_generic_frequencies_is_refuted():
+    p = sa.dims("p")
+    a, b = sp.symbols("a b", integer=True)
+    theta = sp.Function("theta")
+    v = sa.verify(sa.rope(a, p, theta) * sa.rope(b, p, theta), sa.rope(a - b, p, theta))
+    cex = assert_refuted_with_exact_difference(v)
+    assert "theta" in cex.functions and "theta(" in cex.functions["theta"]
+
+
+def test_rope_with_generic_frequencies_composes_exactly():
+    from symattn.proof.budget import Budget
+    from symattn.proof.refute import search
+
+    p = sa.dims("p")
+    a, b = sp.symbols("a b", integer=True)
+    theta = sp.Function("theta")
+    cex, trace, agreed = search(sa.rope(a, p, theta) * sa.rope(b, p, theta), sa.rope(a + b, p, theta),
+                                Budget(20.0))
+    assert cex is None and agreed > 0, trace
+
+
+def test_claim_true_only_for_bilinear_scores_is_refuted():
+    Q, K1, K2 = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K_1", d_k, m), sp.MatrixSymbol("K_2", d_k, m)
+    f = sa.ScoreFunction("f")
+    v = sa.verify(f(Q, K1 + K2), f(Q, K1) + f(Q, K2))  # additivity holds for Kᵀ M Q only
+    cex = assert_refuted_with_exact_difference(v)
+    assert not cex.functions["f"].startswith("f(Q, K) := Kᵀ·M·Q with")  # not the bilinear instance
+    assert cex.functions["f"].startswith("f(Q, K) :=")
+
+
+def test_each_score_instance_is_named_in_the_counterexample():
+    from symattn.proof.samples import score_instance
+
+    Q = sp.ImmutableMatrix([[1, 2], [0, -1]])
+    K = sp.ImmutableMatrix([[2, 1, 0], [1, -1, 1]])
+    kinds = set()
+    for kind in range(4):
+        f_float, f_exact, text = score_instance(kind, "f", 7)
+        exact_value = f_exact(Q, K)
+        assert exact_value.shape == (3, 2)
+        np.testing.assert_allclose(f_float(np.array(Q.tolist(), float), np.array(K.tolist(), float)),
+                                   np.array(exact_value.evalf(), float), rtol=1e-12)
+        kinds.add(text().split(" with ")[0])
+    assert len(kinds) == 4  # four different instances, each described
+
+
+def test_concrete_size_claim_is_searched_hard_enough():
+    A, B = sp.MatrixSymbol("A", 2, 2), sp.MatrixSymbol("B", 2, 2)
+    x, y = sp.MatrixSymbol("x", 2, 1), sp.MatrixSymbol("y", 2, 1)
+    v = sa.verify((A * x).T * (B * y), x.T * A * B * y)
+    cex = assert_refuted_with_exact_difference(v)
+    val = {k: exact(a) for k, a in cex.values.items()}
+    assert cex.difference == ((val["A"] * val["x"]).T * val["B"] * val["y"] - val["x"].T * val["A"] * val["B"]
+                              * val["y"])[0, 0]
+
+
+def test_concrete_size_claim_gets_many_samples_with_non_integer_inputs():
+    from symattn.proof.budget import Budget
+    from symattn.proof.refute import search
+
+    A = sp.MatrixSymbol("A", 2, 2)
+    cex, trace, agreed = search((A * A).T, A.T * A.T, Budget(20.0))
+    assert cex is None and agreed >= 12, (agreed, trace)
+    assert any("rational" in line for line in trace), trace
+
+
+def test_float_agreement_is_never_reported_as_exact_agreement():
+    from symattn.proof.budget import Budget
+    from symattn.proof.refute import search
+
+    X = sp.MatrixSymbol("X", n, n)
+    tiny = X + sp.Rational(1, 10**30) * sp.OneMatrix(n, n)  # equal to X in float64 for every integer X
+    cex, trace, agreed = search(tiny, X, Budget(20.0))
+    assert cex is not None and agreed == 0
+    assert cex.certificate.startswith("exact rational")
+
+
+def test_unknown_verdict_reports_agreement_only_as_a_remark():
+    theta = sp.Function("theta")
+    p = sa.dims("p")
+    a = sp.Symbol("a", integer=True)
+    R = sa.rope(a, p, theta)
+    v = sa.verify(R.T * R, sp.Identity(2 * p))  # true, left to the search: never proved by samples
+    assert v.status in ("unknown", "proved")
+    if v.status == "unknown":
+        assert any("not a proof" in line for line in v.trace)
+        assert v.counterexample is None
+
+
+def test_exact_evaluation_reads_a_float_coefficient_as_the_binary_rational_it_is():
+    from symattn.proof.evaluate import evaluate
+
+    X = sp.MatrixSymbol("X", 1, 1)
+    value = evaluate(sp.MatMul(sp.Float(0.1), X), {"X": np.array([[1]])}, "exact")[0, 0]
+    assert value == sp.Rational(3602879701896397, 36028797018963968)  # 0.1 in binary64, not 1/10
+    assert value != sp.Rational(1, 10)
+
+
+def test_zero_is_shown_only_by_exact_cancellation():
+    from symattn.proof.certify import proves_zero
+
+    a, b = sp.Rational(5, 6), sp.Rational(1, 3)
+    assert proves_zero(sp.cos(a) * sp.cos(b) - sp.sin(a) * sp.sin(b) - sp.cos(a + b))
+    assert proves_zero(sp.exp(sp.Rational(1, 2)) ** 2 - sp.E)
+    assert proves_zero(sp.exp(1) / (sp.exp(1) + sp.exp(2)) - 1 / (1 + sp.E))
+    assert not proves_zero(sp.exp(sp.Rational(1, 10**20)) - 1)  # 1e-20 away from 0
+    assert not proves_zero(sp.Float(1e-30))
+    assert not proves_zero(sp.exp(sp.Rational(1, 3)) - sp.exp(sp.Rational(1, 2)) ** sp.Rational(2, 3) + 1)

@@ -59,14 +59,21 @@ def _to_interval(e):
     raise Uncertifiable(f"cannot enclose {type(e).__name__}: {sp.sstr(e)[:80]}")
 
 
-def certify_nonzero(value) -> str | None:
-    """A certificate (text) that ``value`` is nonzero, or None if none was found."""
+PRECISIONS = (80, 200, 600)
+
+
+def certify_nonzero(value, precisions=PRECISIONS) -> str | None:
+    """A certificate (text) that ``value`` is nonzero, or None if none was found.
+
+    An exact rational is its own certificate; anything else is enclosed by interval arithmetic
+    at each of ``precisions`` (bits) in turn until the enclosure excludes 0.
+    """
     value = sp.sympify(value)
     if value.is_Rational:
         return f"exact rational value {value} != 0" if value != 0 else None
     saved = iv.prec
     try:
-        for prec in (80, 200, 600):
+        for prec in precisions:
             iv.prec = prec
             try:
                 x = _to_interval(value)
@@ -92,3 +99,51 @@ def enclose(value, prec: int = 80):
         return _to_interval(sp.sympify(value))
     finally:
         iv.prec = saved
+
+
+def _exp_generators(x):
+    """``x`` with every exp(t) written as a product of powers of independent symbols.
+
+    Each additive term of t is c·g with c rational; for each g, exp(c·g) = w_g^(c·L_g) with
+    w_g := exp(g / L_g) and L_g the least common multiple of the denominators of the c's of g,
+    so every exponent is an integer and the rewriting is an identity.
+    """
+    exps = set(x.atoms(sp.exp))
+    if x.has(sp.E):
+        exps.add(sp.E)
+    split = {}
+    for a in exps:
+        arg = sp.Integer(1) if a is sp.E else a.args[0]
+        split[a] = [t.as_coeff_Mul() for t in sp.Add.make_args(sp.expand(arg))]
+    lcm = {}
+    for terms in split.values():
+        for c, g in terms:
+            lcm[g] = sp.ilcm(lcm.get(g, 1), sp.Rational(c).q)
+    w = {g: sp.Dummy("w") for g in lcm}
+    table = {}
+    for a, terms in split.items():
+        out = sp.Integer(1)
+        for c, g in terms:
+            out *= w[g] ** int(sp.Rational(c) * lcm[g])
+        table[a] = out
+    return x.xreplace(table)
+
+
+def proves_zero(value) -> bool:
+    """True only when ``value`` is shown to be exactly 0.
+
+    A value holding a Float is never shown 0 (SymPy rounds Float arithmetic); sin and cos are
+    written with exp; each exp is written over independent generators (:func:`_exp_generators`)
+    and the result is cancelled as a rational function. Independence can only hide a true zero,
+    never make a nonzero value 0.
+    """
+    x = sp.sympify(value)
+    if x.is_Rational:
+        return x == 0
+    if x.has(sp.Float):
+        return False
+    if x.has(sp.sin, sp.cos, sp.tan):
+        x = x.rewrite(sp.exp)
+    if x.has(sp.exp, sp.E):
+        x = _exp_generators(x)
+    return sp.cancel(sp.together(sp.expand(x))) == 0

@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 import sympy as sp
-from sympy.matrices.expressions.matexpr import MatrixExpr
+from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
 from ..defs.heads import FamilyMember, _OverHeads
 from ..defs.mask import CausalMask, PaddingMask
@@ -30,7 +30,8 @@ class Exact:
 
     @staticmethod
     def scalar(c):
-        return sp.nsimplify(c) if isinstance(c, float) else c
+        """A number as an exact value: a float is the binary rational it is (never a guess such as 1/10)."""
+        return sp.Rational(c) if isinstance(c, (float, sp.Float)) else c
 
     @staticmethod
     def matrix(rows):
@@ -192,11 +193,20 @@ def leaf_name(e) -> str | None:
     return None
 
 
-def evaluate(expr, env: dict, backend: str = "float", functions: dict | None = None):
-    """Evaluate ``expr`` with the matrices in ``env`` (name -> array) at concrete sizes.
+def lookup(table: dict, key, name: str):
+    """``table[key]`` for the object itself, else ``table[name]`` (tables keyed by name); KeyError if neither."""
+    if key in table:
+        return table[key]
+    return table[name]
 
-    ``functions`` maps the name of each uninterpreted score function to a Python
-    callable (Q, K) -> matrix in the backend's type.
+
+def evaluate(expr, env: dict, backend: str = "float", functions: dict | None = None):
+    """Evaluate ``expr`` with the matrices in ``env`` (input matrix or its name -> array) at concrete sizes.
+
+    ``functions`` maps each uninterpreted score function (or its name) to a Python
+    callable (Q, K) -> matrix in the backend's type. An explicit matrix may hold entries of
+    the inputs (``X[i, j]``, as ``as_explicit()`` writes them): each is replaced by the value
+    of that entry of X.
     """
     be = BACKENDS[backend]
     functions = functions or {}
@@ -212,17 +222,38 @@ def evaluate(expr, env: dict, backend: str = "float", functions: dict | None = N
     def _ev(e):
         name = leaf_name(e)
         if name is not None:
-            if name not in env:
-                raise EvaluationError(f"no value given for {name}")
-            return be.convert(env[name])
+            try:
+                value = be.convert(lookup(env, e, name))
+            except KeyError:
+                raise EvaluationError(f"no value given for {name}") from None
+            # a structured input (Symmetric) takes the values its assumption allows
+            return e.impose(value) if hasattr(e, "impose") else value
         if isinstance(e, sp.MatrixBase):
-            return be.convert(e) if backend == "float" else sp.ImmutableMatrix(e)
+            return _explicit(e, ev, be)
         for cls in type(e).__mro__:
             if cls in RULES:
                 return RULES[cls](e, ev, be, env, functions)
         raise EvaluationError(f"cannot evaluate a {type(e).__name__} node: {sp.sstr(e)[:80]}")
 
     return ev(expr)
+
+
+def _explicit(M, ev, be):
+    """An explicit matrix whose entries may hold entries X[i, j] of other matrices: substitute their values."""
+    elements = M.atoms(MatrixElement)
+    if not elements:
+        return be.convert(M) if be.name == "float" else sp.ImmutableMatrix(M)
+    values = {}
+    for x in elements:
+        parent = ev(x.parent)
+        i, j = _int(x.i), _int(x.j)
+        v = parent[i, j]
+        values[x] = v if be.name == "exact" else sp.Float(float(v), 30)
+    entries = [sp.sympify(a).xreplace(values) for a in M]
+    entries = [a.doit() if a.has(sp.Sum, sp.Product) else a for a in entries]
+    if be.name == "exact":
+        return sp.ImmutableMatrix(M.rows, M.cols, entries)
+    return be.convert(sp.ImmutableMatrix(M.rows, M.cols, entries))
 
 
 def _int(d):
@@ -311,9 +342,11 @@ def _over_heads(e, ev, be, env, fns):
 @rule(Score)
 def _score(e, ev, be, env, fns):
     name = str(e.function)
-    if name not in fns:
-        raise EvaluationError(f"no instantiation given for the score function {name}")
-    return fns[name](ev(e.args[1]), ev(e.args[2]))
+    try:
+        f = lookup(fns, e.function, name)
+    except KeyError:
+        raise EvaluationError(f"no instantiation given for the score function {name}") from None
+    return f(ev(e.args[1]), ev(e.args[2]))
 
 
 @rule(sp.MatrixSlice)
@@ -341,9 +374,10 @@ def _block_diag(e, ev, be, env, fns):
 
 @rule(Permutation)
 def _permutation(e, ev, be, env, fns):
-    if e.name not in env:
-        raise EvaluationError(f"no value given for the permutation {e.name}")
-    P = np.asarray(env[e.name])
+    try:
+        P = np.asarray(lookup(env, e, e.name))
+    except KeyError:
+        raise EvaluationError(f"no value given for the permutation {e.name}") from None
     n = _int(e.size)
     ok = (P.shape == (n, n) and np.isin(P, (0, 1)).all()
           and (P.sum(axis=0) == 1).all() and (P.sum(axis=1) == 1).all())

@@ -1,20 +1,23 @@
 """Strategy E: search for a counterexample, then certify it exactly.
 
-Small integer inputs at small dimensions are tried in float64 first (cheap); where
-the two sides visibly differ, both are evaluated exactly and the differing entry is
-shown nonzero by interval arithmetic (or is an exact nonzero rational). A float
-difference alone never makes a refutation.
+Each sample draws exact inputs (integers of several magnitudes, non-integer rationals), an
+instance of every score function f (bilinear or not) and of every undefined scalar function
+(RoPE's θ_i), and evaluates both sides in float64 first. Floats only choose the order in which
+entries are examined: both sides are then evaluated exactly, and an entry refutes the claim only
+when its exact difference is certified nonzero (an exact rational, or interval arithmetic at
+rising precision). A sample agrees only when every entry is shown exactly equal; a sample that is
+neither certified nor shown equal is undecided and counts for nothing.
 """
 
 from __future__ import annotations
 
-import zlib
+from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
 
 from ..errors import BudgetExceeded
-from .certify import certify_nonzero
+from .certify import certify_nonzero, proves_zero
 from .evaluate import EvaluationError, evaluate
 from .instances import (
     admissible,
@@ -27,97 +30,213 @@ from .instances import (
     score_functions,
     specialize,
 )
+from .samples import (
+    SCORE_KINDS,
+    function_instance,
+    instantiate_functions,
+    sampler,
+    scalar_functions,
+    score_instance,
+)
 from .verdict import Counterexample
 
+#: a search over fewer dimension assignments than this many samples repeats trials to reach it
+MIN_SAMPLES = 24
+#: share of the time left that the search may use (the rest stays for strategy D)
+TIME_SHARE = 0.6
+#: seconds for the exact evaluation of one sample, and for deciding one entry
+EXACT_SECONDS, ENTRY_SECONDS = 4.0, 1.0
+#: undecided samples shown one by one in the trace (the rest are counted)
+MAX_UNDECIDED_LINES = 3
 
-def _bilinear_scores(name, rng_seed, backend):
-    """f(Q, K) := Kᵀ M Q with a fixed random integer matrix M (an instance of f)."""
-    made = {}
 
-    def f(Q, K):
-        d = Q.shape[0]
-        if d not in made:
-            r = np.random.default_rng([rng_seed, d, zlib.crc32(name.encode())])  # each f its own M
-            made[d] = r.integers(-2, 3, size=(d, d))
-        M = made[d]
-        if backend == "exact":
-            return K.T * sp.ImmutableMatrix(M.tolist()) * Q
-        return K.T @ M @ Q
+class _Slow(Exception):
+    """One exact step exceeded its own limit while the budget still has time."""
 
-    return f, made
+
+def _limited(budget, seconds, what, fn, *args):
+    """``fn(*args)`` under a limit of ``seconds``; _Slow if only that limit (not the whole budget) ran out."""
+    try:
+        with budget.limit(min(seconds, budget.left()), what=what):
+            return fn(*args)
+    except BudgetExceeded:
+        if budget.left() <= 0:
+            raise
+        raise _Slow(what) from None
+
+
+def _order(A, B):
+    """Entries by decreasing relative float difference, the exactly-equal ones last."""
+    diff = np.abs(A - B) / (1.0 + np.maximum(np.abs(A), np.abs(B)))
+    flat = np.argsort(-diff, axis=None, kind="stable")
+    return [tuple(int(k) for k in np.unravel_index(f, diff.shape)) for f in flat]
+
+
+def _decide(Ax, Bx, order, budget):
+    """("differ", entry, d, certificate) | ("agree",) | ("undecided", why), entry by entry, exactly."""
+    pending = []
+    for i, j in order:
+        budget.check("certifying an entry")
+        d = Ax[i, j] - Bx[i, j]
+        try:
+            cert = _limited(budget, ENTRY_SECONDS, "certifying an entry", certify_nonzero, d, (80,))
+        except _Slow:
+            cert = None
+        if cert is not None:
+            return "differ", (i, j), d, cert
+        if not sp.sympify(d).is_Rational:
+            pending.append(((i, j), d))
+    for (i, j), d in pending:
+        try:
+            if _limited(budget, ENTRY_SECONDS, "showing an entry is 0", proves_zero, d):
+                continue
+            cert = _limited(budget, ENTRY_SECONDS, "certifying an entry", certify_nonzero, d, (200, 600))
+        except _Slow:
+            return ("undecided", f"entry ({i}, {j}) took too long to decide exactly")
+        if cert is not None:
+            return "differ", (i, j), d, cert
+        return ("undecided", f"entry ({i}, {j}) is neither certified nonzero nor shown 0 exactly")
+    return ("agree",)
+
+
+def _exact_floats(e):
+    """``e`` (an explicit matrix made immutable) with every Float read as the exact binary rational it is."""
+    if isinstance(e, sp.MatrixBase):
+        e = sp.ImmutableMatrix(e)
+    floats = e.atoms(sp.Float)
+    return e.xreplace({f: sp.Rational(f) for f in floats}) if floats else e
+
+
+@dataclass
+class _Sample:
+    """One instance of the claim: inputs, scalar values, score functions and undefined functions."""
+
+    label: str  # how the entries were drawn
+    env: dict  # input name -> array (ints or Rationals), permutations included
+    scalars: dict  # scalar symbol -> int
+    scores: dict  # score function name -> (float f, exact f, text)
+    functions: dict  # undefined function -> (Lambda, text)
+    lhs: object  # both sides with the scalars and functions substituted
+    rhs: object
+
+    def floats(self, budget):
+        fns = {nm: m[0] for nm, m in self.scores.items()}
+        with np.errstate(all="ignore"), budget.limit(what="evaluating a sample"):
+            return (np.asarray(evaluate(self.lhs, self.env, "float", fns), dtype=float),
+                    np.asarray(evaluate(self.rhs, self.env, "float", fns), dtype=float))
+
+    def exact(self):
+        fns = {nm: m[1] for nm, m in self.scores.items()}
+        return evaluate(self.lhs, self.env, "exact", fns), evaluate(self.rhs, self.env, "exact", fns)
+
+    def texts(self) -> dict:
+        out = {nm: m[2]() for nm, m in self.scores.items()}
+        out.update({str(F): text for F, (_, text) in self.functions.items()})
+        return out
+
+
+def _draw(L, R, parts, t: int, kind: int, rng, allowed: dict) -> _Sample:
+    """Sample ``t`` of the claim L = R whose inputs, permutations, score and undefined functions are ``parts``."""
+    names, perms, fn_names, undefined = parts
+    label, draw = sampler(t)
+    env = {nm: draw(rng, shape) for nm, shape in names.items()}
+    env.update({nm: random_permutation_matrix(rng, k) for nm, k in perms.items()})
+    svals = {s: int(rng.choice(vals)) for s, vals in allowed.items()}
+    scores = {nm: score_instance(kind, nm, int(rng.integers(1 << 30))) for nm in fn_names}
+    functions = {F: function_instance(F, k, rng) for F, k in undefined.items()}
+    lams = {F: lam for F, (lam, _) in functions.items()}
+    subs = {s: sp.Integer(v) for s, v in svals.items()}
+    Ls, Rs = (instantiate_functions(x.xreplace(subs), lams) for x in (L, R))
+    return _Sample(label, env, svals, scores, functions, Ls, Rs)
+
+
+def _compare(sample, A, B, budget):
+    """Evaluate ``sample`` exactly and decide it entry by entry (entries ordered by the float screen)."""
+    try:
+        Ax, Bx = _limited(budget, EXACT_SECONDS, "exact evaluation of a sample", sample.exact)
+        return _decide(Ax, Bx, _order(A, B), budget), Ax, Bx
+    except _Slow as exc:
+        return ("undecided", f"{exc} took too long"), None, None
+    except (ArithmeticError, ValueError, TypeError, sp.polys.polyerrors.PolynomialError) as exc:
+        return ("undecided", f"{type(exc).__name__}: {exc}"), None, None
+
+
+def _parts(lhs, rhs, assignment, budget):
+    """Both sides at ``assignment`` and what a sample must instantiate in them."""
+    with budget.limit(what="instantiating the claim"):
+        L, R = specialize(lhs, assignment), specialize(rhs, assignment)
+    if tuple(L.shape) != tuple(R.shape):
+        return L, R, None
+    return L, R, (leaves(L, R), permutations(L, R), score_functions(L, R), scalar_functions(L, R))
 
 
 def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None = None):
-    """Return (Counterexample or None, trace lines, number of numeric samples that agreed)."""
+    """Return (Counterexample or None, trace lines, number of samples shown exactly equal).
+
+    ``trials`` samples are drawn at each dimension assignment of ``grid`` (more when the grid is
+    small, so that at least MIN_SAMPLES are drawn); the search stops when its share of the budget
+    is used.
+    """
     dims = dimension_symbols(lhs, rhs)
     scalars = scalar_symbols(lhs, rhs)
     grid = grid if grid is not None else dimension_grid(dims)
-    trace, agreed = [], 0
+    per_point = max(trials, -(-MIN_SAMPLES // max(len(grid), 1)))
+    stop_at = budget.elapsed() + TIME_SHARE * max(budget.left(), 0.0)
+    trace, agreed, undecided, drawn = [], 0, 0, set()
     allowed = {s: [v for v in (-2, -1, 0, 1, 2, 3) if admissible(s, v)] for s in scalars}
     if any(not vals for vals in allowed.values()):
         return None, ["no small integer satisfies the assumptions of " +
                       ", ".join(str(s) for s, v in allowed.items() if not v)], 0
+    lhs, rhs = _exact_floats(lhs), _exact_floats(rhs)
     for a_idx, assignment in enumerate(grid):
         try:
             budget.check("counterexample search")
-            with budget.limit(what="instantiating the claim"):
-                L, R = specialize(lhs, assignment), specialize(rhs, assignment)
-            if tuple(L.shape) != tuple(R.shape):
-                continue
-            names = leaves(L, R)
-            perms = permutations(L, R)
-            fn_names = score_functions(L, R)
+            L, R, parts = _parts(lhs, rhs, assignment, budget)
         except BudgetExceeded:
             raise
         except Exception as exc:  # the claim may not be well-formed at these sizes
             trace.append(f"skipped {assignment}: {exc}")
             continue
-        for t in range(trials):
+        if parts is None:
+            continue
+        for t in range(per_point):
+            if budget.elapsed() > stop_at:
+                trace.append(f"search stopped at {assignment} after its share of the time budget "
+                             f"({agreed} samples equal exactly, {undecided} undecided)")
+                return None, trace, agreed
             rng = np.random.default_rng([seed, a_idx, t])
-            env = {nm: rng.integers(-2, 3, size=shape) for nm, shape in names.items()}
-            env.update({nm: random_permutation_matrix(rng, k) for nm, k in perms.items()})
-            svals = {s: int(rng.choice(allowed[s])) for s in scalars}
-            fns_f = {nm: _bilinear_scores(nm, 1000 * a_idx + 17 * t, "float")[0] for nm in fn_names}
             try:
-                Ls, Rs = (x.xreplace({s: sp.Integer(v) for s, v in svals.items()}) for x in (L, R))
-                with np.errstate(all="ignore"), budget.limit(what="evaluating a sample"):
-                    A = evaluate(Ls, env, "float", fns_f)
-                    B = evaluate(Rs, env, "float", fns_f)
+                sample = _draw(L, R, parts, t, (a_idx + t) % SCORE_KINDS, rng, allowed)
+                drawn.add(sample.label)
+                A, B = sample.floats(budget)
             except EvaluationError as exc:
                 trace.append(f"cannot evaluate at {assignment}: {exc}")
                 return None, trace, agreed
-            except (ArithmeticError, IndexError, ValueError, np.linalg.LinAlgError) as exc:
-                trace.append(f"sample skipped at {assignment}, {svals}: {type(exc).__name__}: {exc}")
+            except (ArithmeticError, IndexError, ValueError, TypeError, np.linalg.LinAlgError) as exc:
+                trace.append(f"sample skipped at {assignment}: {type(exc).__name__}: {exc}")
                 continue
             if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
                 trace.append(f"sample skipped at {assignment}: non-finite values (nothing is compared)")
                 continue
-            diff = np.abs(A - B)
-            scale = 1.0 + np.maximum(np.abs(A), np.abs(B))
-            if not np.any(diff > 1e-9 * scale):
+            outcome, Ax, Bx = _compare(sample, A, B, budget)
+            if outcome[0] == "agree":
                 agreed += 1
                 continue
-            i, j = np.unravel_index(np.argmax(diff / scale), diff.shape)
-            fns_x, made = {}, {}
-            for nm in fn_names:
-                fns_x[nm], made[nm] = _bilinear_scores(nm, 1000 * a_idx + 17 * t, "exact")
-            with budget.limit(what="exact evaluation of a counterexample"):
-                Ax = evaluate(Ls, env, "exact", fns_x)
-                Bx = evaluate(Rs, env, "exact", fns_x)
-                d = Ax[i, j] - Bx[i, j]
-                cert = certify_nonzero(d)
-            if cert is None:
-                trace.append(f"at {assignment}: float difference at ({i}, {j}) not certified exactly")
+            if outcome[0] == "undecided":
+                undecided += 1
+                if undecided <= MAX_UNDECIDED_LINES:
+                    trace.append(f"sample undecided at {assignment} ({sample.label}): {outcome[1]}")
                 continue
-            values = {nm: np.asarray(v) for nm, v in env.items()}
-            values.update({str(s): np.asarray(v) for s, v in svals.items()})
-            functions = {nm: f"{nm}(Q, K) := Kᵀ·M·Q with " + "; ".join(f"M = {m.tolist()}" for m in mm.values())
-                         for nm, mm in made.items()}
+            _, (i, j), d, cert = outcome
+            values = {nm: np.asarray(v) for nm, v in sample.env.items()}
+            values.update({str(s): np.asarray(v) for s, v in sample.scalars.items()})
             cex = Counterexample(
                 dims={str(k): v for k, v in assignment.items()}, values=values, lhs=A, rhs=B,
-                lhs_exact=Ax, rhs_exact=Bx, entry=(int(i), int(j)), difference=d,
-                certificate=cert, functions=functions,
+                lhs_exact=Ax, rhs_exact=Bx, entry=(i, j), difference=d,
+                certificate=cert, functions=sample.texts(),
             )
-            trace.append(f"counterexample at {assignment}, entry ({i}, {j}): {cert}")
+            trace.append(f"counterexample at {assignment} ({sample.label}), entry ({i}, {j}): {cert}")
             return cex, trace, agreed
+    trace.append(f"{agreed} samples equal exactly, {undecided} undecided; inputs drawn as "
+                 + "; ".join(sorted(drawn)))
     return None, trace, agreed
