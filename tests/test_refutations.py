@@ -235,16 +235,18 @@ def test_float_agreement_is_never_reported_as_exact_agreement():
     assert cex.certificate.startswith("exact rational")
 
 
-def test_unknown_verdict_reports_agreement_only_as_a_remark():
-    theta = sp.Function("theta")
-    p = sa.dims("p")
-    a = sp.Symbol("a", integer=True)
-    R = sa.rope(a, p, theta)
-    v = sa.verify(R.T * R, sp.Identity(2 * p))  # true, left to the search: never proved by samples
-    assert v.status in ("unknown", "proved")
-    if v.status == "unknown":
-        assert any("not a proof" in line for line in v.trace)
-        assert v.counterexample is None
+def test_a_difference_too_small_to_certify_leaves_the_sample_undecided_never_agreeing():
+    from symattn.proof.budget import Budget
+    from symattn.proof.refute import MIN_SAMPLES, search
+
+    X = sp.MatrixSymbol("X", 1, 1)
+    almost = sp.ImmutableMatrix([[sp.exp(sp.Rational(1, 10**300)) * X[0, 0]]])  # (1 + 1e-300) x: 1.0 x in floats
+    cex, trace, agreed = search(almost, X, Budget(20.0))
+    assert cex is None  # 600 bits do not separate 1e-300 from 0: no refutation without a certificate
+    assert 0 < agreed < MIN_SAMPLES  # only the samples with x = 0 are equal exactly
+    assert any("undecided" in line for line in trace), trace
+    v = sa.verify(almost, X)
+    assert v.status == "unknown" and v.counterexample is None
 
 
 def test_exact_evaluation_reads_a_float_coefficient_as_the_binary_rational_it_is():
@@ -252,7 +254,7 @@ def test_exact_evaluation_reads_a_float_coefficient_as_the_binary_rational_it_is
 
     X = sp.MatrixSymbol("X", 1, 1)
     value = evaluate(sp.MatMul(sp.Float(0.1), X), {"X": np.array([[1]])}, "exact")[0, 0]
-    assert value == sp.Rational(3602879701896397, 36028797018963968)  # 0.1 in binary64, not 1/10
+    assert value.is_Rational and value == sp.Rational(3602879701896397, 36028797018963968)  # binary64's 0.1
     assert value != sp.Rational(1, 10)
 
 
