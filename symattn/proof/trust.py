@@ -36,6 +36,7 @@ from .instances import expand_heads
 from .moments import StandardVector, dot, expectation, reduce_expectations, variance
 from .scalar import certify_floors
 from .trust_check import Case, Rule, RuleCheck, check_rule
+from .trust_eval import substitute_free, write_out
 
 #: The modules whose public functions are rewrite rules (or drivers of rules).
 RULE_MODULES = ("symattn.proof.canon", "symattn.proof.sums", "symattn.proof.entrywise")
@@ -49,6 +50,9 @@ DRIVERS = {
     "symattn.proof.sums.bounds": "reads index ranges for the side conditions",
     "symattn.proof.sums.in_range": "decides the side condition lo <= u <= hi",
     "symattn.proof.sums.simplify_sums": "applies the sum rules bottom-up",
+    "symattn.proof.sums.local_rules": "applies cancel_permutation, linearize_delta, absorb_mask_scale to one node",
+    "symattn.proof.sums.prenex": "composes expand, pull_sums_out and order_limits (checked with pull_sums_out)",
+    "symattn.proof.entrywise.interchanged": "prenex, rename_bound and cancel of a difference (checked with them)",
     "symattn.proof.entrywise.normalize": "applies the sum and floor rules, renames, cancels",
     "symattn.proof.entrywise.same_entrywise": "compares entries (strategy B)",
 }
@@ -201,6 +205,42 @@ def _trig(a, b):
     return [Case(M.xreplace(at), rhs, rew.xreplace(at))]
 
 
+def _split_softmax_over_blocks(m, a, b):
+    A, B = _leaf("A", m, a), _leaf("B", m, b)
+    C, D = _leaf("C", a, m), _leaf("D", b, m)
+    E = FamilyMember("E", H_INDEX, m, a)
+    Et = FamilyMember("E", H_INDEX, a, m)
+    side, stacked = sp.BlockMatrix([[A, B]]), sp.BlockMatrix([[C], [D]])
+    pairs = [(Softmax(side, 0), sp.BlockMatrix([[Softmax(A, 0), Softmax(B, 0)]])),
+             (Softmax(stacked, 1), sp.BlockMatrix([[Softmax(C, 1)], [Softmax(D, 1)]])),
+             (Softmax(HeadConcat(E, H_INDEX, b), 0), HeadConcat(Softmax(E, 0), H_INDEX, b)),
+             (Softmax(HeadStack(Et, H_INDEX, b), 1), HeadStack(Softmax(Et, 1), H_INDEX, b)),
+             # the other axis crosses the blocks: never split
+             (Softmax(stacked, 0), None), (Softmax(side, 1), None)]
+    return [Case(lhs, rhs, canon.split_softmax_over_blocks(lhs)) for lhs, rhs in pairs]
+
+
+@lru_cache(maxsize=None)
+def _identity_diagonals_symbolic():
+    P, K = _dim("p"), _dim("k")
+    i = BLOCK_INDEX
+    forms = [BlockDiag(sp.Identity(K), i, P), BlockDiag(sp.ZeroMatrix(K, K), i, P),
+             BlockDiag(FamilyMember("B", i, K, K), i, P)]
+    return P, K, [(x, canon.identity_block_diagonals(x)) for x in forms]
+
+
+def _identity_block_diagonals(p, k):
+    P, K, forms = _identity_diagonals_symbolic()
+    at = {P: p, K: k}
+    rhs = [sp.Identity(p * k), sp.ZeroMatrix(p * k, p * k), None]
+    cases = [Case(x.xreplace(at), r, got.xreplace(at), changed=got != x) for (x, got), r in zip(forms, rhs)]
+    for x, r in ((sp.BlockDiagMatrix(sp.Identity(p), sp.Identity(k)), sp.Identity(p + k)),
+                 (sp.BlockDiagMatrix(sp.ImmutableMatrix(sp.eye(k)), sp.Identity(p)), sp.Identity(p + k)),
+                 (sp.BlockDiagMatrix(sp.Identity(p), _leaf("B", k, k)), None)):
+        cases.append(Case(x, r, canon.identity_block_diagonals(x)))
+    return cases
+
+
 # --- sums.py -------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
@@ -321,6 +361,112 @@ def _write_out_short_sums(n):
     a = _leaf("a", n, 1)
     lhs = sp.Sum(a[k, 0] ** 2, (k, 0, n - 1))
     return [Case(lhs, sp.Add(*[a[j, 0] ** 2 for j in range(n)]), sums.simplify_sums(lhs))]
+
+
+@lru_cache(maxsize=None)
+def _cancel_permutation_symbolic():
+    N, A, B = _dim("N"), _index("a"), _index("b")
+    sigma = sp.Dummy("sigma")
+    forms = []
+    for inv in (0, 1):
+        x = sp.KroneckerDelta(PermIndex(sigma, N, A, inv), PermIndex(sigma, N, B, inv), evaluate=False)
+        forms.append((x, sums.cancel_permutation(x, {A: (0, N - 1), B: (0, N - 1)}), 0))
+        forms.append((x, sums.cancel_permutation(x, {A: (0, N), B: (0, N - 1)}), 1))
+    return N, A, B, forms
+
+
+def _cancel_permutation(n):
+    N, A, B, forms = _cancel_permutation_symbolic()
+    cases = []
+    for x, got, extra in forms:
+        for a in range(n + extra):
+            for b in range(n):
+                if a >= n:  # σ(n) is outside the domain: the rule must not have fired
+                    cases.append(Case(sp.Integer(0), None, None if got is None else sp.Integer(1)))
+                    continue
+                at = {N: n, A: a, B: b}
+                cases.append(Case(x.xreplace(at), sp.KroneckerDelta(a, b),
+                                  None if got is None else got.xreplace(at), changed=got is not None))
+    return cases
+
+
+@lru_cache(maxsize=None)
+def _linearize_symbolic():
+    A, B = _index("a"), _index("b")
+    s = _leaf("s", 1, 1)
+    forms = [sp.exp(s[0, 0] * sp.KroneckerDelta(A, B)), sp.exp((2 + s[0, 0] ** 2) * sp.KroneckerDelta(A, B)),
+             sp.exp(-3 * sp.KroneckerDelta(A, B))]
+    return A, B, [(x, sums.linearize_delta(x)) for x in forms]
+
+
+def _linearize_delta(a, b):
+    A, B, forms = _linearize_symbolic()
+    at = {A: a, B: b}
+    return [Case(x.xreplace(at), None, None if got is None else got.xreplace(at), changed=got is not None)
+            for x, got in forms]
+
+
+@lru_cache(maxsize=None)
+def _absorb_symbolic():
+    K, U, C = _index("k"), _index("u"), _dim("c")
+    s = _leaf("s", 1, 1)
+    forms = [(C * Visible(K, U), True), (sp.Rational(1, 3) * Visible(K, U), True),
+             ((s[0, 0] - 2) * Visible(K, U), False)]
+    return K, U, C, [(x, sums.absorb_mask_scale(x), ok) for x, ok in forms]
+
+
+def _absorb_mask_scale(k, u, c):
+    K, U, C, forms = _absorb_symbolic()
+    at = {K: k, U: u, C: c}
+    cases = []
+    for x, got, ok in forms:
+        rew = None if got is None else got.xreplace(at)
+        lhs = x.xreplace(at)
+        if not ok and k > u:
+            continue  # (s - 2)·(-oo) has no sign: no statement, and the rule must not have fired
+        cases.append(Case(sp.exp(lhs), sp.exp(Visible(k, u)) if ok else None,
+                          None if rew is None else sp.exp(rew), changed=got is not None))
+    return cases
+
+
+@lru_cache(maxsize=None)
+def _pull_sums_symbolic():
+    N, k, l = _dim("N"), _index("k"), _index("l")
+    a, b = _leaf("a", N, 1), _leaf("b", N, 1)
+    forms = [sp.Sum(a[k, 0], (k, 0, N - 1)) * sp.Sum(b[k, 0], (k, 0, N - 1)) * a[0, 0],
+             sp.Sum(a[k, 0], (k, 0, N - 1)) * b[k, 0],  # the k of b is free: no capture
+             sp.Sum(sp.Sum(a[k, 0] * b[l, 0], (k, 0, l)) + b[l, 0], (l, 0, N - 1)),
+             sp.Sum(a[k, 0] * sp.Sum(b[l, 0], (l, 0, k)), (k, 0, N - 1)) ** 2]
+    return N, k, [(x, sums.pull_sums_out(x), sums.prenex(x)) for x in forms]
+
+
+def _pull_sums_out(n):
+    N, k, forms = _pull_sums_symbolic()
+    cases = []
+    for x, pulled, pre in forms:
+        for v in range(n) if x.free_symbols & {k} else [0]:
+            def at(e, v=v):
+                return substitute_free(e.xreplace({N: n}), k, sp.Integer(v))
+
+            cases.append(Case(at(x), None, at(pulled), changed=pulled != x))
+            cases.append(Case(at(x), None, at(pre), changed=pre != x))
+    return cases
+
+
+@lru_cache(maxsize=None)
+def _order_limits_symbolic():
+    N, M, k, l = _dim("N"), _dim("M"), _index("k"), _index("l")
+    a, b = _leaf("a", N, 1), _leaf("b", M, 1)
+    body = a[k, 0] * b[l, 0] ** 2
+    forms = [sp.Sum(body, (k, 0, N - 1), (l, 0, M - 1)), sp.Sum(body, (l, 0, M - 1), (k, 0, N - 1)),
+             sp.Sum(a[k, 0] * b[l, 0], (k, 0, sp.Min(l, N - 1)), (l, 0, M - 1))]
+    return N, M, [(x, sums.order_limits(x)) for x in forms]
+
+
+def _order_limits(n, m):
+    N, M, forms = _order_limits_symbolic()
+    at = {N: n, M: m}
+    return [Case(x.xreplace(at), None, got.xreplace(at), changed=got != x) for x, got in forms]
 
 
 # --- entrywise.py ----------------------------------------------------------------------------
@@ -539,7 +685,7 @@ DISTRIBUTIONS = {
 
 def _enumerated_expectation(x, moments) -> sp.Expr:
     """E[x] of a polynomial in independent entries with the given moments, monomial by monomial."""
-    x = sp.expand(entrywise_write_out(x))
+    x = sp.expand(write_out(x))
     total = sp.Integer(0)
     for term in sp.Add.make_args(x):
         coeff = sp.Integer(1)
@@ -551,12 +697,6 @@ def _enumerated_expectation(x, moments) -> sp.Expr:
                 coeff *= f
         total += coeff
     return total
-
-
-def entrywise_write_out(x):
-    from .trust_eval import write_out
-
-    return write_out(x)
 
 
 @lru_cache(maxsize=None)
@@ -687,6 +827,13 @@ TRUST_BASE: list[Rule] = [
           "cos(x + y) = cos x cos y - sin x sin y, sin(x + y) = sin x cos y + cos x sin y, cos(-x) = cos x, "
           "sin(-x) = -sin x, sin²x = 1 - cos²x (at x, y = aπ/12, bπ/12)", _trig, "ab",
           exact={"a": range(-4, 5), "b": range(-4, 5)}, numeric={"a": range(-24, 25), "b": range(-24, 25)}),
+    _rule("split_softmax_over_blocks", f"{C}.split_softmax_over_blocks",
+          "Softmax([A B], 0) = [Softmax(A, 0) Softmax(B, 0)], Softmax([C; D], 1) = [Softmax(C, 1); Softmax(D, 1)], "
+          "Softmax([e_1 ... e_H], 0) = [Softmax(e_1, 0) ... Softmax(e_H, 0)] and the row twin; never over the "
+          "axis that crosses the blocks", _split_softmax_over_blocks, ("m", "a", "b")),
+    _rule("identity_block_diagonals", f"{C}.identity_block_diagonals",
+          "diag(I_k, ..., I_k) (p blocks) = I_{kp}, diag(0, ..., 0) = 0, diag(I_a, I_b) = I_{a+b} (explicit "
+          "identity blocks too)", _identity_block_diagonals, ("p", "k")),
     # sums.py
     _rule("eliminate_delta", f"{S}.eliminate_delta",
           "Σ_{k=lo}^{hi} [k = u] f(k) = f(u) and Σ_k [σ(k) = u] f(k) = f(σ⁻¹(u)) when lo <= u <= hi is "
@@ -705,6 +852,22 @@ TRUST_BASE: list[Rule] = [
     _rule("write_out_short_sums", (f"{S}.simplify_sum", f"{E}._index_sum"),
           "a sum over a concrete range of length <= 8 is its terms written out", _write_out_short_sums, "n",
           numeric={"n": range(5, 9)}),
+    _rule("cancel_permutation", f"{S}.cancel_permutation",
+          "[σ(a) = σ(b)] = [a = b] and [σ⁻¹(a) = σ⁻¹(b)] = [a = b] for a, b provably in 0..n-1 (σ is "
+          "injective)", _cancel_permutation, "n"),
+    _rule("linearize_delta", f"{S}.linearize_delta",
+          "exp(c [a = b]) = 1 + (exp(c) - 1) [a = b] for a finite c (no mask in c)", _linearize_delta, "ab",
+          exact={"a": range(0, 4), "b": range(0, 4)}, numeric={"a": range(0, 13), "b": range(0, 13)}),
+    _rule("absorb_mask_scale", f"{S}.absorb_mask_scale",
+          "c Visible(k, u) = Visible(k, u) for c provably positive (Visible is 0 or -oo), so "
+          "exp(c Visible(k, u)) = exp(Visible(k, u))", _absorb_mask_scale, ("k", "u", "c"),
+          exact={"k": range(0, 4), "u": range(0, 4)}, numeric={"k": range(0, 13), "u": range(0, 13)}),
+    _rule("pull_sums_out", (f"{S}.pull_sums_out", f"{S}.prenex"),
+          "(Σ_k a_k) b = Σ_k a_k b with k renamed fresh (no capture of a free k in b); a sum of a sum is one "
+          "sum over both indices; Σ_k (a_k + b_k) = Σ_k a_k + Σ_k b_k", _pull_sums_out, "n"),
+    _rule("order_limits", f"{S}.order_limits",
+          "Σ_j Σ_k f = Σ_k Σ_j f when no bound of one depends on the other (finite sums commute)",
+          _order_limits, ("n", "m")),
     # entrywise.py
     _rule("entry_of_product", f"{E}.entry",
           "(AB)_ij = Σ_k A_ik B_kj (a fresh k each time), (cA)_ij = c A_ij", _entry_of_product, "abc"),

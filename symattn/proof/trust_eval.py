@@ -254,7 +254,7 @@ class Inputs:
         return p
 
 
-def _bind(x, k, v):
+def substitute_free(x, k, v):
     """x with the free occurrences of the index k replaced by v (a Sum that binds k again keeps
     its own k in its body and in the limits inside that binding)."""
     if not isinstance(x, sp.Basic) or x.is_Atom:
@@ -270,12 +270,12 @@ def _bind(x, k, v):
             if rebound:
                 new.append((var, lo, hi))
                 continue
-            new.append((var, _bind(lo, k, v), _bind(hi, k, v)))
+            new.append((var, substitute_free(lo, k, v), substitute_free(hi, k, v)))
             rebound = var == k
         if not rebound:
-            body = _bind(body, k, v)
+            body = substitute_free(body, k, v)
         return sp.Sum(body, *reversed(new))
-    args = [_bind(a, k, v) for a in x.args]
+    args = [substitute_free(a, k, v) for a in x.args]
     return x.func(*args) if args != list(x.args) else x
 
 
@@ -288,7 +288,7 @@ def write_out(x):
         k, lo, hi = limits[-1]
         rest = sp.Sum(x.function, *limits[:-1]) if len(limits) > 1 else x.function
         lo, hi = _int(write_out(lo)), _int(write_out(hi))
-        return sp.Add(*[write_out(_bind(rest, k, sp.Integer(v))) for v in range(lo, hi + 1)])
+        return sp.Add(*[write_out(substitute_free(rest, k, sp.Integer(v))) for v in range(lo, hi + 1)])
     args = [write_out(a) for a in x.args]
     return x.func(*args) if args != list(x.args) else x
 
@@ -560,4 +560,4 @@ def polys_equal(a, b) -> tuple[bool, str]:
 
 
 __all__ = ["Inputs", "NotEvaluable", "NotPolynomial", "Poly", "close", "exactly_equal", "matrix", "polys_equal",
-           "scalar", "value", "write_out"]
+           "scalar", "substitute_free", "value", "write_out"]
