@@ -25,6 +25,7 @@ from ..defs.dims import HeadIndex
 from ..defs.dims import h as H_INDEX
 from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask, Visible
+from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
 from ..defs.rope import BlockDiag
 from ..defs.rope import i as BLOCK_INDEX
@@ -582,6 +583,30 @@ def _entry_of_permutation(n):
     return out
 
 
+def _entry_of_numeric_nodes(m, n):
+    M_, N_, K_ = _dims3()
+    X, Y = _leaf("X", M_, N_), _leaf("Y", M_, N_)
+    c, d = _leaf("c", M_, 1), _leaf("d", M_, 1)
+    positive = Exp(Y)  # Log is defined where every entry is positive
+    at = {M_: m, N_: n}
+    out = []
+    for e in (Exp(X), Log(positive), ShiftRows(X, c), ScaleRows(d, X), DivideRows(X, Exp(d))):
+        out += _entry_cases(e, at)
+    for k in range(m):
+        out += _entry_cases(RowOf(X, k), at, symbolic=False)
+    return out
+
+
+def _numeric_nodes_blockwise(m, a, b):
+    A, B = _leaf("A", m, a), _leaf("B", m, b)
+    c = _leaf("c", m, 1)
+    row = sp.BlockMatrix([[A, B]])
+    pairs = ((Exp(row), sp.BlockMatrix([[Exp(A), Exp(B)]])),
+             (Log(Exp(row)), sp.BlockMatrix([[Log(Exp(A)), Log(Exp(B))]])),
+             (ShiftRows(row, c), sp.BlockMatrix([[ShiftRows(A, c), ShiftRows(B, c)]])))
+    return [Case(lhs, rhs, lhs.doit()) for lhs, rhs in pairs]
+
+
 @lru_cache(maxsize=None)
 def _nested_floor_symbolic():
     y, r = sp.Dummy("y", real=True), _dim("r")
@@ -893,6 +918,19 @@ TRUST_BASE: list[Rule] = [
           "Visible(k, t) = 0 if k <= t else -oo", _entry_of_masks, ("m", "n", "t")),
     _rule("entry_of_permutation", f"{E}.entry",
           "(P_σ)_ij = [i = σ(j)], for every permutation σ", _entry_of_permutation, "n"),
+    _rule("entry_of_numeric_nodes", (f"{E}.entry", "symattn.defs.numeric_nodes.Exp.entry_rule",
+                                     "symattn.defs.numeric_nodes.Log.entry_rule",
+                                     "symattn.defs.numeric_nodes.ShiftRows.entry_rule",
+                                     "symattn.defs.numeric_nodes.ScaleRows.entry_rule",
+                                     "symattn.defs.numeric_nodes.DivideRows.entry_rule",
+                                     "symattn.defs.numeric_nodes.RowOf.entry_rule"),
+          "Exp(X)_ij = exp(X_ij), Log(X)_ij = log(X_ij), ShiftRows(X, c)_ij = X_ij - c_i, ScaleRows(d, X)_ij = "
+          "d_i X_ij, DivideRows(X, d)_ij = X_ij / d_i, RowOf(X, k)_0j = X_kj", _entry_of_numeric_nodes, "mn"),
+    _rule("elementwise_nodes_act_blockwise", ("symattn.defs.numeric_nodes.Exp.doit",
+                                             "symattn.defs.numeric_nodes.Log.doit",
+                                             "symattn.defs.numeric_nodes.ShiftRows.doit"),
+          "Exp([A B]) = [Exp(A) Exp(B)], Log([A B]) = [Log(A) Log(B)], ShiftRows([A B], c) = "
+          "[ShiftRows(A, c) ShiftRows(B, c)]", _numeric_nodes_blockwise, ("m", "a", "b")),
     _rule("merge_nested_floors", f"{E}.merge_nested_floors",
           "floor(floor(x)/r) = floor(x/r) for a positive integer r (x = p/q)", _merge_nested_floors, "pqr",
           exact=SMALL_INT, numeric=LARGE_INT),

@@ -7,7 +7,9 @@ evaluator that the counterexample search uses:
 
     (AB)_ij = Σ_k A_ik B_kj,   (Aᵀ)_ij = A_ji,   Softmax(X, 0)_ij = exp(X_ij) / Σ_k exp(X_kj),
     Σ_h e_h, [e_1; ...; e_H], [e_1 ... e_H], diag(B_1, ..., B_p) term by term,
-    masks: 0 where visible, -oo elsewhere,   (P_σ)_ij = [i = σ(j)].
+    masks: 0 where visible, -oo elsewhere,   (P_σ)_ij = [i = σ(j)],
+    Exp(X)_ij = exp(X_ij), Log(X)_ij = log(X_ij), ShiftRows(X, c)_ij = X_ij - c_i,
+    ScaleRows(d, X)_ij = d_i X_ij, DivideRows(X, d)_ij = X_ij / d_i, RowOf(X, k) = row k of X.
 
 Every leaf (a MatrixSymbol or a family member) gets its own value on first use, keyed by the
 object itself, never by its printed name: fresh Dummy entries (``exact``) or standard normal
@@ -31,6 +33,7 @@ from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
 from ..defs.heads import FamilyMember, _OverHeads
 from ..defs.mask import CausalMask, PaddingMask
+from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
 from ..defs.rope import BlockDiag
 from ..defs.softmax import Softmax
@@ -200,6 +203,8 @@ def _to_float(x, inp: "Inputs", env: dict) -> float:
         return _to_float(x.base, inp, env) ** _to_float(x.exp, inp, env)
     if isinstance(x, sp.exp):
         return math.exp(_to_float(x.args[0], inp, env))
+    if isinstance(x, sp.log):
+        return math.log(_to_float(x.args[0], inp, env))
     if x.is_number:
         return float(x)
     y = _settle_perm_indices(x.xreplace(env), inp)
@@ -446,7 +451,33 @@ def matrix(e, inp: Inputs):
         n = _int(e.size)
         sig = inp.sigma(e.args[0], n)
         return _table(n, n, lambda i, j: sp.Integer(int(i == sig[j])), inp.mode)
+    if isinstance(e, (Exp, Log, ShiftRows, ScaleRows, DivideRows, RowOf)):
+        return _numeric_node(e, inp)
     raise NotEvaluable(f"no definition to evaluate a {type(e).__name__} node: {sp.sstr(e)[:80]}")
+
+
+def _numeric_node(e, inp: Inputs):
+    """The elementwise and row-wise nodes of the numeric kernels, entry by entry."""
+    mode = inp.mode
+    if mode == "poly" and isinstance(e, (Exp, Log, DivideRows)):
+        raise NotPolynomial(type(e).__name__)
+    if isinstance(e, RowOf):
+        X, k = matrix(e.args[0], inp), _int(e.args[1])
+        return _table(1, X.shape[1], lambda i, j: X[k, j], mode)
+    if isinstance(e, (Exp, Log)):
+        X = matrix(e.args[0], inp)
+        if mode == "exact":
+            f = sp.exp if isinstance(e, Exp) else sp.log
+        else:
+            f = math.exp if isinstance(e, Exp) else math.log
+        return _table(X.shape[0], X.shape[1], lambda i, j: f(X[i, j]), mode)
+    if isinstance(e, ScaleRows):
+        d, X = matrix(e.args[0], inp), matrix(e.args[1], inp)
+        return _table(X.shape[0], X.shape[1], lambda i, j: d[i, 0] * X[i, j], mode)
+    X, c = matrix(e.args[0], inp), matrix(e.args[1], inp)
+    if isinstance(e, ShiftRows):
+        return _table(X.shape[0], X.shape[1], lambda i, j: X[i, j] - c[i, 0], mode)
+    return _table(X.shape[0], X.shape[1], lambda i, j: X[i, j] / c[i, 0], mode)
 
 
 def _block_diagonal(blocks, mode):
