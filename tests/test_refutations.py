@@ -268,3 +268,12 @@ def test_zero_is_shown_only_by_exact_cancellation():
     assert not proves_zero(sp.exp(sp.Rational(1, 10**20)) - 1)  # 1e-20 away from 0
     assert not proves_zero(sp.Float(1e-30))
     assert not proves_zero(sp.exp(sp.Rational(1, 3)) - sp.exp(sp.Rational(1, 2)) ** sp.Rational(2, 3) + 1)
+
+
+def test_explicit_softmax_with_sums_over_a_bound_index_is_evaluated():
+    X = sp.MatrixSymbol("X", 2, 2)
+    v = sa.verify(sa.softmax(X).T.as_explicit(), sa.softmax(X.T).as_explicit())  # same axis: wrong
+    Xv = exact(v.counterexample.values["X"])
+    assert_certified_difference(v, softmax_cols(Xv).T, softmax_cols(Xv.T))
+    off = sa.verify(sa.softmax(X).as_explicit(), sa.softmax(X).as_explicit() + sp.Rational(1, 10**15) * sp.ones(2, 2))
+    assert off.status == "refuted" and off.counterexample.difference == -sp.Rational(1, 10**15)

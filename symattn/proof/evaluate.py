@@ -239,18 +239,23 @@ def evaluate(expr, env: dict, backend: str = "float", functions: dict | None = N
 
 
 def _explicit(M, ev, be):
-    """An explicit matrix whose entries may hold entries X[i, j] of other matrices: substitute their values."""
-    elements = M.atoms(MatrixElement)
+    """An explicit matrix whose entries may hold entries X[i, j] of other matrices: substitute their values.
+
+    Sums and products over concrete ranges (``as_explicit()`` of a Softmax writes Σ_k exp(X[k, j]))
+    are expanded first, so that every entry X[i, j] left has concrete indices.
+    """
+    entries = [a.doit() if a.has(sp.Sum, sp.Product) else a for a in (sp.sympify(a) for a in M)]
+    elements = set().union(*(a.atoms(MatrixElement) for a in entries))
     if not elements:
-        return be.convert(M) if be.name == "float" else sp.ImmutableMatrix(M)
+        M = sp.ImmutableMatrix(M.rows, M.cols, entries)
+        return be.convert(M) if be.name == "float" else M
     values = {}
     for x in elements:
-        parent = ev(x.parent)
-        i, j = _int(x.i), _int(x.j)
-        v = parent[i, j]
+        if not (x.i.is_Integer and x.j.is_Integer):
+            raise EvaluationError(f"the entry {x} of an explicit matrix has an index that is not concrete")
+        v = ev(x.parent)[int(x.i), int(x.j)]
         values[x] = v if be.name == "exact" else sp.Float(float(v), 30)
-    entries = [sp.sympify(a).xreplace(values) for a in M]
-    entries = [a.doit() if a.has(sp.Sum, sp.Product) else a for a in entries]
+    entries = [a.xreplace(values) for a in entries]
     if be.name == "exact":
         return sp.ImmutableMatrix(M.rows, M.cols, entries)
     return be.convert(sp.ImmutableMatrix(M.rows, M.cols, entries))
