@@ -607,6 +607,32 @@ def _numeric_nodes_blockwise(m, a, b):
     return [Case(lhs, rhs, lhs.doit()) for lhs, rhs in pairs]
 
 
+def _permutation_inverse(n):
+    sigma = Permutation("P", n).args[0]
+    cases = []
+    for k in range(n):
+        for inv in (0, 1):
+            inner = PermIndex(sigma, n, k, 1 - inv, evaluate=False)
+            lhs = PermIndex(sigma, n, inner, inv, evaluate=False)
+            cases.append(Case(lhs, sp.Integer(k), PermIndex(sigma, n, inner, inv)))
+    return cases
+
+
+@lru_cache(maxsize=None)
+def _visible_symbolic_forms():
+    K, D = _index("k"), _dim("d")
+    args = [((K, K + D - 1), sp.Integer(0)), ((K, K - D), sp.S.NegativeInfinity), ((K, K + D - 2), None)]
+    return K, D, [(a, Visible(*a), r) for a, r in args]
+
+
+def _visible_decided(k, d):
+    """Visible decided on symbolic arguments (by their assumptions) against its value at integers."""
+    K, D, forms = _visible_symbolic_forms()
+    at = {K: k, D: d}
+    return [Case(Visible(*[a.xreplace(at) for a in args]), rhs, got.xreplace(at),
+                 changed=not isinstance(got, Visible)) for args, got, rhs in forms]
+
+
 @lru_cache(maxsize=None)
 def _nested_floor_symbolic():
     y, r = sp.Dummy("y", real=True), _dim("r")
@@ -675,6 +701,17 @@ def _heads_at_concrete_count(H, r, c):
     out = []
     for x, rhs in pairs:
         out.append(Case(x, rhs, x.doit()))
+        out.append(Case(x, rhs, expand_heads(x)))
+    # nested binders: over another index, and over the same index (the inner one keeps its own h)
+    h2 = HeadIndex("h'", integer=True, positive=True)
+    W = FamilyMember("W", H_INDEX, r, r)
+    inner_other = HeadSum(FamilyMember("E", h2, r, c) * FamilyMember("F", H_INDEX, c, c), h2, 2)
+    inner_same = HeadSum(E, H_INDEX, 2)
+    for inner, body_of in ((inner_other, lambda k: HeadSum(FamilyMember("E", h2, r, c) * FamilyMember("F", k, c, c),
+                                                           h2, 2)),
+                           (inner_same, lambda k: inner_same)):
+        x = HeadSum(W * inner, H_INDEX, H)
+        rhs = sp.MatAdd(*[FamilyMember("W", k, r, r) * body_of(sp.Integer(k)) for k in range(1, H + 1)])
         out.append(Case(x, rhs, expand_heads(x)))
     return out
 
@@ -931,6 +968,11 @@ TRUST_BASE: list[Rule] = [
                                              "symattn.defs.numeric_nodes.ShiftRows.doit"),
           "Exp([A B]) = [Exp(A) Exp(B)], Log([A B]) = [Log(A) Log(B)], ShiftRows([A B], c) = "
           "[ShiftRows(A, c) ShiftRows(B, c)]", _numeric_nodes_blockwise, ("m", "a", "b")),
+    _rule("permutation_inverse", "symattn.defs.permutation.PermIndex.eval",
+          "σ(σ⁻¹(k)) = σ⁻¹(σ(k)) = k, for every permutation σ", _permutation_inverse, "n", must_fire=True),
+    _rule("visible_decided", "symattn.defs.mask.Visible.eval",
+          "Visible(k, t) = 0 when t - k >= 0 is provable, -oo when t - k < 0 is provable, else left as is",
+          _visible_decided, ("k", "d"), exact={"k": range(0, 5)}, numeric={"k": range(0, 13)}),
     _rule("merge_nested_floors", f"{E}.merge_nested_floors",
           "floor(floor(x)/r) = floor(x/r) for a positive integer r (x = p/q)", _merge_nested_floors, "pqr",
           exact=SMALL_INT, numeric=LARGE_INT),
@@ -943,9 +985,11 @@ TRUST_BASE: list[Rule] = [
     _rule("peel_last_head", ("symattn.proof.induction.peel", "symattn.defs.heads._OverHeads.peel"),
           "Σ_{h=1}^{H+1} e_h = Σ_{h=1}^{H} e_h + e_{H+1}, [S_{H+1}] = [S_H; e_{H+1}], "
           "[C_{H+1}] = [C_H e_{H+1}]", _peel, ("H", "r", "c")),
-    _rule("heads_at_a_concrete_count", ("symattn.defs.heads._OverHeads.doit", "symattn.proof.instances.expand_heads"),
+    _rule("heads_at_a_concrete_count", ("symattn.defs.heads._OverHeads.doit", "symattn.proof.instances.expand_heads",
+                                        "symattn.defs.heads.Binder.term", "symattn.defs.heads.substitute"),
           "at a concrete H (and the base case H = 1) a node over heads is its explicit sum, stack or "
-          "concatenation", _heads_at_concrete_count, ("H", "r", "c")),
+          "concatenation; the term for h = k substitutes k for the free h only (a nested binder of the same "
+          "index keeps its own)", _heads_at_concrete_count, ("H", "r", "c")),
     _rule("induction_on_H", "symattn.proof.induction.by_induction",
           "lhs(1) = rhs(1) and (lhs - rhs)(H + 1) = (lhs - rhs)(H) for every H >= 1 give lhs(H) = rhs(H) for "
           "every H >= 1", axiom="induction on the positive integers; each of its two steps is a proof by the "

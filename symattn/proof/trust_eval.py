@@ -31,7 +31,7 @@ import numpy as np
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
-from ..defs.heads import FamilyMember, _OverHeads
+from ..defs.heads import Binder, FamilyMember, _OverHeads
 from ..defs.mask import CausalMask, PaddingMask
 from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
@@ -284,6 +284,25 @@ def substitute_free(x, k, v):
     return x.func(*args) if args != list(x.args) else x
 
 
+def instantiate(x, index, value):
+    """``x`` with the bound ``index`` of a binder given the integer ``value`` in its body: written
+    here, not taken from the nodes, so that the check does not lean on their substitution. A binder
+    or Sum inside that binds the same index keeps its own (only its range is instantiated)."""
+    if x == index:
+        return value
+    if not isinstance(x, sp.Basic) or x.is_Atom:
+        return x
+    if isinstance(x, Binder) and x.index == index:
+        count = instantiate(x.count, index, value)
+        return x if count == x.count else x.func(x.body, x.index, count)
+    if isinstance(x, sp.Sum):
+        return substitute_free(x, index, value)
+    args = [instantiate(a, index, value) for a in x.args]
+    if all(a is b for a, b in zip(args, x.args)):
+        return x
+    return x.func(*args)
+
+
 def write_out(x):
     """Every Sum with concrete limits written out term by term (outermost limit first)."""
     if not isinstance(x, sp.Basic) or x.is_Atom:
@@ -412,7 +431,7 @@ def matrix(e, inp: Inputs):
             out = out.multiply_elementwise(p) if exact else out * p
         return out
     if isinstance(e, _OverHeads):
-        terms = [matrix(e.term(sp.Integer(k)), inp) for k in range(1, _int(e.count) + 1)]
+        terms = [matrix(instantiate(e.body, e.index, sp.Integer(k)), inp) for k in range(1, _int(e.count) + 1)]
         kind = type(e).__name__
         if kind == "HeadSum":
             out = terms[0]
@@ -421,7 +440,7 @@ def matrix(e, inp: Inputs):
             return out
         return _stack([[t] for t in terms] if kind == "HeadStack" else [terms], inp.mode)
     if isinstance(e, BlockDiag):
-        blocks = [matrix(e.term(sp.Integer(k)), inp) for k in range(1, _int(e.count) + 1)]
+        blocks = [matrix(instantiate(e.body, e.index, sp.Integer(k)), inp) for k in range(1, _int(e.count) + 1)]
         return _block_diagonal(blocks, inp.mode)
     if isinstance(e, sp.BlockDiagMatrix):
         return _block_diagonal([matrix(b, inp) for b in e.args], inp.mode)
