@@ -633,6 +633,14 @@ def _visible_decided(k, d):
                  changed=not isinstance(got, Visible)) for args, got, rhs in forms]
 
 
+def _exp_of_a_sum(n):
+    s = _leaf("s", 1, n)
+    x = sp.Add(*[(k + 1) * s[0, k] for k in range(n)]) + sp.Rational(1, 2)
+    lhs = sp.exp(x)
+    rhs = sp.exp(sp.Rational(1, 2)) * sp.Mul(*[sp.exp(s[0, k]) ** (k + 1) for k in range(n)])
+    return [Case(lhs, rhs, sp.expand(lhs, power_exp=True))]
+
+
 @lru_cache(maxsize=None)
 def _nested_floor_symbolic():
     y, r = sp.Dummy("y", real=True), _dim("r")
@@ -973,6 +981,9 @@ TRUST_BASE: list[Rule] = [
     _rule("visible_decided", "symattn.defs.mask.Visible.eval",
           "Visible(k, t) = 0 when t - k >= 0 is provable, -oo when t - k < 0 is provable, else left as is",
           _visible_decided, ("k", "d"), exact={"k": range(0, 5)}, numeric={"k": range(0, 13)}),
+    _rule("exp_of_a_sum", (f"{E}.normalize", "sympy expand(power_exp=True)"),
+          "exp(a + b) = exp(a) exp(b), exp(k a) = exp(a)^k (the exact check splits exp atoms the same way; the "
+          "float check is the independent one)", _exp_of_a_sum, "n"),
     _rule("merge_nested_floors", f"{E}.merge_nested_floors",
           "floor(floor(x)/r) = floor(x/r) for a positive integer r (x = p/q)", _merge_nested_floors, "pqr",
           exact=SMALL_INT, numeric=LARGE_INT),
@@ -1026,8 +1037,9 @@ TRUST_BASE: list[Rule] = [
           "is specialized to exp(t) (strategy D, and the exact comparison of this check)",
           axiom="specialization of a polynomial identity; treating exp atoms as independent can miss an "
                 "identity, never invent one"),
-    _rule("sympy_exact_arithmetic", ("sympy expand", "sympy together", "sympy cancel"),
-          "expand, together and cancel return an expression equal to their input (exact rational arithmetic)",
+    _rule("sympy_exact_arithmetic", ("sympy expand", "sympy together", "sympy cancel", "sympy simplify"),
+          "expand, together, cancel and simplify return an expression equal to their input (exact arithmetic; "
+          "verify_scalar and strategy B decide 0 with them)",
           axiom="SymPy's exact polynomial arithmetic is trusted"),
 ]
 

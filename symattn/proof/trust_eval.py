@@ -241,7 +241,10 @@ class Inputs:
             if isinstance(x, FamilyMember) and not x.index.is_Integer:
                 raise NotEvaluable(f"the family member {sp.sstr(x)} has a symbolic index")
             r, c = _int(x.shape[0]), _int(x.shape[1])
-            if self.mode == "exact":
+            structure = getattr(x, "structure", None)
+            if structure is not None:
+                self._values[x] = self._structured(x, structure, r, c)
+            elif self.mode == "exact":
                 self._values[x] = sp.ImmutableMatrix(
                     r, c, lambda i, j: sp.Dummy("x", real=True, finite=True))
             elif self.mode == "poly":
@@ -249,6 +252,14 @@ class Inputs:
             else:
                 self._values[x] = self.rng.standard_normal((r, c))
         return self._values[x]
+
+    def _structured(self, x, structure: str, r: int, c: int):
+        """Values with the structure the leaf assumes: symmetric means one value per pair i <= j."""
+        if structure != "symmetric" or r != c:
+            raise NotEvaluable(f"the checker has no values for a {structure} leaf {sp.sstr(x)}")
+        free = Inputs(self.mode, self.rng)
+        upper = free.leaf(sp.MatrixSymbol("upper", r, c))
+        return _table(r, c, lambda i, j: upper[min(i, j), max(i, j)], self.mode)
 
     def sigma(self, s, n: int) -> tuple:
         if s not in self.perms:
