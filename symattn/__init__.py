@@ -12,6 +12,7 @@ from .defs import Log as Log
 from .defs import Score as Score
 from .defs import ScoreFunction as ScoreFunction
 from .defs import Softmax as Softmax
+from .defs import Symmetric as Symmetric
 from .defs import attention as attention
 from .defs import check_shapes as check_shapes
 from .defs import dims as dims

@@ -23,6 +23,7 @@ from .score import ScoreFunction as ScoreFunction
 from .shapes import check_shapes as check_shapes
 from .softmax import Softmax as Softmax
 from .softmax import softmax as softmax
+from .structured import Symmetric as Symmetric
 
 # isort: split
 # seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
