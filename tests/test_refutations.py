@@ -277,3 +277,20 @@ def test_explicit_softmax_with_sums_over_a_bound_index_is_evaluated():
     assert_certified_difference(v, softmax_cols(Xv).T, softmax_cols(Xv.T))
     off = sa.verify(sa.softmax(X).as_explicit(), sa.softmax(X).as_explicit() + sp.Rational(1, 10**15) * sp.ones(2, 2))
     assert off.status == "refuted" and off.counterexample.difference == -sp.Rational(1, 10**15)
+
+
+def test_a_real_scalar_takes_non_integer_values_and_a_positive_theta_stays_positive():
+    c = sp.Symbol("c", real=True)
+    X = sp.MatrixSymbol("X", n, n)
+    v = sa.verify(sp.cos(sp.pi * c) ** 2 * X, X)  # true at every integer c, false at c = 1/2
+    cex = assert_refuted_with_exact_difference(v)
+    assert not sp.sympify(cex.values["c"].item()).is_integer
+
+    from symattn.proof.samples import function_instance
+
+    theta, free = sp.Function("theta", positive=True), sp.Function("theta")
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        lam, text = function_instance(theta, 1, rng)
+        assert all(lam(k).is_positive for k in range(-5, 6)), text
+    assert any(function_instance(free, 1, rng)[0](k).is_negative for _ in range(20) for k in range(-5, 6))

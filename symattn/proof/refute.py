@@ -20,7 +20,6 @@ from ..errors import BudgetExceeded
 from .certify import certify_nonzero, proves_zero
 from .evaluate import EvaluationError, evaluate
 from .instances import (
-    admissible,
     dimension_grid,
     dimension_symbols,
     leaves,
@@ -36,6 +35,7 @@ from .samples import (
     instantiate_functions,
     sampler,
     scalar_functions,
+    scalar_values,
     score_instance,
 )
 from .verdict import Counterexample
@@ -113,7 +113,7 @@ class _Sample:
 
     label: str  # how the entries were drawn
     env: dict  # input name -> array (ints or Rationals), permutations included
-    scalars: dict  # scalar symbol -> int
+    scalars: dict  # scalar symbol -> an Integer or Rational
     scores: dict  # score function name -> (float f, exact f, text)
     functions: dict  # undefined function -> (Lambda, text)
     lhs: object  # both sides with the scalars and functions substituted
@@ -136,17 +136,21 @@ class _Sample:
 
 
 def _draw(L, R, parts, t: int, kind: int, rng, allowed: dict) -> _Sample:
-    """Sample ``t`` of the claim L = R whose inputs, permutations, score and undefined functions are ``parts``."""
+    """Sample ``t`` of the claim L = R whose inputs, permutations, score and undefined functions are ``parts``.
+
+    ``allowed`` maps each free scalar to (integer values, values with non-integers) that satisfy its
+    assumptions; a sample with rational entries draws from the second.
+    """
     names, perms, fn_names, undefined = parts
     label, draw = sampler(t)
     env = {nm: draw(rng, shape) for nm, shape in names.items()}
     env.update({nm: random_permutation_matrix(rng, k) for nm, k in perms.items()})
-    svals = {s: int(rng.choice(vals)) for s, vals in allowed.items()}
+    pick = 1 if label.startswith("rationals") else 0
+    svals = {s: vals[pick][int(rng.integers(len(vals[pick])))] for s, vals in allowed.items()}
     scores = {nm: score_instance(kind, nm, int(rng.integers(1 << 30))) for nm in fn_names}
-    functions = {F: function_instance(F, k, rng) for F, k in undefined.items()}
+    functions = {F: inst for F, k in undefined.items() if (inst := function_instance(F, k, rng)) is not None}
     lams = {F: lam for F, (lam, _) in functions.items()}
-    subs = {s: sp.Integer(v) for s, v in svals.items()}
-    Ls, Rs = (instantiate_functions(x.xreplace(subs), lams) for x in (L, R))
+    Ls, Rs = (instantiate_functions(x.xreplace(svals), lams) for x in (L, R))
     return _Sample(label, env, svals, scores, functions, Ls, Rs)
 
 
@@ -183,10 +187,10 @@ def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None =
     per_point = max(trials, -(-MIN_SAMPLES // max(len(grid), 1)))
     stop_at = budget.elapsed() + TIME_SHARE * max(budget.left(), 0.0)
     trace, agreed, undecided, drawn = [], 0, 0, set()
-    allowed = {s: [v for v in (-2, -1, 0, 1, 2, 3) if admissible(s, v)] for s in scalars}
-    if any(not vals for vals in allowed.values()):
+    allowed = {s: (scalar_values(s, False), scalar_values(s, True)) for s in scalars}
+    if any(not vals[0] for vals in allowed.values()):
         return None, ["no small integer satisfies the assumptions of " +
-                      ", ".join(str(s) for s, v in allowed.items() if not v)], 0
+                      ", ".join(str(s) for s, v in allowed.items() if not v[0])], 0
     lhs, rhs = _exact_floats(lhs), _exact_floats(rhs)
     for a_idx, assignment in enumerate(grid):
         try:
@@ -229,7 +233,7 @@ def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None =
                 continue
             _, (i, j), d, cert = outcome
             values = {nm: np.asarray(v) for nm, v in sample.env.items()}
-            values.update({str(s): np.asarray(v) for s, v in sample.scalars.items()})
+            values.update({str(s): np.asarray(int(v) if v.is_Integer else v) for s, v in sample.scalars.items()})
             cex = Counterexample(
                 dims={str(k): v for k, v in assignment.items()}, values=values, lhs=A, rhs=B,
                 lhs_exact=Ax, rhs_exact=Bx, entry=(i, j), difference=d,

@@ -110,13 +110,46 @@ _COEFFS = (sp.Rational(1, 2), sp.Rational(1, 3), sp.Rational(2, 3), sp.Integer(1
            sp.Rational(-1, 2), sp.Rational(2, 5), sp.Integer(2))
 
 
+def satisfies(value, facts: dict) -> bool:
+    """True when the number ``value`` has every assumption in ``facts`` (e.g. {"positive": True})."""
+    v = sp.sympify(value)
+    return all(getattr(v, f"is_{fact}", None) in (None, held) for fact, held in facts.items())
+
+
+def assumptions(x) -> dict:
+    """The assumptions declared on a symbol or an undefined function (commutativity aside)."""
+    facts = x.default_assumptions if isinstance(x, type) else x.assumptions0
+    return {k: v for k, v in facts.items() if k != "commutative"}
+
+
+def scalar_values(symbol, rational: bool) -> list:
+    """Small values for a free scalar that satisfy its assumptions; non-integers too when ``rational``."""
+    pool = [sp.Integer(v) for v in (-2, -1, 0, 1, 2, 3)]
+    if rational:
+        pool += [sp.Rational(1, 2), sp.Rational(-1, 3), sp.Rational(3, 2), sp.Rational(-5, 2)]
+    facts = assumptions(symbol)
+    return [v for v in pool if satisfies(v, facts)]
+
+
 def function_instance(F, arity: int, rng):
-    """F(x_1, ..., x_k) := c_0 + c_1 x_1 + ... + c_k x_k + c x_1² with small rational c's: (Lambda, text)."""
+    """An instance of the undefined function F: (Lambda, text).
+
+    F(x_1, ..., x_k) := c_0 + c_1 x_1 + ... + c_k x_k + c x_1² with small rational c's; a function
+    declared with assumptions (``Function("theta", positive=True)``) becomes a constant that
+    satisfies them, or None when no small constant does.
+    """
     arity = max(arity, 1)
     xs = sp.symbols(f"x_1:{arity + 1}", cls=sp.Dummy)
+    shown = sp.symbols(f"x_1:{arity + 1}") if arity > 1 else (sp.Symbol("x"),)
+    facts = assumptions(F)
+    if facts:
+        fits = [c for c in _COEFFS + (sp.Integer(3),) if satisfies(c, facts)]
+        if not fits:
+            return None
+        c = fits[int(rng.integers(len(fits)))]
+        return sp.Lambda(xs, c), f"{F}({', '.join(map(str, shown))}) := {c}, a constant with the assumptions of {F}"
     c = [_COEFFS[int(k)] for k in rng.integers(0, len(_COEFFS), size=arity + 2)]
     body = c[0] + sum(ci * x for ci, x in zip(c[1:], xs)) + c[-1] * xs[0] ** 2
-    shown = sp.symbols(f"x_1:{arity + 1}") if arity > 1 else (sp.Symbol("x"),)
     text = f"{F}({', '.join(map(str, shown))}) := {sp.sstr(body.xreplace(dict(zip(xs, shown))))}"
     return sp.Lambda(xs, body), text
 
