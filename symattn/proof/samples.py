@@ -123,9 +123,10 @@ def assumptions(x) -> dict:
 
 
 def scalar_values(symbol, rational: bool) -> list:
-    """Small values for a free scalar that satisfy its assumptions; non-integers too when ``rational``."""
+    """Small values for a free scalar that satisfy its assumptions; non-integers too when ``rational``
+    and the scalar is declared real (a plain symbol may stand for an exponent or a position)."""
     pool = [sp.Integer(v) for v in (-2, -1, 0, 1, 2, 3)]
-    if rational:
+    if rational and symbol.is_real:
         pool += [sp.Rational(1, 2), sp.Rational(-1, 3), sp.Rational(3, 2), sp.Rational(-5, 2)]
     facts = assumptions(symbol)
     return [v for v in pool if satisfies(v, facts)]
