@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from symattn.cli import main
-from symattn.defs.heads import FamilyMember
+from symattn.defs.heads import FamilyMember, HeadSum
 from symattn.defs.softmax import Softmax
 from symattn.proof import canon, trust
 from symattn.proof.trust_check import Case, Rule, check_rule
@@ -63,6 +63,36 @@ def test_every_entry_names_an_implementation_that_exists_and_a_statement():
             if w.startswith("symattn."):
                 assert callable(_resolve(w)), w
         assert (r.family is None) == bool(r.axiom), r.name
+    for name in trust.DRIVERS:
+        assert callable(_resolve(name)), name
+
+
+def _rule_named(name):
+    return next(r for r in trust.TRUST_BASE if r.name == name)
+
+
+def test_a_wrong_transpose_rule_in_the_softmax_node_is_caught(monkeypatch):
+    monkeypatch.setattr(Softmax, "_eval_transpose", lambda self: Softmax(self.arg.T, self.axis))
+    result = check_rule(_rule_named("transpose_of_softmax"))
+    assert not result.ok and "the implementation changed the value" in result.failures[0]
+
+
+def test_pushing_a_factor_that_mentions_the_index_into_a_head_sum_is_caught(monkeypatch):
+    def reckless(e):
+        """M Σ_h e_h -> Σ_h M e_h even when M mentions h (captured by the sum)."""
+        if isinstance(e, HeadSum):
+            return HeadSum(reckless(e.body), e.index, e.count)
+        if isinstance(e, sp.MatMul):
+            f = list(e.args)
+            for k, x in enumerate(f):
+                if isinstance(x, HeadSum):
+                    return HeadSum(sp.MatMul(*f[:k], x.body, *f[k + 1:]), x.index, x.count)
+        return e
+
+    monkeypatch.setattr(canon, "push_into_head_sums", reckless)
+    result = check_rule(_rule_named("push_into_head_sums"))
+    assert not result.ok
+    assert any("case 5" in f and "the implementation changed the value" in f for f in result.failures)
 
 
 def _square(n):

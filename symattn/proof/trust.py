@@ -136,22 +136,36 @@ def _multiply_blocks(a, b1, b2, c):
     return [Case(lhs, rhs, sp.block_collapse(lhs)) for lhs, rhs in pairs]
 
 
-def _push_into_head_sums(H, r, a, c):
+@lru_cache(maxsize=None)
+def _push_symbolic():
+    """The rule applied as the engine applies it: to nodes over a symbolic number of heads H.
+
+    Products are built with MatMul(...) and not with ``*``, which would call doit and expand a
+    node over a concrete number of heads before the rule sees it.
+    """
     h = H_INDEX
     h2 = HeadIndex("h'", integer=True, positive=True)
-    M, N = _leaf("M", r, a), _leaf("N", c, r)
-    E, F = FamilyMember("E", h, a, c), FamilyMember("F", h, a, c)
-    W = FamilyMember("W", h, r, a)
+    H, R, A, C = _dim("H"), _dim("r"), _dim("a"), _dim("c")
+    M, N = _leaf("M", R, A), _leaf("N", C, R)
+    E, F = FamilyMember("E", h, A, C), FamilyMember("F", h, A, C)
+    E2 = FamilyMember("E", h2, A, C)
+    W = FamilyMember("W", h, R, A)
     S = HeadSum(E, h, H)
-    pairs = [(M * S, HeadSum(M * E, h, H)), (S * N, HeadSum(E * N, h, H)),
-             (sp.MatMul(3, S), HeadSum(3 * E, h, H)),
-             (HeadSum(E + F, h, H), S + HeadSum(F, h, H)),
-             # M depends on an index: pushed only into a sum over another index
-             (HeadSum(W * HeadSum(FamilyMember("E", h2, a, c), h2, 2), h, H),
-              HeadSum(HeadSum(W * FamilyMember("E", h2, a, c), h2, 2), h, H)),
+    pairs = [(sp.MatMul(M, S), HeadSum(sp.MatMul(M, E), h, H)), (sp.MatMul(S, N), HeadSum(sp.MatMul(E, N), h, H)),
+             (sp.MatMul(3, S), HeadSum(sp.MatMul(3, E), h, H)),
+             (HeadSum(sp.MatAdd(E, F), h, H), sp.MatAdd(S, HeadSum(F, h, H))),
+             # W_h depends on the outer index: pushed only into a sum over another index
+             (HeadSum(sp.MatMul(W, HeadSum(E2, h2, H)), h, H), HeadSum(HeadSum(sp.MatMul(W, E2), h2, H), h, H)),
              # the same index bound twice: W_h may not move into the inner sum (capture)
-             (HeadSum(W * HeadSum(E, h, 2), h, H), None)]
-    return [Case(lhs, rhs, canon.push_into_head_sums(lhs)) for lhs, rhs in pairs]
+             (HeadSum(sp.MatMul(W, HeadSum(E, h, H)), h, H), None)]
+    return (H, R, A, C), [(lhs, rhs, canon.push_into_head_sums(lhs)) for lhs, rhs in pairs]
+
+
+def _push_into_head_sums(H, r, a, c):
+    dims, forms = _push_symbolic()
+    at = dict(zip(dims, (H, r, a, c)))
+    return [Case(lhs.xreplace(at), None if rhs is None else rhs.xreplace(at), got.xreplace(at), changed=got != lhs)
+            for lhs, rhs, got in forms]
 
 
 @lru_cache(maxsize=None)
@@ -684,20 +698,26 @@ def _rename_bound(n):
 
 # --- induction.py and the nodes over heads ---------------------------------------------------
 
+@lru_cache(maxsize=None)
+def _peel_symbolic():
+    """Peeling as the induction step does it: at a symbolic H + 1."""
+    H, R, C = _dim("H"), _dim("r"), _dim("c")
+    E = FamilyMember("E", H_INDEX, R, C)
+    M = _leaf("M", C, R)
+    last = E.xreplace({H_INDEX: H + 1})
+    forms = [(HeadSum(E, H_INDEX, H + 1), sp.MatAdd(HeadSum(E, H_INDEX, H), last)),
+             (HeadStack(E, H_INDEX, H + 1), sp.BlockMatrix([[HeadStack(E, H_INDEX, H)], [last]])),
+             (HeadConcat(E, H_INDEX, H + 1), sp.BlockMatrix([[HeadConcat(E, H_INDEX, H), last]]))]
+    out = [(x, rhs, x.peel()) for x, rhs in forms]
+    x = sp.MatMul(M, HeadSum(E, H_INDEX, H + 1))
+    out.append((x, sp.MatMul(M, sp.MatAdd(HeadSum(E, H_INDEX, H), last)), peel(x)))
+    return (H, R, C), out
+
+
 def _peel(H, r, c):
-    E = FamilyMember("E", H_INDEX, r, c)
-    M = _leaf("M", c, r)
-    last = E.xreplace({H_INDEX: sp.Integer(H + 1)})
-    pairs = ((HeadSum, lambda: HeadSum(E, H_INDEX, H) + last),
-             (HeadStack, lambda: sp.BlockMatrix([[HeadStack(E, H_INDEX, H)], [last]])),
-             (HeadConcat, lambda: sp.BlockMatrix([[HeadConcat(E, H_INDEX, H), last]])))
-    out = []
-    for node, rhs in pairs:
-        x = node(E, H_INDEX, H + 1)
-        out.append(Case(x, rhs(), x.peel()))
-    x = M * HeadSum(E, H_INDEX, H + 1)
-    out.append(Case(x, M * (HeadSum(E, H_INDEX, H) + last), peel(x)))
-    return out
+    dims, forms = _peel_symbolic()
+    at = dict(zip(dims, (H, r, c)))
+    return [Case(x.xreplace(at), rhs.xreplace(at), got.xreplace(at), changed=got != x) for x, rhs, got in forms]
 
 
 def _heads_at_concrete_count(H, r, c):
@@ -713,13 +733,13 @@ def _heads_at_concrete_count(H, r, c):
     # nested binders: over another index, and over the same index (the inner one keeps its own h)
     h2 = HeadIndex("h'", integer=True, positive=True)
     W = FamilyMember("W", H_INDEX, r, r)
-    inner_other = HeadSum(FamilyMember("E", h2, r, c) * FamilyMember("F", H_INDEX, c, c), h2, 2)
+    inner_other = HeadSum(sp.MatMul(FamilyMember("E", h2, r, c), FamilyMember("F", H_INDEX, c, c)), h2, 2)
     inner_same = HeadSum(E, H_INDEX, 2)
-    for inner, body_of in ((inner_other, lambda k: HeadSum(FamilyMember("E", h2, r, c) * FamilyMember("F", k, c, c),
-                                                           h2, 2)),
+    for inner, body_of in ((inner_other, lambda k: HeadSum(sp.MatMul(FamilyMember("E", h2, r, c),
+                                                                     FamilyMember("F", k, c, c)), h2, 2)),
                            (inner_same, lambda k: inner_same)):
-        x = HeadSum(W * inner, H_INDEX, H)
-        rhs = sp.MatAdd(*[FamilyMember("W", k, r, r) * body_of(sp.Integer(k)) for k in range(1, H + 1)])
+        x = HeadSum(sp.MatMul(W, inner), H_INDEX, H)
+        rhs = sp.MatAdd(*[sp.MatMul(FamilyMember("W", k, r, r), body_of(sp.Integer(k))) for k in range(1, H + 1)])
         out.append(Case(x, rhs, expand_heads(x)))
     return out
 
