@@ -294,3 +294,12 @@ def test_a_real_scalar_takes_non_integer_values_and_a_positive_theta_stays_posit
         lam, text = function_instance(theta, 1, rng)
         assert all(lam(k).is_positive for k in range(-5, 6)), text
     assert any(function_instance(free, 1, rng)[0](k).is_negative for _ in range(20) for k in range(-5, 6))
+
+
+def test_sides_that_overflow_in_floats_are_compared_exactly():
+    X = sp.MatrixSymbol("X", n, n)
+    v = sa.verify(sa.Exp(8000 * X), sa.Exp(8000 * X.T))  # exp(8000 x) overflows float64 for x >= 1
+    cex = assert_refuted_with_exact_difference(v)
+    Xv = exact(cex.values["X"])
+    i, j = cex.entry
+    assert cex.difference == sp.exp(8000 * Xv[i, j]) - sp.exp(8000 * Xv[j, i])

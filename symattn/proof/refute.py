@@ -66,8 +66,10 @@ def _limited(budget, seconds, what, fn, *args):
 
 
 def _order(A, B):
-    """Entries by decreasing relative float difference, the exactly-equal ones last."""
-    diff = np.abs(A - B) / (1.0 + np.maximum(np.abs(A), np.abs(B)))
+    """Entries by decreasing relative float difference, the exactly-equal ones last (non-finite ones first)."""
+    with np.errstate(all="ignore"):
+        diff = np.abs(A - B) / (1.0 + np.maximum(np.abs(A), np.abs(B)))
+    diff = np.where(np.isfinite(A) & np.isfinite(B), diff, np.inf)
     flat = np.argsort(-diff, axis=None, kind="stable")
     return [tuple(int(k) for k in np.unravel_index(f, diff.shape)) for f in flat]
 
@@ -218,9 +220,6 @@ def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None =
                 return None, trace, agreed
             except (ArithmeticError, IndexError, ValueError, TypeError, np.linalg.LinAlgError) as exc:
                 trace.append(f"sample skipped at {assignment}: {type(exc).__name__}: {exc}")
-                continue
-            if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
-                trace.append(f"sample skipped at {assignment}: non-finite values (nothing is compared)")
                 continue
             outcome, Ax, Bx = _compare(sample, A, B, budget)
             if outcome[0] == "agree":
