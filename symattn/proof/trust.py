@@ -655,6 +655,19 @@ def _exp_of_a_sum(n):
     return [Case(lhs, rhs, sp.expand(lhs, power_exp=True))]
 
 
+def _symmetric(n):
+    from ..defs.structured import Symmetric
+
+    S, X = Symmetric("S", n), _leaf("X", n, n)
+    entries = sp.ImmutableMatrix(n, n, lambda i, j: S[i, j])
+    cases = [Case(sp.Transpose(S), S, _doit_once(sp.Transpose(S))),
+             Case(sp.Transpose(sp.MatMul(S, X)), sp.MatMul(X.T, S), canon.canon(sp.Transpose(sp.MatMul(S, X)))),
+             Case(S, None, sp.ImmutableMatrix(n, n, lambda i, j: S._entry(sp.Integer(i), sp.Integer(j))),
+                  changed=n > 1),
+             Case(S, None, Symmetric.impose(entries), changed=n > 1)]
+    return cases + _entry_cases(S, {}, symbolic=False)
+
+
 @lru_cache(maxsize=None)
 def _nested_floor_symbolic():
     y, r = sp.Dummy("y", real=True), _dim("r")
@@ -1004,6 +1017,11 @@ TRUST_BASE: list[Rule] = [
     _rule("exp_of_a_sum", (f"{E}.normalize", "sympy expand(power_exp=True)"),
           "exp(a + b) = exp(a) exp(b), exp(k a) = exp(a)^k (the exact check splits exp atoms the same way; the "
           "float check is the independent one)", _exp_of_a_sum, "n"),
+    _rule("symmetric_input", ("symattn.defs.structured.Symmetric._eval_transpose",
+                              "symattn.defs.structured.Symmetric._entry", "symattn.defs.structured.Symmetric.impose",
+                              f"{E}.entry"),
+          "for S = Sᵀ: Sᵀ = S, (S X)ᵀ = Xᵀ S, S_ij = S_{min(i,j), max(i,j)}, and imposing symmetry on a symmetric "
+          "matrix changes nothing", _symmetric, "n"),
     _rule("merge_nested_floors", f"{E}.merge_nested_floors",
           "floor(floor(x)/r) = floor(x/r) for a positive integer r (x = p/q)", _merge_nested_floors, "pqr",
           exact=SMALL_INT, numeric=LARGE_INT),
