@@ -3,6 +3,9 @@
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import exact_scalar_pairs
 
 import symattn as sa
 
@@ -303,3 +306,24 @@ def test_sides_that_overflow_in_floats_are_compared_exactly():
     Xv = exact(cex.values["X"])
     i, j = cex.entry
     assert cex.difference == sp.exp(8000 * Xv[i, j]) - sp.exp(8000 * Xv[j, i])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(pair=exact_scalar_pairs(), tiny=st.sampled_from([0, sp.Rational(1, 10**15), sp.Rational(-1, 10**40)]))
+def test_exact_decisions_agree_with_high_precision_values(pair, tiny):
+    """A value shown 0 is 0, a certified value is nonzero, and e - e' (exactly 0) is never certified."""
+    from symattn.proof.certify import certify_nonzero, proves_zero
+
+    e, e2 = pair
+    zero, shifted = e - e2, e - e2 + tiny
+    assert certify_nonzero(zero) is None
+    assert proves_zero(zero)
+    assert abs(sp.N(zero, 80)) < sp.Float("1e-70")
+    assert proves_zero(shifted) is (tiny == 0)
+    if tiny != 0:
+        assert certify_nonzero(shifted) is not None
+    for value in (e, e2 + 1):
+        if proves_zero(value):
+            assert abs(sp.N(value, 80)) < sp.Float("1e-70")
+        if certify_nonzero(value) is not None:
+            assert abs(sp.N(value, 80)) > sp.Float("1e-70")
