@@ -10,8 +10,9 @@ dimension listed in ``at``. A false claim given ``at=`` lists dimensions where i
 Traps are marked in the entry's ``family`` and name: true only at dimension 1, only for H = 1,
 only when d_k = d_v, off by 10^-15 (exact Rationals), the same claim with explicit entries, user
 names that collide with names the engine uses inside, and nested binders. Entries whose two
-sides hold two different objects that print alike may be refused with a ClaimError
-(``refusable=True``); that is an acceptable outcome for them, and for them only.
+sides hold two different objects that print alike, or a mask where it is undefined, may be
+refused with a ClaimError or ShapeError (``refusable=True``); that is an acceptable outcome for
+them, and for them only.
 
 :func:`decide` runs one entry and returns its outcome: "proved general", "proved at dims",
 "refuted", "unknown" or "refused".
@@ -27,7 +28,7 @@ import sympy as sp
 import symattn as sa
 from symattn.defs.gqa import group_of, repeat_kv, repeat_kv_heads
 from symattn.defs.rope import apply_rope, rope, rotation
-from symattn.errors import ClaimError
+from symattn.errors import ClaimError, ShapeError
 from symattn.proof.scalar import is_scalar_claim, verify_scalar
 
 #: The per-claim time budget (seconds) of the corpus run.
@@ -92,8 +93,8 @@ def decide(entry: Entry) -> tuple[str, sa.Verdict | None, str]:
     try:
         lhs, rhs, kwargs = entry.claim()
         v = run(lhs, rhs, kwargs)
-    except ClaimError as exc:
-        return "refused", None, str(exc)
+    except (ClaimError, ShapeError) as exc:  # a claim verify will not decide, with the reason
+        return "refused", None, f"{type(exc).__name__}: {exc}"
     return outcome_of(v), v, ""
 
 
@@ -1730,3 +1731,262 @@ def _():
     A, B = _AB()
     return (sa.head_sum(lambda h: sa.head_sum(lambda h2: A[h] * B[h2], H), H).subs(H, 2),
             sa.head_sum(lambda h: sa.head_sum(lambda h2: A[h] * B[h2], 2), 2))
+
+
+# ----------------------------------------------------------------------------- closed claims with numbers
+def _col(*xs):
+    return sp.ImmutableMatrix([[v] for v in xs])
+
+
+@claim("closed_softmax_worked_example", True, "closed numbers")
+def _():
+    return sa.softmax(_col(14, 12)), _col(sp.E**2 / (1 + sp.E**2), 1 / (1 + sp.E**2))
+
+
+@claim("closed_softmax_worked_example_rounded", False, "closed numbers")
+def _():
+    return sa.softmax(_col(14, 12)), _col(sp.Rational(88, 100), sp.Rational(12, 100))
+
+
+@claim("closed_softmax_of_huge_scores", True, "closed numbers", note="floats overflow: exp(1000)")
+def _():
+    return sa.softmax(_col(1000, 999)), _col(1 / (1 + sp.exp(-1)), sp.exp(-1) / (1 + sp.exp(-1)))
+
+
+@claim("closed_softmax_of_huge_scores_swapped", False, "closed numbers")
+def _():
+    return sa.softmax(_col(1000, 999)), _col(sp.exp(-1) / (1 + sp.exp(-1)), 1 / (1 + sp.exp(-1)))
+
+
+@claim("closed_softmax_minus_infinity_drops_a_key", True, "closed numbers")
+def _():
+    return sa.softmax(_col(0, -sp.oo)), _col(1, 0)
+
+
+@claim("closed_ramanujan_constant_is_an_integer", False, "off by 10^-15",
+       note="exp(pi sqrt(163)) - (640320^3 + 744) is about -7.5e-13, relative 3e-30")
+def _():
+    return sp.ImmutableMatrix([[sp.exp(sp.pi * sp.sqrt(163))]]), sp.ImmutableMatrix([[640320**3 + 744]])
+
+
+@claim("closed_ramanujan_constant_scalar", False, "off by 10^-15")
+def _():
+    return sp.exp(sp.pi * sp.sqrt(163)), sp.Integer(640320**3 + 744)
+
+
+@claim("closed_exp_pi_minus_pi_is_20", False, "closed numbers")
+def _():
+    return sp.exp(sp.pi) - sp.pi, sp.Integer(20)
+
+
+@claim("closed_pi_is_355_over_113", False, "closed numbers")
+def _():
+    return sp.ImmutableMatrix([[sp.pi]]), sp.ImmutableMatrix([[sp.Rational(355, 113)]])
+
+
+@claim("closed_exp_of_log_sum", True, "closed numbers")
+def _():
+    return sp.exp(sp.log(2) + sp.log(3)), sp.Integer(6)
+
+
+@claim("closed_sin_is_shifted_cos", True, "closed numbers")
+def _():
+    return sp.sin(sp.pi / 7), sp.cos(5 * sp.pi / 14)
+
+
+@claim("closed_floor_of_sqrt2_scaled", True, "closed numbers")
+def _():
+    return sp.floor(sp.sqrt(2) * 10**15), sp.Integer(1414213562373095)
+
+
+@claim("closed_floor_of_sqrt2_scaled_off_by_one", False, "closed numbers")
+def _():
+    return sp.floor(sp.sqrt(2) * 10**15), sp.Integer(1414213562373096)
+
+
+@claim("closed_softmax_shift_by_1e-15_inside_exp", False, "off by 10^-15")
+def _():
+    X = sp.MatrixSymbol("X", 2, 2)
+    return sa.softmax(X + EPS * sp.ImmutableMatrix([[1, 0], [0, 0]])), sa.softmax(X)
+
+
+@claim("softmax_diagonal_shift_by_1e-15", False, "off by 10^-15")
+def _():
+    X = sp.MatrixSymbol("X", n + 1, n + 1)
+    return sa.softmax(X + EPS * sp.Identity(n + 1)), sa.softmax(X)
+
+
+@claim("attention_scale_with_d_k_off_by_1e-15", False, "off by 10^-15")
+def _():
+    Q, K, V = qkv()
+    return sa.attention(Q, K, V), V * sa.softmax(K.T * Q / sp.sqrt(d_k + EPS))
+
+
+@claim("attention_huge_value_scale", True, "attention")
+def _():
+    Q, K, V = qkv()
+    return sa.attention(Q, K, 10**30 * V), 10**30 * sa.attention(Q, K, V)
+
+
+# ----------------------------------------------------------------------------- rules and their false neighbours
+@claim("mask_scaled_by_positive_symbol", True, "masks")
+def _():
+    S = sp.MatrixSymbol("S", n, n)
+    cp = sp.Symbol("c", positive=True)
+    return sa.softmax(cp * (S + sa.CausalMask(n))), sa.softmax(cp * S + sa.CausalMask(n))
+
+
+@claim("mask_scaled_by_symbol_of_unknown_sign", False, "masks", refusable=True,
+       note="false for c <= 0; c (S + M) with c of unknown sign may be refused as undefined")
+def _():
+    S = sp.MatrixSymbol("S", n + 1, n + 1)
+    cr = sp.Symbol("c", real=True)
+    return sa.softmax(cr * (S + sa.CausalMask(n + 1))), sa.softmax(cr * S + sa.CausalMask(n + 1))
+
+
+@claim("padding_longer_than_keys_is_no_mask", True, "masks")
+def _():
+    Q, K, V = qkv()
+    return sa.masked_attention(Q, K, V, sa.PaddingMask(m, n, m + 1)), sa.attention(Q, K, V)
+
+
+@claim("two_permutations_cancel", False, "permutations")
+def _():
+    P, P2 = sa.Permutation("P", n), sa.Permutation("R", n)
+    return P * P2.T, sp.Identity(n)
+
+
+@claim("permutation_transpose_cancels_on_the_left", False, "permutations")
+def _():
+    P, P2 = sa.Permutation("P", n), sa.Permutation("R", n)
+    return P2.T * P, sp.Identity(n)
+
+
+@claim("permutation_product_transpose", True, "permutations")
+def _():
+    P, P2 = sa.Permutation("P", n), sa.Permutation("R", n)
+    return (P * P2).T * (P * P2), sp.Identity(n)
+
+
+@claim("rope_first_blocks_of_a_larger_rope", True, "rope")
+def _():
+    return rope(a, p + 1, theta)[:2 * p, :2 * p], rope(a, p, theta)
+
+
+@claim("rope_last_blocks_are_shifted_frequencies", True, "rope")
+def _():
+    return rope(a, p + 1, theta)[2:, 2:], rope(a, p, lambda k: theta(k + 1))
+
+
+@claim("rope_last_blocks_with_the_same_frequencies", False, "rope")
+def _():
+    return rope(a, p + 1, theta)[2:, 2:], rope(a, p, theta)
+
+
+@claim("head_sum_of_a_constant_rope", True, "rope")
+def _():
+    return sa.head_sum(lambda k: rope(a, p, theta), H), H * rope(a, p, theta)
+
+
+@claim("head_sum_of_rotating_ropes_is_not_H_times_one", False, "rope")
+def _():
+    return sa.head_sum(lambda k: rope(k * a, p, theta), H), H * rope(a, p, theta)
+
+
+@claim("rope_full_turn_with_unit_frequencies", True, "rope")
+def _():
+    return rope(2 * sp.pi, p, lambda k: 1), sp.Identity(2 * p)
+
+
+@claim("blockdiag_of_twice_identity_is_identity", False, "rope")
+def _():
+    return sa.BlockDiag(2 * sp.Identity(2), sa.h, p), sp.Identity(2 * p)
+
+
+@claim("gqa_sum_form_reads_floor_groups", True, "gqa")
+def _():
+    Q, K, V, WQ, WK, WV, WO = _gqa_args()
+    return (sa.gqa(Q, K, V, WQ, WK, WV, WO, H=G * r, G=G, form="sum"),
+            sa.head_sum(lambda k: WO[k] * sa.attention(WQ[k] * Q, WK[group_of(k, G * r, G)] * K,
+                                                       WV[group_of(k, G * r, G)] * V), G * r))
+
+
+@claim("gqa_sum_form_reads_groups_off_by_one", False, "gqa")
+def _():
+    Q, K, V, WQ, WK, WV, WO = _gqa_args()
+    return (sa.gqa(Q, K, V, WQ, WK, WV, WO, H=G * r, G=G, form="sum"),
+            sa.head_sum(lambda k: WO[k] * sa.attention(WQ[k] * Q, WK[sp.floor(k / r) + 1] * K,
+                                                       WV[sp.floor(k / r) + 1] * V), G * r))
+
+
+@claim("gqa_sum_form_reads_ceiling_groups_true", True, "gqa")
+def _():
+    Q, K, V, WQ, WK, WV, WO = _gqa_args()
+    return (sa.gqa(Q, K, V, WQ, WK, WV, WO, H=G * r, G=G, form="sum"),
+            sa.head_sum(lambda k: WO[k] * sa.attention(WQ[k] * Q, WK[sp.ceiling(k / r)] * K,
+                                                       WV[sp.ceiling(k / r)] * V), G * r))
+
+
+# ----------------------------------------------------------------------------- names SymPy would parse
+@claim("name_E_is_a_scalar_not_euler", False, "colliding names")
+def _():
+    Es = _sym("E", positive=True)
+    Q, K, V = qkv()
+    return sa.attention(Q, K, Es * V), sp.E * sa.attention(Q, K, V)
+
+
+@claim("name_E_scalar_commutes", True, "colliding names")
+def _():
+    Es = _sym("E", positive=True)
+    Q, K, V = qkv()
+    return sa.attention(Q, K, Es * V), Es * sa.attention(Q, K, V)
+
+
+@claim("name_I_is_a_scalar_not_the_imaginary_unit", False, "colliding names")
+def _():
+    Is = _sym("I", real=True)
+    X = X_mat()
+    return (Is**2 + 1) * sa.softmax(X), sp.ZeroMatrix(m, n)
+
+
+@claim("name_pi_scalar_scales_values", False, "colliding names")
+def _():
+    ps = _sym("pi", positive=True)
+    Q, K, V = qkv()
+    return sa.attention(Q, K, ps * V), sp.pi * sa.attention(Q, K, V)
+
+
+@claim("matrix_named_lambda_and_gamma", True, "colliding names")
+def _():
+    A, B = sp.MatrixSymbol("lambda", n, n), sp.MatrixSymbol("gamma", n, n)
+    return (A * B).T, B.T * A.T
+
+
+@claim("matrix_named_oo_and_dimension_named_N", False, "colliding names")
+def _():
+    A = sp.MatrixSymbol("oo", N, N)
+    return sa.softmax(A), sa.softmax(A.T)
+
+
+@claim("scalar_primed_like_a_nested_index", True, "colliding names")
+def _():
+    hp = _sym("h'", integer=True, positive=True)
+    A, B = _AB()
+    return (sa.head_sum(lambda u: sa.head_sum(lambda v: hp * (A[u] * B[v]), H), H),
+            hp * (sa.head_sum(lambda u: A[u], H) * sa.head_sum(lambda v: B[v], H)))
+
+
+@claim("scalar_primed_like_a_nested_index_false", False, "colliding names")
+def _():
+    hp = _sym("h'", integer=True, positive=True)
+    A, B = _AB()
+    return (sa.head_sum(lambda u: sa.head_sum(lambda v: hp * (A[u] * B[v]), H), H),
+            sa.head_sum(lambda u: sa.head_sum(lambda v: v * (A[u] * B[v]), H), H))
+
+
+@claim("dimension_primed_like_a_nested_index", True, "colliding names")
+def _():
+    Hp = sa.dims("h'")
+    A, B = _AB()
+    return (sa.head_sum(lambda u: sa.head_sum(lambda v: A[u] * B[v], Hp), Hp),
+            sa.head_sum(lambda u: A[u], Hp) * sa.head_sum(lambda v: B[v], Hp))
