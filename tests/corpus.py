@@ -1990,3 +1990,71 @@ def _():
     A, B = _AB()
     return (sa.head_sum(lambda u: sa.head_sum(lambda v: A[u] * B[v], Hp), Hp),
             sa.head_sum(lambda u: A[u], Hp) * sa.head_sum(lambda v: B[v], Hp))
+
+
+# ----------------------------------------------------------------------------- binders built by hand
+u_, v_ = sp.symbols("u v", integer=True, positive=True)
+
+
+@claim("hand_bound_head_sum_alpha", True, "nested binders")
+def _():
+    A, X = sa.Family("A", n, n), sp.MatrixSymbol("X", n, n)
+    return sa.HeadSum(A[u_] * X, u_, H), sa.HeadSum(A[v_] * X, v_, H)
+
+
+@claim("hand_bound_head_sum_index_also_free_outside", True, "nested binders")
+def _():
+    A, X = sa.Family("A", n, n), sp.MatrixSymbol("X", n, n)
+    return u_ * sa.HeadSum(A[u_] * X, u_, H), u_ * sa.HeadSum(A[v_] * X, v_, H)
+
+
+@claim("hand_bound_head_sum_outer_scalar_captured", False, "nested binders")
+def _():
+    A, X = sa.Family("A", n, n), sp.MatrixSymbol("X", n, n)
+    return u_ * sa.HeadSum(A[u_] * X, u_, H), sa.HeadSum(v_ * A[v_] * X, v_, H)
+
+
+@claim("hand_bound_head_sum_rebinding_its_index", True, "nested binders")
+def _():
+    A, X = sa.Family("A", n, n), sp.MatrixSymbol("X", n, n)
+    return sa.HeadSum(sa.HeadSum(A[u_] * X, u_, H), u_, H), H * sa.HeadSum(A[u_] * X, u_, H)
+
+
+@claim("hand_bound_head_sum_rebinding_read_as_one_sum", False, "nested binders")
+def _():
+    A, X = sa.Family("A", n, n), sp.MatrixSymbol("X", n, n)
+    return sa.HeadSum(sa.HeadSum(A[u_] * X, u_, H), u_, H), sa.HeadSum(A[u_] * X, u_, H)
+
+
+@claim("hand_bound_blockdiag_alpha", True, "nested binders")
+def _():
+    return sa.BlockDiag(rotation(x * theta(u_)), u_, p), sa.BlockDiag(rotation(x * theta(v_)), v_, p)
+
+
+@claim("hand_bound_blockdiag_outer_scalar_captured", False, "nested binders")
+def _():
+    return u_ * sa.BlockDiag(rotation(x * theta(u_)), u_, p), sa.BlockDiag(v_ * rotation(x * theta(v_)), v_, p)
+
+
+@claim("hand_bound_blockdiag_scalar_moves_inside", True, "nested binders")
+def _():
+    return u_ * sa.BlockDiag(rotation(x * theta(v_)), v_, p), sa.BlockDiag(u_ * rotation(x * theta(v_)), v_, p)
+
+
+@claim("head_sum_after_substituting_the_head_index", True, "nested binders")
+def _():
+    A, X = sa.Family("A", n, n), sp.MatrixSymbol("X", n, n)
+    return sa.head_sum(lambda k: A[k] * X, H).subs(sa.h, 2), sa.head_sum(lambda k: A[k] * X, H)
+
+
+@claim("one_score_function_at_two_input_shapes", False, "attention")
+def _():
+    Q, K = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m)
+    Q2, K2 = sp.MatrixSymbol("Q2", d_v, n), sp.MatrixSymbol("K2", d_v, m)
+    return sa.softmax(f(Q, K)), sa.softmax(f(Q2, K2))
+
+
+@claim("two_families_one_name_different_shapes", False, "colliding names", refusable=True, names_matter=True)
+def _():
+    W1, W2 = sa.Family("W", n, n), sa.Family("W", n, m)
+    return W1[1], W2[1] * sp.MatrixSymbol("C", m, n)
