@@ -327,3 +327,18 @@ def test_exact_decisions_agree_with_high_precision_values(pair, tiny):
             assert abs(sp.N(value, 80)) < sp.Float("1e-70")
         if certify_nonzero(value) is not None:
             assert abs(sp.N(value, 80)) > sp.Float("1e-70")
+
+
+def test_a_symmetric_input_is_drawn_symmetric_and_shown_as_evaluated():
+    from symattn.proof.budget import Budget
+    from symattn.proof.refute import search
+
+    S, A = sa.Symmetric("S", n), sp.MatrixSymbol("A", n, n)
+    cex, trace, agreed = search(sa.Exp(S).T, sa.Exp(S), Budget(10.0))  # true for every symmetric S
+    assert cex is None and agreed > 0, trace
+    v = sa.verify(S * A, A * S)
+    cex = assert_refuted_with_exact_difference(v)
+    Sv, Av = exact(cex.values["S"]), exact(cex.values["A"])
+    assert Sv == Sv.T  # the value shown is the value evaluated
+    i, j = cex.entry
+    assert cex.difference == (Sv * Av - Av * Sv)[i, j]

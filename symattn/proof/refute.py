@@ -16,14 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from ..defs.heads import FamilyMember
+from ..defs.permutation import Permutation
 from ..errors import BudgetExceeded
 from .certify import certify_nonzero, proves_zero
 from .evaluate import EvaluationError, evaluate
 from .instances import (
     dimension_grid,
     dimension_symbols,
-    leaves,
-    permutations,
     random_permutation_matrix,
     scalar_symbols,
     score_functions,
@@ -114,7 +114,7 @@ class _Sample:
     """One instance of the claim: inputs, scalar values, score functions and undefined functions."""
 
     label: str  # how the entries were drawn
-    env: dict  # input name -> array (ints or Rationals), permutations included
+    env: dict  # input matrix (the object) -> array of ints or Rationals, permutations included
     scalars: dict  # scalar symbol -> an Integer or Rational
     scores: dict  # score function name -> (float f, exact f, text)
     functions: dict  # undefined function -> (Lambda, text)
@@ -145,8 +145,9 @@ def _draw(L, R, parts, t: int, kind: int, rng, allowed: dict) -> _Sample:
     """
     names, perms, fn_names, undefined = parts
     label, draw = sampler(t)
-    env = {nm: draw(rng, shape) for nm, shape in names.items()}
-    env.update({nm: random_permutation_matrix(rng, k) for nm, k in perms.items()})
+    env = {x: draw(rng, shape) for x, shape in names.items()}
+    env = {x: x.impose(v) if hasattr(x, "impose") else v for x, v in env.items()}  # e.g. symmetric inputs
+    env.update({P: random_permutation_matrix(rng, k) for P, k in perms.items()})
     pick = 1 if label.startswith("rationals") else 0
     svals = {s: vals[pick][int(rng.integers(len(vals[pick])))] for s, vals in allowed.items()}
     scores = {nm: score_instance(kind, nm, int(rng.integers(1 << 30))) for nm in fn_names}
@@ -167,13 +168,26 @@ def _compare(sample, A, B, budget):
         return ("undecided", f"{type(exc).__name__}: {exc}"), None, None
 
 
+def _inputs(*exprs):
+    """The input matrices (object -> (rows, cols)) and permutation matrices (object -> size), keyed by the
+    objects themselves, never by their printed names."""
+    mats, perms = {}, {}
+    for e in exprs:
+        for x in sp.preorder_traversal(e):
+            if isinstance(x, (sp.MatrixSymbol, FamilyMember)):
+                mats[x] = (int(x.shape[0]), int(x.shape[1]))
+            elif isinstance(x, Permutation):
+                perms[x] = int(x.size)
+    return mats, perms
+
+
 def _parts(lhs, rhs, assignment, budget):
     """Both sides at ``assignment`` and what a sample must instantiate in them."""
     with budget.limit(what="instantiating the claim"):
         L, R = specialize(lhs, assignment), specialize(rhs, assignment)
     if tuple(L.shape) != tuple(R.shape):
         return L, R, None
-    return L, R, (leaves(L, R), permutations(L, R), score_functions(L, R), scalar_functions(L, R))
+    return L, R, (*_inputs(L, R), score_functions(L, R), scalar_functions(L, R))
 
 
 def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None = None):
@@ -231,7 +245,7 @@ def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None =
                     trace.append(f"sample undecided at {assignment} ({sample.label}): {outcome[1]}")
                 continue
             _, (i, j), d, cert = outcome
-            values = {nm: np.asarray(v) for nm, v in sample.env.items()}
+            values = {x.name: np.asarray(v) for x, v in sample.env.items()}
             values.update({str(s): np.asarray(int(v) if v.is_Integer else v) for s, v in sample.scalars.items()})
             cex = Counterexample(
                 dims={str(k): v for k, v in assignment.items()}, values=values, lhs=A, rhs=B,
