@@ -2058,3 +2058,26 @@ def _():
 def _():
     W1, W2 = sa.Family("W", n, n), sa.Family("W", n, m)
     return W1[1], W2[1] * sp.MatrixSymbol("C", m, n)
+
+
+# ----------------------------------------------------------------------------- more d_k = d_v traps
+@claim("paper_form_scaled_by_d_v", False, "true only when d_k = d_v")
+def _():
+    WQ, WK, WV, WO = families()
+    X = sp.MatrixSymbol("X", d_model, n)
+    paper = sa.paper_self_attention(X, lambda k: WQ[k] / sp.sqrt(d_v), WK, lambda k: WO[k] * WV[k], H=H)
+    return X + sa.multihead(X, X, X, WQ, WK, WV, WO, H=H, form="sum"), paper
+
+
+@claim("paper_form_scaled_by_d_v_with_d_v_equal_d_k", True, "true only when d_k = d_v")
+def _():
+    WQ, WK, WV, WO = families(d_k, d_k)
+    X = sp.MatrixSymbol("X", d_model, n)
+    paper = sa.paper_self_attention(X, lambda k: WQ[k] / sp.sqrt(WV[k].rows), WK, lambda k: WO[k] * WV[k], H=H)
+    return X + sa.multihead(X, X, X, WQ, WK, WV, WO, H=H, form="sum"), paper
+
+
+@claim("head_with_value_scale_sqrt_d_v_over_d_k", False, "true only when d_k = d_v")
+def _():
+    Q, K, V = qkv()
+    return sa.attention(Q, K, V), sp.sqrt(d_v) / sp.sqrt(d_k) * sa.attention(Q, K, V)
