@@ -213,6 +213,7 @@ def test_scalars_in_the_tree_use_the_environment():
     assert ev.scalar(sp.Mod(7, n)) == 1
     assert num.show(ev.scalar(sp.sqrt(n))).startswith("[1.73205")
     assert ev.scalar(sp.sqrt(4 * n + 4)) == 4
+    assert contains(ev.scalar(sp.pi * sp.E), mpmath.pi * mpmath.e)
 
 
 def test_expectations_are_exact_at_each_law():
@@ -275,10 +276,13 @@ def test_audit_at_dimensions_uses_exactly_those_dimensions():
 
 
 def test_audit_sees_a_difference_of_ten_to_the_minus_twenty():
-    X = sp.MatrixSymbol("X", n, n)
-    tiny = sp.Rational(1, 10**20)
-    with pytest.raises(SoundnessError, match="disjoint enclosures|exactly"):
-        run_audit(sa.softmax(X) * (1 + tiny), sa.softmax(X), FAKE)
+    ones, tiny = sp.OneMatrix(2, 2), sp.Rational(1, 10**20)  # e is irrational: only enclosures can tell
+    with pytest.raises(SoundnessError, match="disjoint enclosures at 128 bits"):
+        run_audit((sp.E + tiny) * ones, sp.E * ones, FAKE)
+    X = sp.MatrixSymbol("X", 2, 2)
+    with pytest.raises(SoundnessError, match="disjoint enclosures at 128 bits"):
+        run_audit(sa.softmax(X) * (1 + tiny * sp.pi), sa.softmax(X), FAKE)
+    assert run_audit(sa.softmax(X) * sp.exp(0), sa.softmax(X), FAKE) == "audit: 4 random exact instances agree"
 
 
 def test_verify_runs_the_audit_and_says_so():
@@ -346,3 +350,18 @@ def test_audit_disagrees_with_every_item_of_the_gallery():
         except SoundnessError:
             caught.add(th.name)
     assert names and caught == names
+
+
+def test_structured_and_logarithm_inputs_get_values_in_their_domain():
+    from symattn.defs.numeric_nodes import Exp, Log
+    from symattn.defs.structured import Symmetric
+
+    S, X = Symmetric("S", n), sp.MatrixSymbol("X", n, n)
+    ev = evaluator({n: 3})
+    s = ev.matrix(S)
+    assert s == transpose(s)
+    assert run_audit(S.T * X, S * X, FAKE) == "audit: 4 random exact instances agree"
+    line = run_audit(Exp(Log(X)), X, FAKE)  # defined where every entry is positive
+    assert line.startswith("audit: 4 random exact instances agree")
+    with pytest.raises(SoundnessError):
+        run_audit(Log(X * X), Log(X) + Log(X), FAKE)

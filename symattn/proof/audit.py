@@ -14,8 +14,8 @@ substitution:
   Kᵀ M Q, the elementwise square of Kᵀ Q, and the elementwise exp of Kᵀ M Q, and small
   rationals for uninterpreted scalar functions such as RoPE's θ(i);
 - values exact where possible and certified intervals (mpmath.iv, outward rounding) where
-  exp, sqrt, cos or sin enter, at 64 bits and, when an enclosure is too wide to decide, at
-  128 and 256 bits.
+  exp, sqrt, cos or sin enter, at 128 bits and, when an enclosure is too wide to decide, at
+  256 and 512 bits.
 
 If some entry of the two sides is certified different (exactly, or by disjoint enclosures), the
 prover has proved a false claim: a :class:`~symattn.errors.SoundnessError` is raised with the
@@ -41,7 +41,7 @@ from ..defs.permutation import PermIndex, Permutation
 from ..defs.score import Score
 from ..errors import BudgetExceeded, SoundnessError
 from . import audit_numbers as num
-from .audit_eval import SCORE_KINDS, Evaluator, Instance, admissible
+from .audit_eval import ENTRIES, POSITIVE_ENTRIES, SCORE_KINDS, Evaluator, Instance, admissible
 from .audit_expect import LAWS, Expectations
 from .audit_numbers import Undecided, Unevaluable
 from .budget import Budget
@@ -49,7 +49,9 @@ from .moments import Expectation
 from .verdict import Verdict
 
 DEFAULT_INSTANCES = 4
-PRECISIONS = (64, 128, 256)
+#: working precisions in bits: 128 resolves differences down to about 10^-30 of the values; the
+#: higher ones serve enclosures too wide to decide (a floor near an integer, a denominator near 0)
+PRECISIONS = (128, 256, 512)
 #: seconds the audit of one claim may take; past it, the instances checked so far are reported
 DEFAULT_SECONDS = 30.0
 _NAMES_NOT_SYMBOLS = (FamilyMember, Permutation, Score, PermIndex)
@@ -116,31 +118,33 @@ def _seed(*exprs) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
-def draw_instance(rng, k: int, dims, scalars, at=None) -> Instance:
-    """Instance number ``k``: dimensions from ``at`` (cycled) when given, else drawn from 1..3."""
+def draw_instance(rng, k: int, dims, scalars, at=None, entries=ENTRIES) -> Instance:
+    """Instance number ``k``: dimensions from ``at`` (cycled) when given, else drawn from 1..3;
+    input entries from ``entries``."""
     base = {}
     given = at[k % len(at)] if at else {}
     for d in dims:
         base[d] = int(given[d]) if d in given else _choose(rng, d, (1, 2, 3))
     for s in scalars:
         base[s] = _choose(rng, s, range(-3, 4))
-    return Instance(rng, base, kind=k)
+    return Instance(rng, base, kind=k, entries=entries)
 
 
 def _compare(L, R, prec):
-    """(first disagreeing entry or None, True when every pair is tight at ``prec``)."""
+    """(first disagreeing entry or None, every pair tight at ``prec``, every pair exact)."""
     if isinstance(L, list):
         if num_shape(L) != num_shape(R):
-            return ("shape", num_shape(L), num_shape(R)), True
+            return ("shape", num_shape(L), num_shape(R)), True, True
         pairs = (((i, j), a, b) for i, (ra, rb) in enumerate(zip(L, R)) for j, (a, b) in enumerate(zip(ra, rb)))
     else:
         pairs = iter([((0, 0), L, R)])
-    all_tight = True
+    all_tight = all_exact = True
     for entry, a, b in pairs:
         if num.disjoint(a, b):
-            return (entry, a, b), all_tight
+            return (entry, a, b), all_tight, all_exact
+        all_exact = all_exact and num.is_exact(a) and num.is_exact(b)
         all_tight = all_tight and num.tight(a, b, prec)
-    return None, all_tight
+    return None, all_tight, all_exact
 
 
 def num_shape(M):
@@ -162,14 +166,14 @@ def check_instance(lhs, rhs, inst: Instance, scalar: bool = False) -> tuple[str,
                 side = ev.matrix
             try:
                 L, R = side(sp.sympify(lhs)), side(sp.sympify(rhs))
-                bad, all_tight = _compare(L, R, prec)
+                bad, all_tight, all_exact = _compare(L, R, prec)
             except Undecided:
                 if prec == PRECISIONS[-1]:
                     raise Unevaluable(f"an enclosure too wide to decide at {prec} bits") from None
                 continue
             if bad is not None:
                 return "differ", (*bad, prec, L, R)
-            if all_tight or prec == PRECISIONS[-1]:
+            if all_exact or all_tight or prec == PRECISIONS[-1]:
                 return "agree", prec
         return "agree", PRECISIONS[-1]
     finally:
@@ -217,6 +221,7 @@ def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
     rng = random.Random(_seed(lhs, rhs))
     budget = Budget(seconds)
     agreed, skipped, precs, closed = 0, [], set(), False
+    entries = ENTRIES
     kinds_used = set()
     try:
         with budget.limit(seconds, "the audit"):
@@ -224,10 +229,12 @@ def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
                 if agreed == instances:
                     break
                 try:
-                    inst = draw_instance(rng, k, dims, scalars, at)
+                    inst = draw_instance(rng, k, dims, scalars, at, entries)
                     outcome, info = check_instance(lhs, rhs, inst, scalar)
                 except Unevaluable as exc:
                     skipped.append(str(exc))
+                    if "log of" in str(exc):  # the claim assumes positive arguments of its logarithms
+                        entries = POSITIVE_ENTRIES
                     continue
                 except RecursionError:
                     skipped.append("an expression nested too deeply")
@@ -255,7 +262,7 @@ def _summary(agreed: int, skipped: list, precs: set, kinds: set) -> str:
         return f"audit: skipped: {why or 'no instance'}"
     line = f"audit: {agreed} random exact instance{'s agree' if agreed > 1 else ' agrees'}"
     if precs - {PRECISIONS[0]}:
-        line += f" (up to {max(precs)} bits)"
+        line += f" (enclosures to {max(precs)} bits)"
     if kinds:
         line += f"; {', '.join(sorted(kinds))}"
     if skipped:

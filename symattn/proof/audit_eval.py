@@ -28,7 +28,7 @@ from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
 from ..defs.heads import Binder, FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask, Visible
-from ..defs.numeric_nodes import DivideRows, Exp, RowOf, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
 from ..defs.rope import BlockDiag
 from ..defs.score import Score
@@ -39,6 +39,8 @@ from .audit_numbers import NEG_INF, Unevaluable
 #: the score functions an instance can give an uninterpreted f(Q, K) (m × n from d × n, d × m)
 SCORE_KINDS = ("bilinear Kᵀ M Q", "elementwise square of Kᵀ Q", "elementwise exp of Kᵀ M Q / 4")
 ENTRIES = range(-3, 4)
+#: the entries drawn once an instance showed that the claim takes logarithms of its inputs
+POSITIVE_ENTRIES = range(1, 4)
 
 
 def admissible(symbol, value: int) -> bool:
@@ -54,8 +56,8 @@ def admissible(symbol, value: int) -> bool:
 class Instance:
     """One random exact instance: symbol values and lazily drawn inputs (see the module docstring)."""
 
-    def __init__(self, rng: random.Random, base: dict, kind: int = 0):
-        self.rng, self.base, self.kind = rng, dict(base), kind
+    def __init__(self, rng: random.Random, base: dict, kind: int = 0, entries=ENTRIES):
+        self.rng, self.base, self.kind, self.entries = rng, dict(base), kind, entries
         self.matrices: dict = {}   # key -> (label, rows)
         self.perms: dict = {}      # (sigma symbol, n) -> (label, list σ)
         self.scores: dict = {}     # f -> kind
@@ -64,7 +66,7 @@ class Instance:
 
     def matrix(self, key, label: str, r: int, c: int):
         if key not in self.matrices:
-            rows = [[self.rng.choice(ENTRIES) for _ in range(c)] for _ in range(r)]
+            rows = [[self.rng.choice(self.entries) for _ in range(c)] for _ in range(r)]
             self.matrices[key] = (label, rows)
         label0, rows = self.matrices[key]
         if (len(rows), len(rows[0]) if rows else 0) != (r, c):
@@ -224,6 +226,17 @@ def _block_diag(blocks):
     return out
 
 
+def _structured(e, rows):
+    """An input with an assumed structure (``structure`` on its class) gets values that have it:
+    a symmetric matrix mirrors its upper triangle. An unknown structure is not evaluated."""
+    structure = getattr(type(e), "structure", None)
+    if structure is None:
+        return rows
+    if structure == "symmetric" and len(rows) == len(rows[0]):
+        return [[rows[min(i, j)][max(i, j)] for j in range(len(rows))] for i in range(len(rows))]
+    raise Unevaluable(f"an input with the structure {structure!r}")
+
+
 # -- the walk ------------------------------------------------------------------------------------
 
 class Evaluator:
@@ -269,7 +282,7 @@ class Evaluator:
             return [[self.scalar(e[i, j], bound) for j in range(e.cols)] for i in range(e.rows)]
         if isinstance(e, sp.MatrixSymbol):
             r, c = self.dim(e.rows, bound, "rows"), self.dim(e.cols, bound, "columns")
-            return self.inst.matrix(e, e.name, r, c)
+            return _structured(e, self.inst.matrix(e, e.name, r, c))
         if isinstance(e, FamilyMember):
             k = self.dim(e.index, bound, f"the index of {e.family_name}")
             if k < 1:
@@ -343,6 +356,8 @@ class Evaluator:
             return self._mask(e, bound)
         if isinstance(e, Exp):
             return _elementwise(num.exp, m(e.args[0], bound))
+        if isinstance(e, Log):
+            return _elementwise(num.log, m(e.args[0], bound))
         if isinstance(e, (ShiftRows, ScaleRows, DivideRows)):
             return self._rows(e, bound)
         if isinstance(e, RowOf):
@@ -424,9 +439,9 @@ class Evaluator:
         if e is sp.S.Infinity:
             return num.POS_INF
         if e is sp.pi:
-            return iv.pi
+            return +iv.pi  # the constant's enclosure at the working precision
         if e is sp.E:
-            return iv.e
+            return +iv.e
         if isinstance(e, sp.Symbol):
             return self.lookup(e, bound)
         if isinstance(e, sp.Add):
