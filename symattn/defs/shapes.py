@@ -39,6 +39,9 @@ def as_matrix(x, what: str, op: str):
     """Return ``x`` as an immutable SymPy matrix expression, or raise NotAMatrixError."""
     if isinstance(x, sp.MatrixBase):
         x = sp.ImmutableMatrix(x)
+    if isinstance(x, sp.Mul) and sum(isinstance(a, MatrixExpr) for a in x.args) == 1:
+        # SymPy's scalar routines (factor_terms inside cancel) rebuild c·X as a commutative Mul
+        x = sp.MatMul(*x.args).doit(deep=False)
     if not isinstance(x, MatrixExpr) and not isinstance(x, sp.MatrixBase):
         raise NotAMatrixError(
             f"{op}: {what} must be a matrix expression (for example "
