@@ -365,3 +365,25 @@ def test_structured_and_logarithm_inputs_get_values_in_their_domain():
     assert line.startswith("audit: 4 random exact instances agree")
     with pytest.raises(SoundnessError):
         run_audit(Log(X * X), Log(X) + Log(X), FAKE)
+
+
+def test_audit_on_the_adversarial_corpus_agrees_with_the_true_and_catches_the_false():
+    from corpus import CORPUS
+
+    true_disagree, false_caught, false_total = [], 0, 0
+    for entry in CORPUS:
+        try:
+            lhs, rhs, kwargs = entry.claim()
+        except sa.SymattnError:  # an entry that cannot be built is the corpus's own test failure
+            continue
+        at = kwargs.get("at") or None
+        try:
+            run_audit(lhs, rhs, FAKE, scalar=is_scalar_claim(lhs, rhs), at=at)
+        except SoundnessError:
+            if entry.expect:
+                true_disagree.append(entry.name)
+            else:
+                false_caught += 1
+        false_total += not entry.expect
+    assert true_disagree == []
+    assert false_total >= 50 and false_caught >= 0.9 * false_total, (false_caught, false_total)

@@ -6,7 +6,8 @@ verdict, general or at given dimensions, :func:`audit_verdict` evaluates both si
 (:mod:`symattn.proof.audit_eval`), which shares no code with the strategies' evaluation and
 substitution:
 
-- dimensions drawn from 1..3 (1..4 when a symbol's assumptions need it, e.g. ``even=True``);
+- dimensions drawn from 2..3 and 1..3 in turn (up to 8 when a symbol's assumptions need it,
+  e.g. ``even=True``);
   for a verdict proved at given dimensions, exactly those dimensions;
 - integer entries in -3..3 for every input matrix (a MatrixSymbol, a Family member at each
   index value), a random permutation for each symbolic permutation, integers for free scalars
@@ -54,6 +55,9 @@ DEFAULT_INSTANCES = 4
 PRECISIONS = (128, 256, 512)
 #: seconds the audit of one claim may take; past it, the instances checked so far are reported
 DEFAULT_SECONDS = 30.0
+#: the sizes instance k draws each dimension from (cycled): every other instance avoids size 1,
+#: where much is degenerate (one key: every softmax is 1; one row: every matrix has rank 1)
+DIMENSIONS = ((2, 3), (1, 2, 3))
 _NAMES_NOT_SYMBOLS = (FamilyMember, Permutation, Score, PermIndex)
 
 
@@ -119,12 +123,12 @@ def _seed(*exprs) -> int:
 
 
 def draw_instance(rng, k: int, dims, scalars, at=None, entries=ENTRIES) -> Instance:
-    """Instance number ``k``: dimensions from ``at`` (cycled) when given, else drawn from 1..3;
-    input entries from ``entries``."""
+    """Instance number ``k``: dimensions from ``at`` (cycled) when given, else drawn from
+    ``DIMENSIONS[k]`` (cycled); input entries from ``entries``."""
     base = {}
     given = at[k % len(at)] if at else {}
     for d in dims:
-        base[d] = int(given[d]) if d in given else _choose(rng, d, (1, 2, 3))
+        base[d] = int(given[d]) if d in given else _choose(rng, d, DIMENSIONS[k % len(DIMENSIONS)])
     for s in scalars:
         base[s] = _choose(rng, s, range(-3, 4))
     return Instance(rng, base, kind=k, entries=entries)

@@ -78,6 +78,8 @@ class Instance:
         if key not in self.perms:
             p = list(range(n))
             self.rng.shuffle(p)
+            if self.kind % 2:  # every other instance: an n-cycle, far from the involutions
+                p = [p[(p.index(k) + 1) % n] for k in range(n)]
             self.perms[key] = (label, p)
         return self.perms[key][1]
 
