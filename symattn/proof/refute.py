@@ -164,7 +164,8 @@ def _compare(sample, A, B, budget):
         return _decide(Ax, Bx, _order(A, B), budget), Ax, Bx
     except _Slow as exc:
         return ("undecided", f"{exc} took too long"), None, None
-    except (ArithmeticError, ValueError, TypeError, sp.polys.polyerrors.PolynomialError) as exc:
+    except (EvaluationError, ArithmeticError, IndexError, ValueError, TypeError,
+            sp.polys.polyerrors.PolynomialError) as exc:
         return ("undecided", f"{type(exc).__name__}: {exc}"), None, None
 
 
