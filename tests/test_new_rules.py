@@ -9,7 +9,7 @@ import symattn as sa
 from symattn.defs.mask import Visible
 from symattn.defs.permutation import PermIndex
 from symattn.defs.rope import rotation
-from symattn.proof.canon import identity_block_diagonals, split_softmax_over_blocks
+from symattn.proof.canon import ceilings_as_floors, identity_block_diagonals, split_softmax_over_blocks
 from symattn.proof.sums import (
     absorb_mask_scale,
     cancel_permutation,
@@ -321,3 +321,52 @@ def test_limits_are_reordered_only_when_independent():
     assert a == b
     triangle = sp.Sum(x(j, k), (j, 0, k), (k, 0, n - 1))
     assert order_limits(triangle) == triangle
+
+
+# Binders built by hand: alpha-renaming, constant sums, scalars into block diagonals, ceilings
+
+
+def test_block_diagonals_differing_only_in_the_name_of_their_index_are_equal():
+    u, v = sp.symbols("u v", integer=True, positive=True)
+    x, theta = sp.Symbol("x", real=True), sp.Function("theta")
+    proved_general(sa.BlockDiag(rotation(x * theta(u)), u, p), sa.BlockDiag(rotation(x * theta(v)), v, p))
+    refuted(sa.BlockDiag(rotation(x * theta(u)), u, p), sa.BlockDiag(rotation(x * theta(v + 1)), v, p))
+
+
+def test_a_head_sum_of_a_body_free_of_its_index_is_a_multiple():
+    u = sp.Symbol("u", integer=True, positive=True)
+    A, X = sa.Family("A", n, n), sp.MatrixSymbol("X", n, n)
+    proved_general(sa.HeadSum(sa.HeadSum(A[u] * X, u, H), u, H), H * sa.HeadSum(A[u] * X, u, H))
+    proved_general(sa.HeadSum(X, u, H), H * X)
+    refuted(sa.HeadSum(sa.HeadSum(A[u] * X, u, H), u, H), sa.HeadSum(A[u] * X, u, H))
+
+
+def test_alpha_renaming_never_captures_a_free_symbol_of_the_same_name():
+    u = sp.Symbol("u", integer=True, positive=True)
+    x, theta = sp.Symbol("x", real=True), sp.Function("theta")
+    lhs = u * sa.BlockDiag(rotation(x * theta(u)), u, p)            # the factor u is free, the index bound
+    w = sp.Symbol("w", integer=True, positive=True)
+    proved_general(lhs, sa.BlockDiag(u * rotation(x * theta(w)), w, p))
+    refuted(lhs, sa.BlockDiag(u * rotation(x * theta(u)), u, p))      # the factor captured by the binder
+
+
+def test_gqa_group_as_a_ceiling_is_proved():
+    Q, K, V, W_Q, W_K, W_V = _multihead_parts()
+    W_O = sa.Family("W^O", d_model, d_v)
+    total = sa.gqa(Q, K, V, W_Q, W_K, W_V, W_O, H=G * r, G=G, form="sum")
+    ceil = sa.head_sum(lambda k: W_O[k] * sa.attention(W_Q[k] * Q, W_K[sp.ceiling(k / r)] * K,
+                                                       W_V[sp.ceiling(k / r)] * V), G * r)
+    proved_general(total, ceil)
+    off = sa.head_sum(lambda k: W_O[k] * sa.attention(W_Q[k] * Q, W_K[sp.ceiling((k + 1) / r)] * K,
+                                                      W_V[sp.ceiling((k + 1) / r)] * V), G * r)
+    assert sa.verify(total, off).status != "proved"
+
+
+def test_ceiling_becomes_a_floor_only_for_an_integer_over_a_positive_integer():
+    k = sp.Symbol("k", integer=True)
+    y = sp.Symbol("y", real=True)
+    assert ceilings_as_floors(sp.ceiling(k / r)) == sp.floor(k / r - 1 / r) + 1
+    assert ceilings_as_floors(sp.ceiling(y / r)) == sp.ceiling(y / r)
+    for kk in range(-7, 8):
+        for rr in range(1, 5):
+            assert ceilings_as_floors(sp.ceiling(k / r)).subs({k: kk, r: rr}) == sp.ceiling(sp.Rational(kk, rr))

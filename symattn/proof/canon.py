@@ -26,6 +26,15 @@ The rules, each a true identity of matrix algebra (the trust base):
 - ``identity_block_diagonals``: diag(I_k, ..., I_k) with p blocks = I_{kp} (the block an Identity
   node or an explicit identity matrix; p symbolic, or concrete with blocks of any sizes each an
   identity: diag(I_a, I_b) = I_{a+b}); diag(0, ..., 0) = 0.
+- ``canonical_binder_indices`` (alpha-renaming): a sum, stack or concatenation over heads, or a
+  block diagonal, whose index is a user's symbol u rather than one of symattn's bound indices binds
+  the canonical index instead (h, h', ... over heads; i, i', ... over blocks: the lowest level not
+  occurring in the body, so nothing is captured), e.g. Σ_{u=1}^{H} A_u = Σ_{h=1}^{H} A_h.
+- ``constant_head_sums``: Σ_{h=1}^{H} e = H·e when h is not free in e (also when e binds h again).
+- ``scalars_into_block_diagonals``: c·diag(B_1, ..., B_p) = diag(c·B_1, ..., c·B_p) for a scalar c
+  free of the block index.
+- ``ceilings_as_floors``: ceiling(a/r) = floor((a + r - 1)/r) for an integer a and a positive
+  integer r (so a group ceiling(h/r) meets GQA's floor((h - 1)/r) + 1).
 - ``expand_trig_entries``: in explicit matrices, cos(x + y) = cos x cos y - sin x sin y and
   sin(x + y) = sin x cos y + cos x sin y (SymPy's ``expand(trig=True)``), cos(-x) = cos x,
   sin(-x) = -sin x, and sin(x)^2 = 1 - cos(x)^2 (so no square of a sine is left).
@@ -39,7 +48,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..defs.heads import HeadConcat, HeadStack, HeadSum, _OverHeads
+from ..defs.heads import Binder, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
 
 MAX_ROUNDS = 6
@@ -190,6 +199,73 @@ def identity_block_diagonals(e):
     return bottom_up(rule)(e) if isinstance(e, MatrixExpr) else e
 
 
+def _canonical_kind(e):
+    """(base, kind) of the canonical bound index of a binder node, or None for other binders."""
+    from ..defs.dims import BoundIndex, HeadIndex
+
+    if isinstance(e, _OverHeads):
+        return "h", HeadIndex
+    if isinstance(e, _blockdiag()):
+        return "i", BoundIndex
+    return None
+
+
+@bottom_up
+def canonical_binder_indices(e):
+    """Rename the index of a binder bound by a user's symbol to the canonical fresh index (bottom-up)."""
+    from ..defs.dims import BoundIndex, bound_index
+    from ..defs.heads import fresh_index, substitute
+
+    kind = _canonical_kind(e)
+    if kind is None or isinstance(e.index, BoundIndex):
+        return e
+    new = fresh_index(bound_index(kind[0], 0, kind[1]), e.body)
+    return type(e)(substitute(e.body, {e.index: new}), new, e.count)
+
+
+@bottom_up
+def constant_head_sums(e):
+    """Σ_{h=1}^{H} e -> H·e when h is not free in e."""
+    if isinstance(e, HeadSum) and not _occurs_free(e.index, e.body):
+        return sp.MatMul(e.count, e.body).doit(deep=False)
+    return e
+
+
+def _occurs_free(x, body) -> bool:
+    """True when the symbol x occurs free in body (a capture-avoiding substitution would change it)."""
+    from ..defs.heads import substitute
+
+    return substitute(body, {x: sp.Dummy("probe")}) != body
+
+
+@bottom_up
+def scalars_into_block_diagonals(e):
+    """c·diag(B_i) -> diag(c·B_i) for a scalar c free of i."""
+    BlockDiag = _blockdiag()
+    if isinstance(e, sp.MatMul):
+        coeff, mats = e.as_coeff_matrices()
+        if (len(mats) == 1 and isinstance(mats[0], BlockDiag) and coeff != 1
+                and mats[0].index not in sp.sympify(coeff).free_symbols):
+            d = mats[0]
+            return BlockDiag((coeff * d.body).doit(), d.index, d.count)
+    return e
+
+
+def _ceiling_parts(c):
+    """(a, r) for ceiling(a/r) with a an integer and r a positive integer; None otherwise."""
+    a, r = sp.fraction(sp.together(c.args[0]))
+    if a.is_integer is True and r.is_integer is True and r.is_positive is True:
+        return a, r
+    return None
+
+
+def ceilings_as_floors(e):
+    """ceiling(a/r) -> floor((a + r - 1)/r) for an integer a and a positive integer r."""
+    return e.replace(lambda x: isinstance(x, sp.ceiling) and _ceiling_parts(x) is not None,
+                     lambda x: sp.floor(sp.expand((_ceiling_parts(x)[0] + _ceiling_parts(x)[1] - 1)
+                                                  / _ceiling_parts(x)[1])))
+
+
 def _lower_sine_powers(y):
     """sin(u)^n = (1 - cos(u)^2) sin(u)^(n-2) for n >= 2 (Pythagoras), until no square of a sine is left."""
     for _ in range(8):
@@ -216,6 +292,10 @@ def expand_trig_entries(e):
 
 def _round(e):
     e = e.doit()
+    if e.has(Binder):
+        e = constant_head_sums(canonical_binder_indices(e))
+    if e.has(sp.ceiling):
+        e = ceilings_as_floors(e)
     if _is_matrix(e):
         e = e.expand()
     if e.has(sp.BlockMatrix):
@@ -229,7 +309,7 @@ def _round(e):
     if e.has(sp.floor):
         e = settle_floors_over_heads(e)
     if e.has(_blockdiag()):
-        e = multiply_block_diagonals(e)
+        e = multiply_block_diagonals(scalars_into_block_diagonals(e))
     if e.has(_blockdiag(), sp.BlockDiagMatrix):
         e = identity_block_diagonals(e)
     if e.has(sp.cos, sp.sin):
