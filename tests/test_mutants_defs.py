@@ -30,6 +30,7 @@ def test_softmax_entry_is_exp_over_the_sum_along_its_axis(axis):
     summand = sp.exp(X[k, j]) if axis == 0 else sp.exp(X[i, k])
     assert total.function == summand
     assert sp.simplify(e - sp.exp(X[i, j]) / total) == 0
+    assert k.is_integer is True, "the normalizing sum runs over integer positions"
 
 
 @pytest.mark.parametrize("axis", [0, 1])
@@ -94,3 +95,76 @@ def test_softmax_of_a_non_matrix_names_the_type():
         sa.softmax(m)
     with pytest.raises(NotAMatrixError, match=r"^softmax: X must be a matrix expression \(for example "):
         Softmax(m)
+
+
+d_k, d_v, d_model = sa.dims("d_k d_v d_model")
+Qc, Kc, Vc = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m), sp.MatrixSymbol("V", d_v, m)
+
+
+def test_attention_row_convention_with_each_kind_of_score():
+    f = sa.ScoreFunction("f")
+    assert sa.attention(Qc.T, Kc.T, Vc.T, score=f, convention="row") == Softmax(f.row(Qc.T, Kc.T), 1) * Vc.T
+    assert sa.attention(Qc, Kc, Vc, score=f) == Vc * Softmax(f(Qc, Kc), 0)
+    assert sa.attention(Qc.T, Kc.T, Vc.T, score="dot", convention="row") == Softmax(Qc.T * Kc, 1) * Vc.T
+    assert sa.attention(Qc, Kc, Vc, score="dot") == Vc * Softmax(Kc.T * Qc, 0)
+    scaled = sa.attention(Qc.T, Kc.T, Vc.T, score="scaled_dot", convention="row")
+    assert scaled == sa.attention(Qc.T, Kc.T, Vc.T, convention="row") == Softmax(Qc.T * Kc / sp.sqrt(d_k), 1) * Vc.T
+    by_hand = sa.attention(Qc.T, Kc.T, Vc.T, score=lambda q, k: q * k.T, convention="row")
+    assert by_hand == Softmax(Qc.T * Kc, 1) * Vc.T
+
+
+@pytest.mark.parametrize("which", ["Q", "K", "V"])
+def test_attention_names_the_argument_that_is_not_a_matrix(which):
+    args = {"Q": Qc, "K": Kc, "V": Vc}
+    args[which] = 3
+    with pytest.raises(NotAMatrixError) as err:
+        sa.attention(args["Q"], args["K"], args["V"])
+    assert str(err.value) == (f"attention(Q, K, V): {which} must be a matrix expression (for example "
+                              f"sympy.MatrixSymbol('{which}', d_k, n)), got int: 3")
+
+
+def test_attention_key_value_pairing_message_in_both_conventions():
+    from symattn.errors import ShapeError
+
+    with pytest.raises(ShapeError) as err:
+        sa.attention(Qc, Kc, sp.MatrixSymbol("V", d_v, n))
+    assert str(err.value) == ("attention(Q, K, V): K and V must hold the same number m of columns (one value per "
+                              "key).\n  K: d_k × m\n  V: d_v × n\n  m and n are not known to be equal")
+    with pytest.raises(ShapeError) as err:
+        sa.attention(Qc.T, Kc.T, sp.MatrixSymbol("V", n, d_v), convention="row")
+    assert str(err.value) == ("attention(Q, K, V): K and V must hold the same number m of rows (one value per "
+                              "key).\n  K: m × d_k\n  V: n × d_v\n  m and n are not known to be equal")
+
+
+@pytest.mark.parametrize("convention, score, message", [
+    ("column", lambda q, k: q.T * k,
+     "the score f(Q, K) must be m × n; its rows do not fit.\n  f(Q, K): n × m\n  Q      : d_k × n\n"
+     "  K      : d_k × m\n  the dimensions n and m are not known to be equal"),
+    ("column", lambda q, k: sp.MatrixSymbol("S", m, m),
+     "the score f(Q, K) must be m × n; its columns do not fit.\n  f(Q, K): m × m\n  Q      : d_k × n\n"
+     "  K      : d_k × m\n  the dimensions m and n are not known to be equal"),
+    ("row", lambda q, k: k * q.T,
+     "the score f(Q, K) must be n × m; its rows do not fit.\n  f(Q, K): m × n\n  Q      : n × d_k\n"
+     "  K      : m × d_k\n  the dimensions m and n are not known to be equal"),
+])
+def test_a_score_callable_of_the_wrong_shape_is_named_with_its_operands(convention, score, message):
+    from symattn.errors import ShapeError
+
+    q, k, v = (Qc, Kc, Vc) if convention == "column" else (Qc.T, Kc.T, Vc.T)
+    with pytest.raises(ShapeError) as err:
+        sa.attention(q, k, v, score=score, convention=convention)
+    assert str(err.value) == "attention(Q, K, V): " + message
+
+
+def test_inner_dimension_mismatch_names_q_and_k_in_both_conventions():
+    from symattn.errors import ShapeError
+
+    K2 = sp.MatrixSymbol("K", d_model, m)
+    with pytest.raises(ShapeError) as err:
+        sa.attention(Qc, K2, Vc)
+    assert str(err.value) == ("attention(Q, K, V): cannot form Kᵀ·Q.\n  Q: d_k × n\n  K: d_model × m\n"
+                              "  the dimensions d_k and d_model are not known to be equal")
+    with pytest.raises(ShapeError) as err:
+        sa.attention(Qc.T, K2.T, Vc.T, convention="row")
+    assert str(err.value) == ("attention(Q, K, V): cannot form Q·Kᵀ.\n  Q: n × d_k\n  K: m × d_model\n"
+                              "  the dimensions d_k and d_model are not known to be equal")
