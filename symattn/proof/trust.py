@@ -1082,6 +1082,13 @@ TRUST_BASE: list[Rule] = [
 ]
 
 
+def clear_caches() -> None:
+    """Forget the symbolic rewrites the families compute once per process (e.g. after patching a rule)."""
+    for obj in list(globals().values()):
+        if callable(obj) and hasattr(obj, "cache_clear"):
+            obj.cache_clear()
+
+
 def rule_functions() -> list[str]:
     """Qualified names of every public function defined in the rule modules."""
     out = []
