@@ -40,9 +40,10 @@ def _name_carriers(expr):
             out.append((x.args[0].name, x.args[0]))
         elif isinstance(x, Permutation):
             out.append((x.args[0].name, x.args[0]))
-    # plain Symbols anywhere, shapes of MatrixSymbols included (their free_symbols hide them);
-    # the engine's bound indices are of classes of their own or Dummies
-    bound = {x.index for x in sp.preorder_traversal(expr) if isinstance(x, Binder)}
+    # plain Symbols anywhere, shapes of MatrixSymbols included (their free_symbols hide them),
+    # except an index that is only bound (by a binder built by hand); one that is also free
+    # outside its binder is the user's, and renaming it renames its bound uses alike
+    bound = {x.index for x in sp.preorder_traversal(expr) if isinstance(x, Binder)} - expr.free_symbols
     for s in expr.atoms(sp.Symbol):
         if type(s) is sp.Symbol and s not in bound:
             out.append((s.name, s))
