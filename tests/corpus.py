@@ -2081,3 +2081,25 @@ def _():
 def _():
     Q, K, V = qkv()
     return sa.attention(Q, K, V), sp.sqrt(d_v) / sp.sqrt(d_k) * sa.attention(Q, K, V)
+
+
+@claim("hand_bound_plain_h_around_head_sum", True, "nested binders", refusable=True, names_matter=True,
+       note="B_h under the hand-built binder and B_h under head_sum print alike and may be refused")
+def _():
+    A, B = _AB()
+    hu = _sym("h", integer=True, positive=True)
+    return (sa.HeadSum(sa.head_sum(lambda k: A[k] * B[hu], H), hu, H),
+            sa.head_sum(lambda k: A[k], H) * sa.head_sum(lambda k: B[k], H))
+
+
+@claim("hand_bound_symattn_h_around_head_sum", True, "nested binders")
+def _():
+    A, B = _AB()
+    return (sa.HeadSum(sa.head_sum(lambda k: A[k] * B[sa.h], H), sa.h, H),
+            sa.head_sum(lambda k: A[k], H) * sa.head_sum(lambda k: B[k], H))
+
+
+@claim("hand_bound_symattn_h_around_head_sum_diagonal", False, "nested binders")
+def _():
+    A, B = _AB()
+    return sa.HeadSum(sa.head_sum(lambda k: A[k] * B[sa.h], H), sa.h, H), sa.head_sum(lambda k: A[k] * B[k], H)
