@@ -256,6 +256,101 @@ def _identity_block_diagonals(p, k):
     return cases
 
 
+@lru_cache(maxsize=None)
+def _canonical_binders_symbolic():
+    H, R, C = _dim("H"), _dim("r"), _dim("c")
+    u = sp.Symbol("u", integer=True, positive=True)  # a user's index
+    h = H_INDEX
+    E = FamilyMember("E", u, R, C)
+    F = FamilyMember("F", h, C, C)
+    forms = [HeadSum(E, u, H), HeadStack(E, u, H),
+             # the body holds the canonical h, bound outside: the renamed index must not capture it
+             HeadSum(HeadSum(sp.MatMul(E, F), u, H), h, H),
+             BlockDiag(FamilyMember("B", u, R, C), u, H)]
+    return (H, R, C), [(x, canon.canonical_binder_indices(x)) for x in forms]
+
+
+def _canonical_binder_indices(H, r, c):
+    dims, forms = _canonical_binders_symbolic()
+    at = dict(zip(dims, (H, r, c)))
+    return [Case(x.xreplace(at), None, got.xreplace(at), changed=got != x) for x, got in forms]
+
+
+@lru_cache(maxsize=None)
+def _constant_sums_symbolic():
+    H, R, C = _dim("H"), _dim("r"), _dim("c")
+    h = H_INDEX
+    M = _leaf("M", R, C)
+    E = FamilyMember("E", h, R, C)
+    forms = [(HeadSum(M, h, H), sp.MatMul(H, M)),
+             (HeadSum(HeadSum(E, h, 2), h, H), sp.MatMul(H, HeadSum(E, h, 2))),  # the inner sum binds h again
+             (HeadSum(sp.MatAdd(M, E), h, H), None)]                              # h is free: not constant
+    return (H, R, C), [(x, rhs, canon.constant_head_sums(x)) for x, rhs in forms]
+
+
+def _constant_head_sums(H, r, c):
+    dims, forms = _constant_sums_symbolic()
+    at = dict(zip(dims, (H, r, c)))
+    return [Case(x.xreplace(at), None if rhs is None else rhs.xreplace(at), got.xreplace(at), changed=got != x)
+            for x, rhs, got in forms]
+
+
+@lru_cache(maxsize=None)
+def _scalars_into_diagonals_symbolic():
+    P, R, C = _dim("p"), _dim("r"), _dim("c")
+    i = BLOCK_INDEX
+    B = FamilyMember("B", i, R, C)
+    s = _leaf("s", 1, 1)
+    forms = [(sp.MatMul(3, BlockDiag(B, i, P)), BlockDiag(sp.MatMul(3, B), i, P)),
+             (sp.MatMul(s[0, 0] + sp.sqrt(2), BlockDiag(B, i, P)), BlockDiag(sp.MatMul(s[0, 0] + sp.sqrt(2), B), i, P))]
+    return (P, R, C), [(x, rhs, canon.scalars_into_block_diagonals(x)) for x, rhs in forms]
+
+
+def _scalars_into_block_diagonals(p, r, c):
+    dims, forms = _scalars_into_diagonals_symbolic()
+    at = dict(zip(dims, (p, r, c)))
+    return [Case(x.xreplace(at), rhs.xreplace(at), got.xreplace(at), changed=got != x) for x, rhs, got in forms]
+
+
+@lru_cache(maxsize=None)
+def _ceilings_symbolic():
+    A, R = sp.Dummy("a", integer=True), _dim("r")
+    forms = [sp.ceiling(A / R), sp.ceiling((A + 1) / R), sp.ceiling(A / 2)]
+    return A, R, [(x, canon.ceilings_as_floors(x)) for x in forms]
+
+
+def _ceilings_as_floors(a, r):
+    A, R, forms = _ceilings_symbolic()
+    at = {A: a, R: r}
+    return [Case(x.xreplace(at), None, got.xreplace(at), changed=got != x) for x, got in forms]
+
+
+@lru_cache(maxsize=None)
+def _slice_diagonals_symbolic():
+    P, R, C = _dim("p"), _dim("r"), _dim("c")
+    i = BLOCK_INDEX
+    D = BlockDiag(FamilyMember("B", i, R, C), i, P)
+    last = sp.MatrixSlice(D, (R * (P - 1), R * P, 1), (C * (P - 1), C * P, 1))
+    return (P, R, C), last, canon.slice_block_diagonals(last)
+
+
+def _slice_block_diagonals(p, r, c):
+    i = BLOCK_INDEX
+    D = BlockDiag(FamilyMember("B", i, r, c), i, p)
+    cases = []
+    for a in range(p):
+        for b in range(a + 1, p + 1):
+            x = sp.MatrixSlice(D, (r * a, r * b, 1), (c * a, c * b, 1))
+            cases.append(Case(x, None, canon.slice_block_diagonals(x)))
+    x = sp.MatrixSlice(D, (1, r * p, 1), (0, c * p - 1, 1)) if r * p > 1 and c * p > 1 else None
+    if x is not None:  # off the block boundaries: the rule must leave it (or keep its value)
+        cases.append(Case(x, None, canon.slice_block_diagonals(x)))
+    dims, last, got = _slice_diagonals_symbolic()
+    at = dict(zip(dims, (p, r, c)))
+    cases.append(Case(last.xreplace(at), None, got.xreplace(at), changed=got != last))
+    return cases
+
+
 # --- sums.py -------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
@@ -937,6 +1032,23 @@ TRUST_BASE: list[Rule] = [
     _rule("identity_block_diagonals", f"{C}.identity_block_diagonals",
           "diag(I_k, ..., I_k) (p blocks) = I_{kp}, diag(0, ..., 0) = 0, diag(I_a, I_b) = I_{a+b} (explicit "
           "identity blocks too)", _identity_block_diagonals, ("p", "k")),
+    _rule("canonical_binder_indices", f"{C}.canonical_binder_indices",
+          "Σ_{u=1}^{H} A_u = Σ_{h=1}^{H} A_h (alpha-renaming a binder over a user's index u to the lowest "
+          "canonical index not occurring in its body; also stacks and block diagonals)",
+          _canonical_binder_indices, ("H", "r", "c")),
+    _rule("constant_head_sums", f"{C}.constant_head_sums",
+          "Σ_{h=1}^{H} e = H e when h is not free in e (also when e binds h again)", _constant_head_sums,
+          ("H", "r", "c")),
+    _rule("scalars_into_block_diagonals", f"{C}.scalars_into_block_diagonals",
+          "c diag(B_1, ..., B_p) = diag(c B_1, ..., c B_p) for a scalar c free of the block index",
+          _scalars_into_block_diagonals, ("p", "r", "c")),
+    _rule("ceilings_as_floors", f"{C}.ceilings_as_floors",
+          "ceiling(a/r) = floor((a + r - 1)/r) for an integer a and a positive integer r", _ceilings_as_floors,
+          ("a", "r"), exact={"a": range(-8, 9)}, numeric={"a": range(-99, 100)}),
+    *([_rule("slice_block_diagonals", f"{C}.slice_block_diagonals",
+             "diag(B_1, ..., B_c)[Ra:Rb, Ca:Cb] = diag(B_{a+1}, ..., B_b) for R × C blocks and 0 <= a < b <= c "
+             "(a slice on the block boundaries keeps whole blocks)", _slice_block_diagonals, ("p", "r", "c"))]
+      if hasattr(canon, "slice_block_diagonals") else []),
     # sums.py
     _rule("eliminate_delta", f"{S}.eliminate_delta",
           "Σ_{k=lo}^{hi} [k = u] f(k) = f(u) and Σ_k [σ(k) = u] f(k) = f(σ⁻¹(u)) when lo <= u <= hi is "
