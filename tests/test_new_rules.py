@@ -9,7 +9,12 @@ import symattn as sa
 from symattn.defs.mask import Visible
 from symattn.defs.permutation import PermIndex
 from symattn.defs.rope import rotation
-from symattn.proof.canon import ceilings_as_floors, identity_block_diagonals, split_softmax_over_blocks
+from symattn.proof.canon import (
+    ceilings_as_floors,
+    identity_block_diagonals,
+    slice_block_diagonals,
+    split_softmax_over_blocks,
+)
 from symattn.proof.sums import (
     absorb_mask_scale,
     cancel_permutation,
@@ -370,3 +375,23 @@ def test_ceiling_becomes_a_floor_only_for_an_integer_over_a_positive_integer():
     for kk in range(-7, 8):
         for rr in range(1, 5):
             assert ceilings_as_floors(sp.ceiling(k / r)).subs({k: kk, r: rr}) == sp.ceiling(sp.Rational(kk, rr))
+
+
+# Slices of a block diagonal on block boundaries
+
+
+def test_slices_of_a_larger_rope_on_block_boundaries():
+    t, theta = sp.Symbol("t", integer=True), sp.Function("theta")
+    big = sa.rope(t, p + 1, theta)
+    proved_general(big[:2 * p, :2 * p], sa.rope(t, p, theta))
+    proved_general(big[2:, 2:], sa.rope(t, p, lambda k: theta(k + 1)))
+    refuted(big[2:, 2:], sa.rope(t, p, theta))                       # the frequencies shift with the blocks
+
+
+def test_block_diagonal_slices_off_the_diagonal_or_off_block_boundaries_are_kept():
+    i = sp.Dummy("i", integer=True, positive=True)
+    B = sa.BlockDiag(sp.MatrixSymbol("B", 2, 2), i, p + 2)
+    for kept in (B[:2, 2:4], B[1:3, 1:3], B[:2 * n, :2 * n]):  # n <= p + 2 is not known
+        assert slice_block_diagonals(kept) == kept
+    inner = slice_block_diagonals(B[2:4, 2:4])
+    assert isinstance(inner, sa.BlockDiag) and inner.count == 1

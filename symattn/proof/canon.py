@@ -33,6 +33,9 @@ The rules, each a true identity of matrix algebra (the trust base):
 - ``constant_head_sums``: Σ_{h=1}^{H} e = H·e when h is not free in e (also when e binds h again).
 - ``scalars_into_block_diagonals``: c·diag(B_1, ..., B_p) = diag(c·B_1, ..., c·B_p) for a scalar c
   free of the block index.
+- ``slice_block_diagonals``: diag(B_1, ..., B_c)[Ra : Rb, Ca : Cb] = diag(B_{a+1}, ..., B_b) for
+  R × C blocks when a and b are provably integers with 0 <= a < b <= c (a slice on block boundaries
+  along the diagonal keeps whole blocks and only zeros around them).
 - ``ceilings_as_floors``: ceiling(a/r) = floor((a + r - 1)/r) for an integer a and a positive
   integer r (so a group ceiling(h/r) meets GQA's floor((h - 1)/r) + 1).
 - ``expand_trig_entries``: in explicit matrices, cos(x + y) = cos x cos y - sin x sin y and
@@ -251,6 +254,32 @@ def scalars_into_block_diagonals(e):
     return e
 
 
+def _nonneg(x) -> bool:
+    return sp.expand(x).is_nonnegative is True
+
+
+@bottom_up
+def slice_block_diagonals(e):
+    """diag(B_1..B_c)[Ra:Rb, Ca:Cb] -> diag(B_{a+1}..B_b) on block boundaries (see the rules above)."""
+    from ..defs.heads import substitute
+
+    BlockDiag = _blockdiag()
+    if not (isinstance(e, sp.MatrixSlice) and isinstance(e.parent, BlockDiag)):
+        return e
+    d = e.parent
+    (r0, r1, rs), (c0, c1, cs) = e.rowslice, e.colslice
+    if rs != 1 or cs != 1:
+        return e
+    R, C = d.body.rows, d.body.cols
+    a, b = sp.simplify(r0 / R), sp.simplify(r1 / R)
+    if sp.expand(c0 / C - a) != 0 or sp.expand(c1 / C - b) != 0:
+        return e
+    if not (a.is_integer is True and b.is_integer is True and _nonneg(a) and _nonneg(b - a - 1)
+            and _nonneg(d.count - b)):
+        return e
+    return BlockDiag(substitute(d.body, {d.index: d.index + a}), d.index, b - a)
+
+
 def _ceiling_parts(c):
     """(a, r) for ceiling(a/r) with a an integer and r a positive integer; None otherwise."""
     a, r = sp.fraction(sp.together(c.args[0]))
@@ -309,6 +338,8 @@ def _round(e):
     if e.has(sp.floor):
         e = settle_floors_over_heads(e)
     if e.has(_blockdiag()):
+        if e.has(sp.MatrixSlice):
+            e = slice_block_diagonals(e)
         e = multiply_block_diagonals(scalars_into_block_diagonals(e))
     if e.has(_blockdiag(), sp.BlockDiagMatrix):
         e = identity_block_diagonals(e)
