@@ -1171,7 +1171,8 @@ TRUST_BASE: list[Rule] = [
     # certify.py and scalar.py
     _rule("interval_enclosure", ("symattn.proof.certify.enclose", "symattn.proof.certify.certify_nonzero"),
           "the interval (mpmath.iv, outward rounding) of a closed expression contains its exact value, so 0 "
-          "outside it certifies a nonzero value", _interval_enclosure, "pq",
+          "outside it certifies a nonzero value (containment decided exactly for rational ends and values, by "
+          "40-digit evaluation of the distance to each end for a transcendental value)", _interval_enclosure, "pq",
           exact={"p": range(-6, 7), "q": range(1, 5)}, numeric={"p": range(-40, 41), "q": range(5, 13)},
           must_fire=False),
     _rule("certify_nonzero_never_certifies_zero", "symattn.proof.certify.certify_nonzero",
