@@ -168,3 +168,107 @@ def test_inner_dimension_mismatch_names_q_and_k_in_both_conventions():
         sa.attention(Qc.T, K2.T, Vc.T, convention="row")
     assert str(err.value) == ("attention(Q, K, V): cannot form Q·Kᵀ.\n  Q: n × d_k\n  K: m × d_model\n"
                               "  the dimensions d_k and d_model are not known to be equal")
+
+
+H = sa.dims("H")
+W_Q = sa.Family("W^Q", d_k, d_model)
+Xm = sp.MatrixSymbol("X", d_model, n)
+
+
+def test_family_members_print_name_and_shape():
+    from symattn.defs.heads import FamilyMember
+
+    assert sp.sstr(W_Q[2]) == "W^Q_2" and W_Q[2].name == "W^Q_2"
+    assert sp.sstr(W_Q[H + 1]) == "W^Q_(H + 1)"
+    assert sp.latex(W_Q[2]) == r"\mathbf{W}_{2}^{Q}"
+    assert sp.latex(sa.Family("W", d_k, d_model)[3]) == r"\mathbf{W}_{3}"
+    assert W_Q[2].shape == (d_k, d_model) and W_Q[2].family_name == "W^Q" and W_Q[2].index == 2
+    assert isinstance(W_Q[2], FamilyMember) and W_Q[2] != W_Q[3]
+    assert W_Q[H].free_symbols == {H, d_k, d_model}
+    assert W_Q.T[2] == W_Q[2].T and W_Q.T.T[2] == W_Q[2]
+    assert repr(W_Q) == "Family('W^Q', d_k, d_model)" and repr(W_Q.T) == "Family('W^Q', d_k, d_model).T"
+    from sympy.matrices.expressions.matexpr import MatrixElement
+
+    assert W_Q[2][0, 1] == MatrixElement(W_Q[2], 0, 1)
+
+
+@pytest.mark.parametrize("index", [0, -1, sp.Rational(1, 2), "a", sp.Symbol("x"), 1.0])
+def test_a_family_index_must_be_a_positive_integer(index):
+    from symattn.errors import HeadError
+
+    with pytest.raises(HeadError, match=r"^family W\^Q: the head index must be a positive integer or an integer "
+                                        r"expression such as h or H \+ 1, got "):
+        W_Q[index]
+
+
+def test_a_family_index_may_be_a_positive_integer_expression():
+    assert W_Q[n].index == n and W_Q[H + 1].index == H + 1 and W_Q[sp.Integer(3)].index == 3
+
+
+def _nodes():
+    return (sa.head_sum(lambda h: W_Q[h] * Xm, H), sa.head_stack(lambda h: W_Q[h] * Xm, H),
+            sa.head_concat(lambda h: W_Q[h] * Xm, H))
+
+
+def test_nodes_over_heads_have_the_shapes_of_a_sum_a_stack_and_a_concatenation():
+    s, st, c = _nodes()
+    assert (s.shape, st.shape, c.shape) == ((d_k, n), (H * d_k, n), (d_k, H * n))
+    assert all(x.count == H for x in (s, st, c))
+    assert all(x.index not in x.free_symbols and H in x.free_symbols for x in (s, st, c))
+    assert s.term(3) == W_Q[3] * Xm
+
+
+def test_nodes_over_heads_print_their_index_range():
+    s, st, c = _nodes()
+    assert (sp.sstr(s), sp.sstr(st), sp.sstr(c)) == (
+        "HeadSum(W^Q_h*X, h=1..H)", "HeadStack(W^Q_h*X, h=1..H)", "HeadConcat(W^Q_h*X, h=1..H)")
+    assert sp.latex(s) == r"\sum_{h=1}^{H} \mathbf{W}_{h}^{Q} X"
+    assert sp.latex(st) == (r"\begin{bmatrix} \mathbf{W}_{1}^{Q} X \\ \vdots \\ \mathbf{W}_{H}^{Q} X "
+                            r"\end{bmatrix}")
+    assert sp.latex(c) == r"\begin{bmatrix} \mathbf{W}_{1}^{Q} X & \cdots & \mathbf{W}_{H}^{Q} X \end{bmatrix}"
+
+
+def test_transposes_of_nodes_over_heads():
+    from symattn.defs.heads import HeadConcat, HeadStack, HeadSum
+
+    s, st, c = _nodes()
+    assert isinstance(s.T, HeadSum) and isinstance(st.T, HeadConcat) and isinstance(c.T, HeadStack)
+    assert s.T.term(2) == (W_Q[2] * Xm).T and st.T.term(2) == (W_Q[2] * Xm).T and c.T.term(2) == (W_Q[2] * Xm).T
+    assert (s.T.shape, st.T.shape, c.T.shape) == ((n, d_k), (n, H * d_k), (H * n, d_k))
+
+
+def test_peeling_splits_off_the_last_head():
+    s, st, c = _nodes()
+    last = W_Q[H] * Xm
+    assert s.peel() == sp.MatAdd(s.func(s.body, s.index, H - 1), last)
+    assert st.peel() == sp.BlockMatrix([[st.func(st.body, st.index, H - 1)], [last]])
+    assert c.peel() == sp.BlockMatrix([[c.func(c.body, c.index, H - 1), last]])
+
+
+def test_a_concrete_head_count_gives_the_explicit_sum_and_blocks():
+    one, two = W_Q[1] * Xm, W_Q[2] * Xm
+    for s, st, c in (_nodes_at(2), tuple(x.subs(H, 2).doit() for x in _nodes())):
+        assert s == one + two
+        assert st == sp.BlockMatrix([[one], [two]])
+        assert c == sp.BlockMatrix([[one, two]])
+    s, st, c = _nodes()
+    kept = s.subs(H, 2).doit(deep=False)
+    assert kept == one + two
+
+
+def _nodes_at(k):
+    return (sa.head_sum(lambda h: W_Q[h] * Xm, k), sa.head_stack(lambda h: W_Q[h] * Xm, k),
+            sa.head_concat(lambda h: W_Q[h] * Xm, k))
+
+
+def test_a_symbolic_count_stays_a_node_after_doit():
+    for x in _nodes():
+        assert x.doit() == x
+
+
+def test_the_body_of_a_node_over_heads_may_not_change_shape_with_the_index():
+    from symattn.errors import HeadError
+
+    for f, name in ((sa.head_sum, "head_sum"), (sa.head_stack, "head_stack"), (sa.head_concat, "head_concat")):
+        with pytest.raises(HeadError, match=rf"^{name}: the shape of the body may not depend on the index h$"):
+            f(lambda h: sp.MatrixSymbol("B", h, n), H)
