@@ -212,3 +212,13 @@ def test_subs_and_xreplace_respect_binders():
     f = head_sum(lambda k: A[k] * A[x], H)
     for g in (f.subs(x, sa.h), f.xreplace({x: sa.h})):              # a free h goes in: no capture
         assert sa.h in g.free_symbols and g.term(2) == A[2] * A[sa.h]
+
+
+def test_verify_takes_scalar_claims():
+    x = sp.Symbol("x", real=True)
+    assert sa.verify(sp.exp(2 * x), sp.exp(x) ** 2).status == "proved"
+    assert sa.verify(x + 1, x).status == "refuted"
+    with pytest.raises(ClaimError, match="at= is for matrix claims"):
+        sa.verify(x, x, at=[{}])
+    with pytest.raises(ClaimError, match="both named x"):
+        sa.verify(sp.Symbol("x"), x)

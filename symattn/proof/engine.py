@@ -16,9 +16,9 @@ from __future__ import annotations
 import time
 
 import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.dims import check_dimension
-from ..defs.heads import FamilyMember
 from ..defs.shapes import as_matrix, check_mask_placement, same_dim, show, show_shape
 from ..errors import BudgetExceeded, ClaimError, ShapeError
 from .audit import audit_verdict
@@ -27,6 +27,7 @@ from .canon import same_by_rewriting
 from .entrywise import same_entrywise
 from .induction import by_induction, head_counts, induction_variable
 from .instances import dimension_symbols, equal_at, scalar_symbols
+from .names import check_distinct_names
 from .refute import search
 from .verdict import Verdict, proved, quantified, refuted, symbolic_proof, unknown
 
@@ -34,7 +35,7 @@ DEFAULT_BUDGET = 20.0
 
 
 def check_request(lhs, rhs, dims, at, budget):
-    """Reject what would make a verdict meaningless: floats, two matrices sharing a name, a bad
+    """Reject what would make a verdict meaningless: floats, two objects that print alike, a bad
     ``at`` (keys must be the claim's dimension symbols, values positive integers), a bad budget."""
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
         raise ClaimError(f"verify: budget must be a positive number of seconds, got {budget!r}")
@@ -45,15 +46,7 @@ def check_request(lhs, rhs, dims, at, budget):
             raise ClaimError(
                 f"verify: the {side} holds the floating-point number {min(floats, key=abs)}; write exact "
                 "numbers (sympy.Rational(1, 3), sympy.sqrt(2)) so that a proof means something")
-    named: dict = {}
-    for e in (lhs, rhs):
-        for x in sp.preorder_traversal(e):
-            if isinstance(x, (sp.MatrixSymbol, FamilyMember)):
-                named.setdefault(x.name, set()).add(x)
-    for name, objs in named.items():
-        if len(objs) > 1:
-            shown = ", ".join(f"{sp.sstr(o)} ({show_shape(o)})" for o in objs)
-            raise ClaimError(f"verify: two different matrices are both named {name}: {shown}; rename one")
+    check_distinct_names(lhs, rhs)
     if at is None:
         return None
     if isinstance(at, dict) or not isinstance(at, (list, tuple)):
@@ -83,6 +76,27 @@ def _attempt(budget, share, what, fn, trace):
         return False, []
 
 
+def _is_scalar(x) -> bool:
+    """A number or a scalar SymPy expression (not a matrix, not a Python container)."""
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, (int, sp.Expr)) and not isinstance(x, (MatrixExpr, sp.MatrixBase)):
+        return True
+    return False
+
+
+def _verify_scalar_claim(lhs, rhs, at, budget, audit):
+    """Scalar claims go to :func:`symattn.proof.scalar.verify_scalar` after the same request checks."""
+    from .scalar import verify_scalar
+
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    if at is not None:
+        raise ClaimError("verify: at= is for matrix claims; a scalar claim is decided for all values of its "
+                         "symbols, or refuted at small integer values")
+    check_request(lhs, rhs, [], None, budget)
+    return verify_scalar(lhs, rhs, budget=budget, audit=audit)
+
+
 def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_counterexample: bool = True,
            audit: bool = True) -> Verdict:
     """Decide lhs = rhs on the evidence ladder and return a :class:`Verdict`.
@@ -105,6 +119,8 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
     ('refuted', {'n': 2})
     """
     start = time.perf_counter()
+    if _is_scalar(lhs) and _is_scalar(rhs):
+        return _verify_scalar_claim(lhs, rhs, at, budget, audit)
     lhs = as_matrix(lhs, "lhs", "verify(lhs, rhs)")
     rhs = as_matrix(rhs, "rhs", "verify(lhs, rhs)")
     for k, dim in enumerate(("rows", "columns")):
