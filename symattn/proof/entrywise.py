@@ -81,8 +81,9 @@ def _block_entry(e, i, j):
 def entry(e, i, j):
     """The (i, j) entry of a matrix expression, as a scalar SymPy expression."""
     if isinstance(e, (sp.MatrixSymbol, FamilyMember)):
-        # a single row (column) has only index 0 there
-        return MatrixElement(e, 0 if e.rows == 1 else i, 0 if e.cols == 1 else j)
+        # a single row (column) has only index 0 there; a structured input (Symmetric) states its entry
+        i, j = (0 if e.rows == 1 else i), (0 if e.cols == 1 else j)
+        return e._entry(i, j) if hasattr(e, "structure") else MatrixElement(e, i, j)
     if isinstance(e, sp.MatMul):
         coeff, mats = e.as_coeff_matrices()
         return coeff * _product_entry(mats, i, j)
