@@ -66,7 +66,8 @@ def test_softmax_doit_evaluates_explicit_arguments_on_the_same_axis():
         assert Softmax(M, axis).doit() == softmax_explicit(M, axis)
         assert Softmax(sp.MatMul(sp.Identity(2), M), axis).doit() == softmax_explicit(M, axis)
         kept = Softmax(sp.MatMul(sp.Identity(2), Y), axis).doit(deep=False)
-        assert isinstance(kept, Softmax) and kept.axis == axis
+        assert isinstance(kept, Softmax) and kept.axis == axis and kept.arg == sp.MatMul(sp.Identity(2), Y)
+        assert Softmax(sp.MatMul(sp.Identity(2), Y), axis).doit() == Softmax(Y, axis)
         assert Softmax(Y, axis).doit() == Softmax(Y, axis)
 
 
