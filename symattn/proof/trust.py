@@ -978,6 +978,45 @@ def _certified_floors(p, q):
     return cases
 
 
+# --- evaluate.py (the exact evaluation behind every counterexample) ---------------------------
+
+class _LeafValues(dict):
+    """An environment for :func:`symattn.proof.evaluate.evaluate` holding, for every leaf it asks for
+    (keyed by the object), the value the checker gave that leaf."""
+
+    def __init__(self, inp):
+        super().__init__()
+        self.inp = inp
+
+    def __contains__(self, key):
+        return isinstance(key, (sp.MatrixSymbol, FamilyMember))
+
+    def __missing__(self, key):
+        if not isinstance(key, (sp.MatrixSymbol, FamilyMember)):
+            raise KeyError(key)
+        return self.inp.leaf(key)
+
+
+def _exact_evaluation(m, n, d):
+    from .evaluate import evaluate
+
+    Q, K, V = _leaf("Q", d, n), _leaf("K", d, m), _leaf("V", d, m)
+    E = FamilyMember("E", H_INDEX, d, n)
+    B = FamilyMember("B", BLOCK_INDEX, 2, 2)
+    scores = sp.MatMul(1 / sp.sqrt(d), K.T, Q)
+    exprs = [sp.MatMul(V, Softmax(scores, 0)),
+             sp.MatMul(V, Softmax(sp.MatAdd(scores, CausalMask(m, n, n - m)), 0)),
+             sp.MatMul(Softmax(sp.Transpose(scores), 1), V.T),
+             sp.MatAdd(HeadSum(sp.MatMul(Q.T, E), H_INDEX, m), sp.MatMul(Q.T, HeadConcat(E, H_INDEX, 1))),
+             sp.Transpose(HeadStack(E, H_INDEX, m)),
+             sp.MatMul(BlockDiag(B, BLOCK_INDEX, d), sp.Identity(2 * d)),
+             sp.HadamardProduct(sp.MatrixSlice(K, (0, d, 1), (0, 1, 1)), Q[:, 0:1])]
+    def by_evaluate(x):
+        return lambda inp: evaluate(x, _LeafValues(inp), "float" if inp.mode == "float" else "exact")
+
+    return [Case(x, None, by_evaluate(x)) for x in exprs]
+
+
 # --- the registry ----------------------------------------------------------------------------
 
 def _rule(name, where, statement, family=None, params=(), **kw) -> Rule:
@@ -1168,6 +1207,11 @@ TRUST_BASE: list[Rule] = [
           "independent entries with E[x] = 0, E[x²] = 1: linearity, independence, E[q_a q_b] = δ_ab, delta "
           "summation; E[qᵀk] = 0, E[(qᵀk)²] = d, Var(qᵀk) = d, ... (checked against three distributions with "
           "different third and fourth moments, expectations enumerated exactly)", _moment_calculus, "d"),
+    _rule("exact_evaluation", "symattn.proof.evaluate.evaluate",
+          "the exact evaluation that counterexamples and strategy D rest on computes each node's definition "
+          "(products, transposes, Softmax on both axes, masks, nodes over heads, block diagonals, slices, "
+          "entrywise products); exact check with random integer inputs", _exact_evaluation, ("m", "n", "d"),
+          integer_entries=True),
     # certify.py and scalar.py
     _rule("interval_enclosure", ("symattn.proof.certify.enclose", "symattn.proof.certify.certify_nonzero"),
           "the interval (mpmath.iv, outward rounding) of a closed expression contains its exact value, so 0 "

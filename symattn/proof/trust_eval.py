@@ -181,6 +181,26 @@ def _to_poly(x, inp: "Inputs", env: dict) -> Poly:
     raise NotPolynomial(f"{type(x).__name__} is not a polynomial operation")
 
 
+def _to_expr(x, inp: "Inputs", env: dict):
+    """A scalar SymPy expression with leaf entries, σ(k) and the summation indices of ``env`` replaced
+    by their values, sums written out: one pass, each node rebuilt from its evaluated arguments."""
+    if isinstance(x, MatrixElement):
+        parent = x.parent.xreplace(env) if env else x.parent
+        return matrix(parent, inp)[_concrete(x.i, inp, env), _concrete(x.j, inp, env)]
+    if isinstance(x, sp.Sum):
+        limits = list(x.limits)
+        k, lo, hi = limits[-1]
+        rest = sp.Sum(x.function, *limits[:-1]) if len(limits) > 1 else x.function
+        return sp.Add(*[_to_expr(rest, inp, {**env, k: sp.Integer(v)})
+                        for v in range(_concrete(lo, inp, env), _concrete(hi, inp, env) + 1)])
+    if isinstance(x, PermIndex):
+        return sp.Integer(_concrete(x, inp, env))
+    if x.is_Atom:
+        return env.get(x, x)
+    args = [_to_expr(a, inp, env) for a in x.args]
+    return x.func(*args) if any(a is not b for a, b in zip(args, x.args)) else x
+
+
 def _to_float(x, inp: "Inputs", env: dict) -> float:
     """A scalar SymPy expression in float64, summation indices bound in ``env`` (as :func:`_to_poly`)."""
     if isinstance(x, MatrixElement):
@@ -230,8 +250,9 @@ class Inputs:
     ``perms`` maps a permutation's symbol σ to the tuple (σ(0), ..., σ(n-1)).
     """
 
-    def __init__(self, mode: str, rng=None, perms: dict | None = None):
+    def __init__(self, mode: str, rng=None, perms: dict | None = None, integers: bool = False):
         self.mode = mode
+        self.integers = integers
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.perms = dict(perms or {})
         self._values: dict = {}
@@ -244,6 +265,8 @@ class Inputs:
             structure = getattr(x, "structure", None)
             if structure is not None:
                 self._values[x] = self._structured(x, structure, r, c)
+            elif self.mode == "exact" and self.integers:
+                self._values[x] = sp.ImmutableMatrix(self.rng.integers(-3, 4, size=(r, c)).tolist())
             elif self.mode == "exact":
                 self._values[x] = sp.ImmutableMatrix(
                     r, c, lambda i, j: sp.Dummy("x", real=True, finite=True))
@@ -349,24 +372,9 @@ def scalar(x, inp: Inputs):
         return _to_poly(sp.sympify(x), inp, {})
     if inp.mode == "float":
         return _to_float(sp.sympify(x), inp, {})
-    x = _settle_perm_indices(write_out(sp.sympify(x)), inp)
-    for _ in range(16):
-        elems = [e for e in x.atoms(MatrixElement) if e.i.is_Integer and e.j.is_Integer]
-        if not elems:
-            break
-        reps = {}
-        for e in elems:
-            M = matrix(e.parent, inp)
-            v = M[int(e.i), int(e.j)]
-            reps[e] = sp.Float(float(v), 30) if inp.mode == "float" else v
-        x = _settle_perm_indices(x.xreplace(reps), inp)
+    x = _to_expr(sp.sympify(x), inp, {})
     if x.atoms(MatrixElement) or x.atoms(PermIndex):
         raise NotEvaluable(f"an entry with a symbolic index is left in {sp.sstr(x)[:120]}")
-    if inp.mode == "float":
-        v = complex(sp.N(x, 30))
-        if abs(v.imag) > 1e-12 * max(1.0, abs(v.real)):
-            raise NotEvaluable(f"the value {v} is not real")
-        return v.real
     return x
 
 
@@ -523,7 +531,9 @@ def _block_diagonal(blocks, mode):
 
 
 def value(x, inp: Inputs):
-    """A matrix or a scalar expression, evaluated."""
+    """A matrix or a scalar expression, evaluated (a float64 array is already a value)."""
+    if isinstance(x, np.ndarray):
+        return x
     if isinstance(x, (MatrixExpr, sp.MatrixBase)):
         return matrix(x, inp)
     return scalar(x, inp)
@@ -596,9 +606,12 @@ def close(a, b, rtol: float = RTOL) -> tuple[bool, str]:
     a, b = np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float))
     if a.shape != b.shape:
         return False, f"shapes {a.shape} and {b.shape} differ"
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        same = np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(a[~np.isnan(a)], b[~np.isnan(b)])
-        return (True, "") if same else (False, "non-finite entries differ")
+    finite = np.isfinite(a) & np.isfinite(b)
+    if not np.array_equal(np.isnan(a), np.isnan(b)) or not np.array_equal(a[np.isinf(a)], b[np.isinf(a)]):
+        return False, "the non-finite entries (nan, ±inf) differ"
+    if not np.array_equal(finite, np.isfinite(a)):
+        return False, "an entry is finite on one side only"
+    a, b = a[finite], b[finite]
     scale = max(1.0, float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
     err = float(np.max(np.abs(a - b), initial=0.0))
     if err <= rtol * scale:
