@@ -273,3 +273,50 @@ def test_the_body_of_a_node_over_heads_may_not_change_shape_with_the_index():
     for f, name in ((sa.head_sum, "head_sum"), (sa.head_stack, "head_stack"), (sa.head_concat, "head_concat")):
         with pytest.raises(HeadError, match=rf"^{name}: the shape of the body may not depend on the index h$"):
             f(lambda h: sp.MatrixSymbol("B", h, n), H)
+
+
+a_scalar = sp.Symbol("a")
+
+
+def test_replacing_a_whole_node_over_heads_inside_a_larger_expression():
+    s = sa.head_sum(lambda h: W_Q[h] * Xm, H)
+    A = sp.MatrixSymbol("A", d_k, n)
+    assert sp.MatAdd(s, A).xreplace({s: A}) == sp.MatAdd(A, A)
+
+
+def test_substitution_never_touches_the_bound_index_and_renames_it_to_avoid_capture():
+    from symattn.defs.dims import h as HEAD
+    from symattn.defs.heads import substitute
+
+    s = sa.head_sum(lambda h: a_scalar * W_Q[h] * Xm, H)
+    assert substitute(s, {}) is s and substitute(s, {a_scalar: a_scalar}) is s
+    assert s.subs(s.index, 5) == s and s.xreplace({s.index: 5}) == s
+    assert s.subs(a_scalar, 3).term(2) == 3 * W_Q[2] * Xm and s.xreplace({a_scalar: 3}).term(2) == 3 * W_Q[2] * Xm
+    assert s.subs(H, 4).count == 4 and s.xreplace({H: 4}).count == 4
+    for t in (s.subs(a_scalar, HEAD), s.xreplace({a_scalar: HEAD}), substitute(s, {a_scalar: HEAD})):
+        assert t.index != HEAD and HEAD in t.free_symbols
+        assert t.term(2) == HEAD * W_Q[2] * Xm
+
+
+def test_fresh_indices_are_above_every_index_in_sight():
+    from symattn.defs.dims import h as HEAD
+    from symattn.defs.heads import fresh_index
+
+    s = sa.head_sum(lambda h: a_scalar * W_Q[h] * Xm, H)
+    assert sp.sstr(fresh_index(s.index, s)) == "h'"
+    assert sp.sstr(fresh_index(s.index, s.subs(a_scalar, HEAD))) == "h''"
+    assert type(fresh_index(s.index, s)) is type(s.index)
+
+
+def test_nested_nodes_over_heads_bind_distinct_indices_and_a_term_reaches_inside():
+    from symattn.defs.heads import HeadSum
+
+    inner = sa.head_sum(lambda g: W_Q[g] * Xm, H)
+    outer = sa.head_sum(lambda h: sa.head_sum(lambda g: W_Q[g] * Xm * a_scalar, H) * 0 + inner, H)
+    assert not outer.rebinds_index() and not inner.rebinds_index()
+    body = inner.body
+    rebound = HeadSum(HeadSum(body, inner.index, H), inner.index, H)
+    assert rebound.rebinds_index()
+    mixed = sa.head_sum(lambda h: sa.head_sum(lambda g: W_Q[g] * W_Q[h].T * W_Q[g] * Xm, H), H)
+    assert mixed.index != mixed.body.index
+    assert mixed.term(2) == sa.head_sum(lambda g: W_Q[g] * W_Q[2].T * W_Q[g] * Xm, H)
