@@ -91,6 +91,17 @@ def test_an_inner_binder_of_the_same_index_shadows_the_outer_one():
     assert "W_3" not in [lab for lab, _ in ev.inst.matrices.values()]
 
 
+def test_inputs_are_told_apart_by_object_not_by_printed_name():
+    W, same_name = Family("W", d, d), sp.MatrixSymbol("W_2", d, d)
+    ev = evaluator({d: 2})
+    ev.matrix(W[2] + same_name)
+    assert [lab for lab, _ in ev.inst.matrices.values()] == ["W_2", "W_2"]  # two inputs, two draws
+    h_user = sp.Symbol("h", integer=True, positive=True)  # a user's h is not the bound head index
+    ev = evaluator({d: 1, h_user: 3, H: 2})
+    got = ev.matrix(HeadSum(W[sa.h] * h_user, sa.h, H))
+    assert got == [[3 * (drawn(ev, "W_1")[0][0] + drawn(ev, "W_2")[0][0])]]
+
+
 def test_head_stack_of_gqa_groups_repeats_each_group_in_place():
     K = Family("K", d, m)
     ev = evaluator({G: 2, r: 2, d: 1, m: 2})
@@ -283,6 +294,13 @@ def test_audit_sees_a_difference_of_ten_to_the_minus_twenty():
     with pytest.raises(SoundnessError, match="disjoint enclosures at 128 bits"):
         run_audit(sa.softmax(X) * (1 + tiny * sp.pi), sa.softmax(X), FAKE)
     assert run_audit(sa.softmax(X) * sp.exp(0), sa.softmax(X), FAKE) == "audit: 4 random exact instances agree"
+
+
+def test_theorems_of_the_library_carry_the_audit_line():
+    from symattn.theorems import prove
+
+    result = prove(load_library()["softmax_columns_sum_to_one"])
+    assert result.ok and all(v.trace[-1].startswith("audit: 4 random exact instances agree") for v in result.verdicts)
 
 
 def test_verify_runs_the_audit_and_says_so():

@@ -105,7 +105,12 @@ def claim_symbols(*exprs) -> tuple[list, list]:
     for e in exprs:
         walk(sp.sympify(e), frozenset())
     scalars -= dims
-    return sorted(dims, key=str), sorted(scalars, key=str)
+    return sorted(dims, key=_order), sorted(scalars, key=_order)
+
+
+def _order(s):
+    """A sort key that does not depend on hashing: name, class, then creation order of Dummies."""
+    return str(s), type(s).__name__, getattr(s, "dummy_index", 0) or 0
 
 
 def _choose(rng, symbol, candidates) -> int:
