@@ -245,6 +245,14 @@ def test_an_unknown_node_is_skipped_not_a_crash():
     line = run_audit(A + Mystery(), Mystery() + A, FAKE)
     assert line.startswith("audit: skipped:") and "Mystery" in line
 
+    class Broken(sp.MatrixSymbol):
+        @property
+        def rows(self):
+            raise TypeError("no rows today")
+
+    B = Broken("B", n, n)
+    assert "TypeError: no rows today" in run_audit(B, B, FAKE)
+
 
 def test_instances_are_deterministic_per_claim():
     A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", m, n)

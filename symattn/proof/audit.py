@@ -225,8 +225,8 @@ def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     try:
         dims, scalars = claim_symbols(lhs, rhs)
-    except Unevaluable as exc:
-        return f"audit: skipped: {exc}"
+    except (Unevaluable, TypeError, ValueError, AttributeError) as exc:
+        return f"audit: skipped: the symbols of the claim cannot be read ({exc})"
     rng = random.Random(_seed(lhs, rhs))
     budget = Budget(seconds)
     agreed, skipped, precs, closed = 0, [], set(), False
@@ -247,6 +247,10 @@ def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
                     continue
                 except RecursionError:
                     skipped.append("an expression nested too deeply")
+                    continue
+                except (TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError) as exc:
+                    # a node that does not behave as its kind should: never a crash of verify
+                    skipped.append(f"the interpreter failed on this claim: {type(exc).__name__}: {exc}"[:200])
                     continue
                 if outcome == "differ":
                     _raise(lhs, rhs, verdict, inst, info)
