@@ -320,3 +320,11 @@ def test_nested_nodes_over_heads_bind_distinct_indices_and_a_term_reaches_inside
     mixed = sa.head_sum(lambda h: sa.head_sum(lambda g: W_Q[g] * W_Q[h].T * W_Q[g] * Xm, H), H)
     assert mixed.index != mixed.body.index
     assert mixed.term(2) == sa.head_sum(lambda g: W_Q[g] * W_Q[2].T * W_Q[g] * Xm, H)
+
+
+@pytest.mark.parametrize("make", [sa.head_sum, sa.head_stack, sa.head_concat])
+def test_doit_on_a_node_over_heads_evaluates_its_body_unless_deep_is_false(make):
+    lazy = make(lambda h: sp.MatMul(sp.Identity(d_k), W_Q[h] * Xm), H)
+    assert lazy.doit() == make(lambda h: W_Q[h] * Xm, H)
+    assert lazy.doit(deep=False) == lazy
+    assert lazy.subs(H, 2).doit(deep=False) == make(lambda h: sp.MatMul(sp.Identity(d_k), W_Q[h] * Xm), 2)
