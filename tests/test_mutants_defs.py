@@ -328,3 +328,94 @@ def test_doit_on_a_node_over_heads_evaluates_its_body_unless_deep_is_false(make)
     assert lazy.doit() == make(lambda h: W_Q[h] * Xm, H)
     assert lazy.doit(deep=False) == lazy
     assert lazy.subs(H, 2).doit(deep=False) == make(lambda h: sp.MatMul(sp.Identity(d_k), W_Q[h] * Xm), 2)
+
+
+Qd, Kd, Vd = (sp.MatrixSymbol(s, d_model, c) for s, c in (("Q", n), ("K", m), ("V", m)))
+WQ2 = [sp.MatrixSymbol(f"A{i}", d_k, d_model) for i in (1, 2)]
+WK2 = [sp.MatrixSymbol(f"B{i}", d_k, d_model) for i in (1, 2)]
+WV2 = [sp.MatrixSymbol(f"C{i}", d_v, d_model) for i in (1, 2)]
+WO2 = [sp.MatrixSymbol(f"D{i}", d_model, d_v) for i in (1, 2)]
+
+
+def _heads(convention):
+    if convention == "column":
+        return [sa.attention(WQ2[i] * Qd, WK2[i] * Kd, WV2[i] * Vd) for i in (0, 1)]
+    return [sa.attention(Qd.T * WQ2[i].T, Kd.T * WK2[i].T, Vd.T * WV2[i].T, convention="row") for i in (0, 1)]
+
+
+def test_multihead_with_two_heads_in_the_column_convention():
+    h1, h2 = _heads("column")
+    stacked = sp.BlockMatrix([[h1], [h2]])
+    assert sa.multihead(Qd, Kd, Vd, WQ2, WK2, WV2, WO2) == sp.BlockMatrix([WO2]) * stacked
+    assert sa.multihead(Qd, Kd, Vd, WQ2, WK2, WV2, WO2, form="sum") == WO2[0] * h1 + WO2[1] * h2
+    WO = sp.MatrixSymbol("WO", d_model, 2 * d_v)
+    assert sa.multihead(Qd, Kd, Vd, WQ2, WK2, WV2, WO) == WO * stacked
+    assert sa.multihead(Qd, Kd, Vd, WQ2, WK2, WV2, WO2, H=2) == sa.multihead(Qd, Kd, Vd, WQ2, WK2, WV2, WO2)
+
+
+def test_multihead_with_two_heads_in_the_row_convention():
+    h1, h2 = _heads("row")
+    T = [[w.T for w in ws] for ws in (WQ2, WK2, WV2, WO2)]
+    side = sp.BlockMatrix([[h1, h2]])
+    out = sa.multihead(Qd.T, Kd.T, Vd.T, *T, convention="row")
+    assert out == side * sp.BlockMatrix([[WO2[0].T], [WO2[1].T]])
+    assert sa.multihead(Qd.T, Kd.T, Vd.T, *T, convention="row", form="sum") == h1 * WO2[0].T + h2 * WO2[1].T
+    WO = sp.MatrixSymbol("WO", d_model, 2 * d_v)
+    assert sa.multihead(Qd.T, Kd.T, Vd.T, *T[:3], WO.T, convention="row") == side * WO.T
+
+
+def test_multihead_accepts_a_function_of_h_like_a_family():
+    F = [sa.Family(nm, r, c) for nm, r, c in (("W^Q", d_k, d_model), ("W^K", d_k, d_model),
+                                              ("W^V", d_v, d_model), ("W^O", d_model, d_v))]
+    by_family = sa.multihead(Qd, Kd, Vd, *F, H=H)
+    by_function = sa.multihead(Qd, Kd, Vd, lambda h: F[0][h], F[1], F[2], lambda h: F[3][h], H=H)
+    assert by_family == by_function
+    assert sp.sstr(by_family) == ("HeadConcat(W^O_h, h=1..H)*HeadStack(W^V_h*V*Softmax(1/sqrt(d_k)*K.T*W^K_h.T*"
+                                  "W^Q_h*Q), h=1..H)")
+
+
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((WQ2, WK2, WV2, WO2), {"H": 3}, "HeadError", "multihead(Q, K, V): W^Q holds 2 heads but H = 3"),
+    ((WQ2, WK2, WV2, WO2), {"form": "x"}, "ConventionError", "multihead: form must be 'block' or 'sum', got 'x'"),
+    (([], WK2, WV2, WO2), {}, "HeadError", "multihead(Q, K, V): W^Q is an empty list; give one matrix per head"),
+    ((5, WK2, WV2, WO2), {}, "HeadError", "multihead(Q, K, V): W^Q must be a list of matrices (one per head), a "
+                                          "Family, or a function of the head index h; got int"),
+    ((WQ2, WK2, WV2, sp.MatrixSymbol("WO", d_model, 3 * d_v)), {}, "ShapeError",
+     "multihead(Q, K, V): cannot form W^O·[head_1; ...; head_H].\n  W^O                  : d_model × 3*d_v\n"
+     "  [head_1; ...; head_H]: 2*d_v × n\n  the dimensions 3*d_v and 2*d_v are not known to be equal"),
+])
+def test_multihead_errors_say_which_weights_are_wrong(args, kwargs, error, message):
+    import symattn.errors as errors
+
+    with pytest.raises(getattr(errors, error)) as err:
+        sa.multihead(Qd, Kd, Vd, *args, **kwargs)
+    assert str(err.value) == message
+
+
+def test_head_checks_each_projection_in_both_conventions():
+    from symattn.errors import ShapeError
+
+    with pytest.raises(ShapeError) as err:
+        sa.head(Qd, Kd, Vd, sp.MatrixSymbol("A", d_k, n), WK2[0], WV2[0])
+    assert str(err.value) == ("head(Q, K, V): cannot form W^Q·Q.\n  W^Q: d_k × n\n  Q  : d_model × n\n"
+                              "  the dimensions n and d_model are not known to be equal")
+    with pytest.raises(ShapeError) as err:
+        sa.head(Qd.T, Kd.T, Vd.T, WQ2[0].T, WK2[0].T, sp.MatrixSymbol("C", n, d_v), convention="row")
+    assert str(err.value) == ("head(Q, K, V): cannot form V·W^V.\n  V  : m × d_model\n  W^V: n × d_v\n"
+                              "  the dimensions d_model and n are not known to be equal")
+    assert sa.head(Qd, Kd, Vd, WQ2[0], WK2[0], WV2[0], score="dot") == WV2[0] * Vd * sa.softmax(
+        Kd.T * WK2[0].T * WQ2[0] * Qd)
+
+
+def test_paper_self_attention_adds_the_residual_and_uses_the_unscaled_score():
+    from symattn.errors import ShapeError
+
+    X = sp.MatrixSymbol("X", d_model, n)
+    E = sp.MatrixSymbol("E", d_model, d_model)
+    assert sa.paper_self_attention(X, [WQ2[0]], [WK2[0]], [E]) == X + E * X * sa.softmax(X.T * WK2[0].T * WQ2[0] * X)
+    with pytest.raises(ShapeError) as err:
+        sa.paper_self_attention(X, [WQ2[0]], [WK2[0]], [WV2[0]])
+    assert str(err.value) == (
+        "paper_self_attention(X): the residual X + Σ_h ... needs W_h^V to map back to X's dimension.\n"
+        "  X                         : d_model × n\n  Σ_h (W_h^V X) Softmax[...]: d_v × n\n"
+        "  the dimensions d_v and d_model are not known to be equal")
