@@ -419,3 +419,64 @@ def test_paper_self_attention_adds_the_residual_and_uses_the_unscaled_score():
         "paper_self_attention(X): the residual X + Σ_h ... needs W_h^V to map back to X's dimension.\n"
         "  X                         : d_model × n\n  Σ_h (W_h^V X) Softmax[...]: d_v × n\n"
         "  the dimensions d_v and d_model are not known to be equal")
+
+
+def test_masks_hold_zero_where_a_key_is_visible_and_minus_infinity_elsewhere():
+    from symattn.defs.mask import CausalMask, PaddingMask, Visible
+
+    oo = sp.oo
+    assert CausalMask(3, 2, 1).as_explicit() == sp.Matrix([[0, 0], [0, 0], [-oo, 0]])
+    assert CausalMask(2, 3).as_explicit() == sp.Matrix([[0, 0, 0], [-oo, 0, 0]])
+    assert PaddingMask(3, 2, 1).as_explicit() == sp.Matrix([[0, 0], [-oo, -oo], [-oo, -oo]])
+    assert (Visible(2, 2), Visible(3, 2), Visible(n, n), Visible(n + 1, n)) == (0, -oo, 0, -oo)
+    assert isinstance(Visible(m, n), Visible)
+
+
+def test_masks_print_their_sizes_and_only_a_nonzero_offset():
+    from symattn.defs.mask import CausalMask, PaddingMask
+
+    assert sp.sstr(CausalMask(m, n, 2)) == "CausalMask(m, n, offset=2)"
+    assert sp.sstr(CausalMask(n)) == "CausalMask(n, n)"
+    assert sp.sstr(PaddingMask(m, n, 2)) == "PaddingMask(m, n, 2)"
+
+
+def test_a_causal_mask_that_hides_nothing_is_zero():
+    from symattn.defs.mask import CausalMask
+
+    assert CausalMask(3, 3, 2).doit() == sp.ZeroMatrix(3, 3)
+    assert CausalMask(3, 3, 1).doit() == CausalMask(3, 3, 1)
+    assert CausalMask(n, n, n - 1).doit() == sp.ZeroMatrix(n, n)
+    assert CausalMask(n, n, n - 2).doit() == CausalMask(n, n, n - 2)
+
+
+def test_masked_and_causal_attention_in_both_conventions():
+    from symattn.defs.mask import CausalMask, PaddingMask, causal_attention, masked_attention
+
+    P = PaddingMask(m, n, 2)
+    S_col, S_row = Kc.T * Qc / sp.sqrt(d_k), Qc.T * Kc / sp.sqrt(d_k)
+    assert masked_attention(Qc, Kc, Vc, P) == Vc * Softmax(S_col + P, 0)
+    assert masked_attention(Qc.T, Kc.T, Vc.T, P, convention="row") == Softmax(S_row + P.T, 1) * Vc.T
+    assert causal_attention(Qc, Kc, Vc) == Vc * Softmax(S_col + CausalMask(m, n), 0)
+    assert causal_attention(Qc, Kc, Vc, offset=2) == Vc * Softmax(S_col + CausalMask(m, n, 2), 0)
+    assert causal_attention(Qc.T, Kc.T, Vc.T, convention="row", score="dot") == \
+        Softmax(Qc.T * Kc + CausalMask(m, n).T, 1) * Vc.T
+    f = sa.ScoreFunction("f")
+    assert causal_attention(Qc, Kc, Vc, score=f) == Vc * Softmax(f(Qc, Kc) + CausalMask(m, n), 0)
+
+
+@pytest.mark.parametrize("mask_shape, convention, what, scores_shape", [
+    ((n, n), "column", "keys (rows)", "m × n"),
+    ((m, m), "column", "queries (columns)", "m × n"),
+    ((n, m), "row", "keys (rows)", "n × m"),
+])
+def test_a_mask_of_the_wrong_shape_is_named(mask_shape, convention, what, scores_shape):
+    from symattn.defs.mask import PaddingMask, masked_attention
+    from symattn.errors import ShapeError
+
+    M = PaddingMask(*mask_shape, 2)
+    q, k, v = (Qc, Kc, Vc) if convention == "column" else (Qc.T, Kc.T, Vc.T)
+    with pytest.raises(ShapeError) as err:
+        masked_attention(q, k, v, M, convention=convention)
+    rows, cols = (sp.sstr(x) for x in mask_shape)
+    assert str(err.value) == (f"masked_attention(Q, K, V): the mask must be keys × queries (m × n) in the column "
+                              f"layout; its {what} do not fit.\n  mask: {rows} × {cols}\n  scores: {scores_shape}")
