@@ -3,8 +3,8 @@
 Before :func:`symattn.verify` (or :func:`~symattn.proof.scalar.verify_scalar`) returns a proved
 verdict, general or at given dimensions, :func:`audit_verdict` evaluates both sides at a few
 (default 4) random exact instances with the audit's own interpreter
-(:mod:`symattn.proof.audit_eval`), which shares no code with the strategies' evaluation and
-substitution:
+(:mod:`symattn.proof.audit_eval`, on the draws of :mod:`symattn.proof.audit_instance`), which
+shares no code with the strategies' evaluation and substitution:
 
 - dimensions drawn from 2..3 and 1..3 in turn (up to 8 when a symbol's assumptions need it,
   e.g. ``even=True``);
@@ -42,8 +42,9 @@ from ..defs.permutation import PermIndex, Permutation
 from ..defs.score import Score
 from ..errors import BudgetExceeded, SoundnessError
 from . import audit_numbers as num
-from .audit_eval import ENTRIES, POSITIVE_ENTRIES, SCORE_KINDS, Evaluator, Instance, admissible
+from .audit_eval import Evaluator
 from .audit_expect import LAWS, Expectations
+from .audit_instance import ENTRIES, POSITIVE_ENTRIES, SCORE_KINDS, Instance, admissible
 from .audit_numbers import Undecided, Unevaluable
 from .budget import Budget
 from .moments import Expectation

@@ -1,0 +1,124 @@
+"""Matrices of the audit as lists of rows of :mod:`symattn.proof.audit_numbers` values.
+
+The operations the audit's interpreter needs, written out entry by entry: sums, products,
+transposes, the exact inverse (Gauss-Jordan over rationals), softmax along either axis
+(exp(-∞) = 0; a column with every entry masked has no value), block and block-diagonal
+matrices. A shape that does not fit raises :class:`~symattn.proof.audit_numbers.Unevaluable`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from . import audit_numbers as num
+from .audit_numbers import Unevaluable
+
+
+def shape(M):
+    return len(M), (len(M[0]) if M else 0)
+
+
+def zeros(r, c, value=0):
+    return [[value] * c for _ in range(r)]
+
+
+def add(A, B):
+    if shape(A) != shape(B):
+        raise Unevaluable(f"adding {shape(A)} and {shape(B)} matrices")
+    return [[num.add(a, b) for a, b in zip(ra, rb)] for ra, rb in zip(A, B)]
+
+
+def matmul(A, B):
+    (r, k), (k2, c) = shape(A), shape(B)
+    if k != k2:
+        raise Unevaluable(f"multiplying {r}×{k} by {k2}×{c}")
+    cols = list(zip(*B)) if B else []
+    out = []
+    for row in A:
+        line = []
+        for col in cols:
+            acc = 0
+            for a, b in zip(row, col):
+                acc = num.add(acc, num.mul(a, b))
+            line.append(acc)
+        out.append(line if cols else [0] * c)
+    return out
+
+
+def scale(s, A):
+    return [[num.mul(s, a) for a in row] for row in A]
+
+
+def transpose(A):
+    return [list(col) for col in zip(*A)] if A and A[0] else zeros(shape(A)[1], shape(A)[0])
+
+
+def elementwise(fn, A):
+    return [[fn(a) for a in row] for row in A]
+
+
+def inverse(A):
+    """Gauss-Jordan over exact rationals; a singular or non-rational matrix is skipped."""
+    n, c = shape(A)
+    if n != c:
+        raise Unevaluable("the inverse of a non-square matrix")
+    if not all(num.is_exact(a) for row in A for a in row):
+        raise Unevaluable("the inverse of a matrix with irrational entries")
+    M = [[Fraction(a) for a in row] + [Fraction(int(i == j)) for j in range(n)] for i, row in enumerate(A)]
+    for col in range(n):
+        pivot = next((r for r in range(col, n) if M[r][col] != 0), None)
+        if pivot is None:
+            raise Unevaluable("a singular matrix has no inverse")
+        M[col], M[pivot] = M[pivot], M[col]
+        p = M[col][col]
+        M[col] = [x / p for x in M[col]]
+        for r in range(n):
+            if r != col and M[r][col] != 0:
+                f = M[r][col]
+                M[r] = [x - f * y for x, y in zip(M[r], M[col])]
+    return [row[n:] for row in M]
+
+
+def softmax(A, axis: int):
+    """exp of every entry over its column sum (axis 0) or row sum (axis 1); exp(-∞) = 0."""
+    if axis == 1:
+        return transpose(softmax(transpose(A), 0))
+    E = elementwise(num.exp, A)
+    r, c = shape(E)
+    out = zeros(r, c)
+    for j in range(c):
+        total = 0
+        for i in range(r):
+            total = num.add(total, E[i][j])
+        if num.is_exact(total) and total == 0:
+            raise Unevaluable("a softmax column with every entry masked")
+        for i in range(r):
+            out[i][j] = num.div(E[i][j], total)
+    return out
+
+
+def blocks(grid):
+    """A block matrix from a grid of evaluated blocks, checking that the blocks fit."""
+    rows = []
+    for line in grid:
+        heights = {shape(b)[0] for b in line}
+        if len(heights) != 1:
+            raise Unevaluable("blocks of one block row have different heights")
+        for k in range(heights.pop()):
+            rows.append([x for b in line for x in b[k]])
+    widths = {len(r) for r in rows}
+    if len(widths) > 1:
+        raise Unevaluable("block rows have different widths")
+    return rows
+
+
+def block_diag(blocks):
+    r = sum(shape(b)[0] for b in blocks)
+    c = sum(shape(b)[1] for b in blocks)
+    out, i0, j0 = zeros(r, c), 0, 0
+    for b in blocks:
+        br, bc = shape(b)
+        for i in range(br):
+            out[i0 + i][j0:j0 + bc] = b[i]
+        i0, j0 = i0 + br, j0 + bc
+    return out
