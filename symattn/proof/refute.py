@@ -48,6 +48,8 @@ TIME_SHARE = 0.6
 EXACT_SECONDS, ENTRY_SECONDS = 4.0, 1.0
 #: undecided samples shown one by one in the trace (the rest are counted)
 MAX_UNDECIDED_LINES = 3
+#: a relative float difference above this is decided first (only an order: every sample is decided exactly)
+SCREEN = 1e-9
 
 
 class _Slow(Exception):
@@ -191,19 +193,63 @@ def _parts(lhs, rhs, assignment, budget):
     return L, R, (*_inputs(L, R), score_functions(L, R), scalar_functions(L, R))
 
 
+def _visible(A, B) -> bool:
+    """True when the float screen shows a difference above rounding (or a non-finite value): such a
+    sample is decided exactly first. The others are decided exactly afterwards; none is skipped."""
+    with np.errstate(all="ignore"):
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+            return True
+        return bool(np.any(np.abs(A - B) > SCREEN * (1.0 + np.maximum(np.abs(A), np.abs(B)))))
+
+
+class _Tally:
+    """What the search has seen: samples equal exactly, undecided ones, and the trace."""
+
+    def __init__(self):
+        self.trace, self.agreed, self.undecided, self.drawn = [], 0, 0, set()
+
+    def decide(self, assignment, sample, A, B, budget):
+        """Decide ``sample`` exactly; a Counterexample when it refutes the claim, else None."""
+        outcome, Ax, Bx = _compare(sample, A, B, budget)
+        if outcome[0] == "agree":
+            self.agreed += 1
+            return None
+        if outcome[0] == "undecided":
+            self.undecided += 1
+            if self.undecided <= MAX_UNDECIDED_LINES:
+                self.trace.append(f"sample undecided at {assignment} ({sample.label}): {outcome[1]}")
+            return None
+        _, (i, j), d, cert = outcome
+        values = {x.name: np.asarray(v) for x, v in sample.env.items()}
+        values.update({str(s): np.asarray(int(v) if v.is_Integer else v) for s, v in sample.scalars.items()})
+        self.trace.append(f"counterexample at {assignment} ({sample.label}), entry ({i}, {j}): {cert}")
+        return Counterexample(
+            dims={str(k): v for k, v in assignment.items()}, values=values, lhs=A, rhs=B,
+            lhs_exact=Ax, rhs_exact=Bx, entry=(i, j), difference=d,
+            certificate=cert, functions=sample.texts(),
+        )
+
+    def stopped(self, where: str):
+        self.trace.append(f"search stopped {where} after its share of the time budget "
+                          f"({self.agreed} samples equal exactly, {self.undecided} undecided)")
+        return None, self.trace, self.agreed
+
+
 def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None = None):
     """Return (Counterexample or None, trace lines, number of samples shown exactly equal).
 
     ``trials`` samples are drawn at each dimension assignment of ``grid`` (more when the grid is
-    small, so that at least MIN_SAMPLES are drawn); the search stops when its share of the budget
-    is used.
+    small, so that at least MIN_SAMPLES are drawn). The samples of the first assignment, and every
+    sample whose floats differ visibly, are decided exactly at once; the others are decided exactly
+    after the whole grid has been screened, so a counterexample deep in the grid is found early.
+    The search stops when its share of the budget is used.
     """
     dims = dimension_symbols(lhs, rhs)
     scalars = scalar_symbols(lhs, rhs)
     grid = grid if grid is not None else dimension_grid(dims)
     per_point = max(trials, -(-MIN_SAMPLES // max(len(grid), 1)))
     stop_at = budget.elapsed() + TIME_SHARE * max(budget.left(), 0.0)
-    trace, agreed, undecided, drawn = [], 0, 0, set()
+    tally, later = _Tally(), []
     allowed = {s: (scalar_values(s, False), scalar_values(s, True)) for s in scalars}
     if any(not vals[0] for vals in allowed.values()):
         return None, ["no small integer satisfies the assumptions of " +
@@ -216,45 +262,37 @@ def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None =
         except BudgetExceeded:
             raise
         except Exception as exc:  # the claim may not be well-formed at these sizes
-            trace.append(f"skipped {assignment}: {exc}")
+            tally.trace.append(f"skipped {assignment}: {exc}")
             continue
         if parts is None:
             continue
         for t in range(per_point):
             if budget.elapsed() > stop_at:
-                trace.append(f"search stopped at {assignment} after its share of the time budget "
-                             f"({agreed} samples equal exactly, {undecided} undecided)")
-                return None, trace, agreed
+                return tally.stopped(f"while screening {assignment}")
             rng = np.random.default_rng([seed, a_idx, t])
             try:
                 sample = _draw(L, R, parts, t, (a_idx + t) % SCORE_KINDS, rng, allowed)
-                drawn.add(sample.label)
+                tally.drawn.add(sample.label)
                 A, B = sample.floats(budget)
             except EvaluationError as exc:
-                trace.append(f"cannot evaluate at {assignment}: {exc}")
-                return None, trace, agreed
+                tally.trace.append(f"cannot evaluate at {assignment}: {exc}")
+                return None, tally.trace, tally.agreed
             except (ArithmeticError, IndexError, ValueError, TypeError, np.linalg.LinAlgError) as exc:
-                trace.append(f"sample skipped at {assignment}: {type(exc).__name__}: {exc}")
+                tally.trace.append(f"sample skipped at {assignment}: {type(exc).__name__}: {exc}")
                 continue
-            outcome, Ax, Bx = _compare(sample, A, B, budget)
-            if outcome[0] == "agree":
-                agreed += 1
+            if a_idx > 0 and not _visible(A, B):
+                later.append((assignment, sample, A, B))
                 continue
-            if outcome[0] == "undecided":
-                undecided += 1
-                if undecided <= MAX_UNDECIDED_LINES:
-                    trace.append(f"sample undecided at {assignment} ({sample.label}): {outcome[1]}")
-                continue
-            _, (i, j), d, cert = outcome
-            values = {x.name: np.asarray(v) for x, v in sample.env.items()}
-            values.update({str(s): np.asarray(int(v) if v.is_Integer else v) for s, v in sample.scalars.items()})
-            cex = Counterexample(
-                dims={str(k): v for k, v in assignment.items()}, values=values, lhs=A, rhs=B,
-                lhs_exact=Ax, rhs_exact=Bx, entry=(i, j), difference=d,
-                certificate=cert, functions=sample.texts(),
-            )
-            trace.append(f"counterexample at {assignment} ({sample.label}), entry ({i}, {j}): {cert}")
-            return cex, trace, agreed
-    trace.append(f"{agreed} samples equal exactly, {undecided} undecided; inputs drawn as "
-                 + "; ".join(sorted(drawn)))
-    return None, trace, agreed
+            cex = tally.decide(assignment, sample, A, B, budget)
+            if cex is not None:
+                return cex, tally.trace, tally.agreed
+    for assignment, sample, A, B in later:
+        if budget.elapsed() > stop_at:
+            return tally.stopped("while deciding the samples whose floats agree")
+        budget.check("counterexample search")
+        cex = tally.decide(assignment, sample, A, B, budget)
+        if cex is not None:
+            return cex, tally.trace, tally.agreed
+    tally.trace.append(f"{tally.agreed} samples equal exactly, {tally.undecided} undecided; inputs drawn as "
+                       + "; ".join(sorted(tally.drawn)))
+    return None, tally.trace, tally.agreed
