@@ -193,7 +193,7 @@ def test_family_members_print_name_and_shape():
     assert W_Q[2][0, 1] == MatrixElement(W_Q[2], 0, 1)
 
 
-@pytest.mark.parametrize("index", [0, -1, sp.Rational(1, 2), "a", sp.Symbol("x"), 1.0])
+@pytest.mark.parametrize("index", [0, -1, sp.Rational(1, 2), "a", "2", sp.Symbol("x"), 1.0])
 def test_a_family_index_must_be_a_positive_integer(index):
     from symattn.errors import HeadError
 
@@ -480,3 +480,14 @@ def test_a_mask_of_the_wrong_shape_is_named(mask_shape, convention, what, scores
     rows, cols = (sp.sstr(x) for x in mask_shape)
     assert str(err.value) == (f"masked_attention(Q, K, V): the mask must be keys × queries (m × n) in the column "
                               f"layout; its {what} do not fit.\n  mask: {rows} × {cols}\n  scores: {scores_shape}")
+
+
+def test_a_renamed_bound_index_is_above_the_indices_of_the_substituted_value_too():
+    from symattn.defs.dims import HeadIndex, bound_index
+
+    s = sa.head_sum(lambda h: a_scalar * W_Q[h] * Xm, H)
+    h0, h1 = bound_index("h", 0, HeadIndex), bound_index("h", 1, HeadIndex)
+    assert s.index == h0
+    t = s.subs(a_scalar, h0 + h1)
+    assert t.index not in (h0, h1) and {h0, h1} <= t.free_symbols
+    assert t.term(2) == (h0 + h1) * W_Q[2] * Xm
