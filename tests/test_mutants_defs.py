@@ -491,3 +491,26 @@ def test_a_renamed_bound_index_is_above_the_indices_of_the_substituted_value_too
     t = s.subs(a_scalar, h0 + h1)
     assert t.index not in (h0, h1) and {h0, h1} <= t.free_symbols
     assert t.term(2) == (h0 + h1) * W_Q[2] * Xm
+
+
+def test_the_head_index_is_known_to_be_positive_inside_the_body():
+    A = sp.MatrixSymbol("A", d_k, n)
+    for make in (sa.head_sum, sa.head_stack, sa.head_concat):
+        assert make(lambda h: sp.Abs(h) * A, H) == make(lambda h: h * A, H)
+        assert make(sp.Abs(sa.h) * A, H) == make(sa.h * A, H)
+
+
+@pytest.mark.parametrize("make, op, what", [
+    (sa.head_sum, "head_sum", "the summand"), (sa.head_stack, "head_stack", "the body"),
+    (sa.head_concat, "head_concat", "the body")])
+def test_a_body_that_is_not_a_matrix_is_named_with_the_constructor(make, op, what):
+    from symattn.defs.heads import HeadStack, HeadSum, bind
+
+    with pytest.raises(NotAMatrixError) as err:
+        make(lambda h: 3, H)
+    assert str(err.value) == (f"{op}: {what} must be a matrix expression (for example "
+                              f"sympy.MatrixSymbol('{what}', d_k, n)), got int: 3")
+    with pytest.raises(NotAMatrixError, match=r"^HeadSum: the summand must be"):
+        bind(HeadSum, lambda h: 3, H)
+    with pytest.raises(NotAMatrixError, match=r"^HeadStack: the body must be"):
+        bind(HeadStack, lambda h: 3, H)
