@@ -514,3 +514,10 @@ def test_a_body_that_is_not_a_matrix_is_named_with_the_constructor(make, op, wha
         bind(HeadSum, lambda h: 3, H)
     with pytest.raises(NotAMatrixError, match=r"^HeadStack: the body must be"):
         bind(HeadStack, lambda h: 3, H)
+
+
+def test_scores_default_to_the_scaled_dot_product_in_the_column_convention():
+    from symattn.defs.attention import scores
+
+    assert scores(Qc, Kc) == Kc.T * Qc / sp.sqrt(d_k)
+    assert scores(Qc.T, Kc.T, convention="row") == Qc.T * Kc / sp.sqrt(d_k)
