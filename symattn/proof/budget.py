@@ -32,9 +32,12 @@ class Budget:
     def limit(self, seconds: float | None = None, what: str = ""):
         """Run the block with a hard limit (SIGALRM, main thread only), capped by the budget.
 
-        The alarm raises :class:`_Expired`, a BaseException, so that library code catching
-        ``Exception`` cannot swallow it; it fires again every 50 ms until the block is left,
-        and leaves the block as :class:`BudgetExceeded`.
+        One interval timer ticks while any limited block runs; at each tick the alarm raises
+        :class:`_Expired` (a BaseException, so that library code catching ``Exception`` cannot
+        swallow it) once for a block whose deadline has passed, and the block is left as
+        :class:`BudgetExceeded`. A tick that lands between the end of a block and its cleanup
+        propagates to the enclosing block, or out of the outermost one, where :func:`guarded`
+        turns it into :class:`BudgetExceeded` and stops the timer.
         """
         cap = self.left() if seconds is None else min(seconds, self.left())
         if cap <= 0:
@@ -43,22 +46,68 @@ class Budget:
             yield
             self.check(what)
             return
-
-        def alarm(signum, frame):
-            raise _Expired()
-
-        old = signal.signal(signal.SIGALRM, alarm)
-        previous = signal.setitimer(signal.ITIMER_REAL, cap, 0.05)
+        entry = _Limit(time.perf_counter() + cap)
+        outermost = not _ACTIVE
+        epoch = _STATE["epoch"]
+        if outermost:
+            _STATE["saved"] = signal.signal(signal.SIGALRM, _alarm)
+            signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+        _ACTIVE.append(entry)
         try:
             yield
         except _Expired:
             raise BudgetExceeded(f"{what or 'step'} exceeded its {cap:.2f} s limit") from None
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
-            if previous[0]:
-                signal.setitimer(signal.ITIMER_REAL, *previous)
+            entry.armed = False
+            if epoch == _STATE["epoch"]:  # not already cleaned up by guarded()
+                if entry in _ACTIVE:
+                    del _ACTIVE[_ACTIVE.index(entry):]
+                if outermost:
+                    _stop_timer()
+
+
+#: seconds between two ticks of the alarm while a limited block runs
+TICK = 0.02
+
+_ACTIVE: list = []  # the limited blocks now running in the main thread, outermost first
+_STATE = {"epoch": 0, "saved": signal.SIG_DFL}
+
+
+class _Limit:
+    __slots__ = ("deadline", "armed")
+
+    def __init__(self, deadline: float):
+        self.deadline, self.armed = deadline, True
 
 
 class _Expired(BaseException):
     """Raised by the alarm inside a limited block (not an Exception, so nothing swallows it)."""
+
+
+def _alarm(signum, frame):
+    now = time.perf_counter()
+    for entry in _ACTIVE:
+        if entry.armed and now >= entry.deadline:
+            entry.armed = False  # once: a second tick must not land in the cleanup
+            raise _Expired()
+
+
+def _stop_timer():
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, _STATE["saved"])
+
+
+@contextmanager
+def guarded():
+    """The outermost frame of a proof attempt: an alarm that escaped every limited block (it fired
+    between a block's end and its cleanup) becomes :class:`BudgetExceeded`, and the timer stops."""
+    try:
+        yield
+    except _Expired:
+        for entry in _ACTIVE:
+            entry.armed = False
+        if threading.current_thread() is threading.main_thread():
+            _STATE["epoch"] += 1  # cleanup code of blocks left behind must not touch the timer now
+            del _ACTIVE[:]
+            _stop_timer()
+        raise BudgetExceeded("the time budget ran out between two steps") from None

@@ -22,7 +22,7 @@ from ..defs.dims import check_dimension
 from ..defs.shapes import as_matrix, check_mask_placement, same_dim, show, show_shape
 from ..errors import BudgetExceeded, ClaimError, ShapeError
 from .audit import audit_verdict
-from .budget import Budget
+from .budget import Budget, guarded
 from .canon import same_by_rewriting
 from .entrywise import same_entrywise
 from .induction import by_induction, head_counts, induction_variable
@@ -147,50 +147,56 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
         return Verdict(v.status, v.general, v.method, scope, v.trace, v.counterexample,
                        time.perf_counter() - start, lhs, rhs, v.over)
 
-    ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
-    trace += ["A: " + s for s in t]
-    if ok:
-        return done(symbolic_proof("rewriting (A)", trace, over))
-
-    if H is not None:
-        ok, t = _attempt(B, 0.4, "induction on H (C)", lambda: by_induction(lhs, rhs, H), trace)
-        trace += ["C: " + s for s in t]
+    def decide() -> Verdict:
+        ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
+        trace.extend(["A: " + s for s in t])
         if ok:
-            return done(symbolic_proof("induction on H (C)", trace, over))
+            return done(symbolic_proof("rewriting (A)", trace, over))
 
-    ok, t = _attempt(B, 0.3, "entrywise (B)", lambda: same_entrywise(lhs, rhs, B), trace)
-    trace += ["B: " + s for s in t]
-    if ok:
-        return done(symbolic_proof("entrywise (B)", trace, over))
+        if H is not None:
+            ok, t = _attempt(B, 0.4, "induction on H (C)", lambda: by_induction(lhs, rhs, H), trace)
+            trace.extend(["C: " + s for s in t])
+            if ok:
+                return done(symbolic_proof("induction on H (C)", trace, over))
 
-    agreed = 0
-    if search_counterexample:
-        try:
-            cex, t, agreed = search(lhs, rhs, B)
-            trace += ["E: " + s for s in t]
-            if cex is not None:
-                return done(refuted(cex, trace))
-        except BudgetExceeded as exc:
-            trace.append(f"E: gave up ({exc})")
+        ok, t = _attempt(B, 0.3, "entrywise (B)", lambda: same_entrywise(lhs, rhs, B), trace)
+        trace.extend(["B: " + s for s in t])
+        if ok:
+            return done(symbolic_proof("entrywise (B)", trace, over))
 
-    if at:
-        where = []
-        for values in at:
+        agreed = 0
+        if search_counterexample:
             try:
-                ok, why = equal_at(lhs, rhs, values, B)
+                cex, t, agreed = search(lhs, rhs, B)
+                trace.extend(["E: " + s for s in t])
+                if cex is not None:
+                    return done(refuted(cex, trace))
             except BudgetExceeded as exc:
-                ok, why = False, f"gave up ({exc})"
-            label = ", ".join(f"{k}={v}" for k, v in values.items())
-            trace.append(f"D at {label}: {why}")
-            if not ok:
-                break
-            where.append(label)
-        else:
-            scope = "only at " + "; ".join(where)
-            return done(proved("exact instances (D)", scope, trace, False), proved_at=at)
+                trace.append(f"E: gave up ({exc})")
 
-    if agreed:
-        trace.append(f"numerically consistent on {agreed} random samples (not a proof)")
-    return done(unknown(trace))
+        if at:
+            where = []
+            for values in at:
+                try:
+                    ok, why = equal_at(lhs, rhs, values, B)
+                except BudgetExceeded as exc:
+                    ok, why = False, f"gave up ({exc})"
+                label = ", ".join(f"{k}={v}" for k, v in values.items())
+                trace.append(f"D at {label}: {why}")
+                if not ok:
+                    break
+                where.append(label)
+            else:
+                scope = "only at " + "; ".join(where)
+                return done(proved("exact instances (D)", scope, trace, False), proved_at=at)
 
+        if agreed:
+            trace.append(f"numerically consistent on {agreed} random samples (not a proof)")
+        return done(unknown(trace))
 
+    try:
+        with guarded():
+            return decide()
+    except BudgetExceeded as exc:  # an alarm that escaped every strategy's own limit
+        trace.append(f"gave up ({exc})")
+        return done(unknown(trace))
