@@ -521,3 +521,10 @@ def test_scores_default_to_the_scaled_dot_product_in_the_column_convention():
 
     assert scores(Qc, Kc) == Kc.T * Qc / sp.sqrt(d_k)
     assert scores(Qc.T, Kc.T, convention="row") == Qc.T * Kc / sp.sqrt(d_k)
+
+
+def test_a_score_callable_that_returns_no_matrix_is_named():
+    with pytest.raises(NotAMatrixError) as err:
+        sa.attention(Qc, Kc, Vc, score=lambda q, k: 3)
+    assert str(err.value) == ("attention(Q, K, V): f(Q, K) must be a matrix expression (for example "
+                              "sympy.MatrixSymbol('f(Q, K)', d_k, n)), got int: 3")
