@@ -49,7 +49,7 @@ def _refutation(r, v) -> list[str]:
     if r.theorem.explanation:
         out.append(f"   why it is wrong: {r.theorem.explanation}")
     dims = ", ".join(f"{k} = {val}" for k, val in cex.dims.items()) or "the stated sizes"
-    out.append(f"   counterexample at {dims}, with these integer inputs:")
+    out.append(f"   counterexample at {dims}, with these exact inputs:")
     for name, val in cex.values.items():
         out += _matrix(name, val, "     ")
     for name, how in cex.functions.items():

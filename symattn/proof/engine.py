@@ -191,7 +191,7 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
                 return done(proved("exact instances (D)", scope, trace, False), proved_at=at)
 
         if agreed:
-            trace.append(f"numerically consistent on {agreed} random samples (not a proof)")
+            trace.append(f"the two sides were equal exactly at {agreed} sampled instances (not a proof for all values)")
         return done(unknown(trace))
 
     try:

@@ -6,7 +6,7 @@
 | proved    | False   | exact symbolic equality at the listed concrete dimensions,    |
 |           |         | or a claim with no dimension symbols, proved as stated        |
 | refuted   | False   | a concrete counterexample, certified exactly                  |
-| unknown   | False   | none of the above (numeric agreement is reported, not trusted)|
+| unknown   | False   | none of the above (agreement at samples is reported, not trusted)|
 
 Only the proof engine constructs proved verdicts (through :func:`proved`).
 """
@@ -23,7 +23,7 @@ STATUSES = ("proved", "refuted", "unknown")
 class Counterexample:
     """A concrete instance where the two sides differ, certified exactly.
 
-    dims: dimension symbol -> integer; values: input name -> ndarray (exact integers);
+    dims: dimension symbol -> integer; values: input name -> ndarray (exact integers or rationals);
     lhs, rhs: both sides as float arrays; lhs_exact, rhs_exact: exact SymPy matrices;
     entry: (row, column) of the certified entry; difference: its exact value;
     certificate: how the difference was shown to be nonzero; functions: how each
