@@ -222,3 +222,12 @@ def test_verify_takes_scalar_claims():
         sa.verify(x, x, at=[{}])
     with pytest.raises(ClaimError, match="both named x"):
         sa.verify(sp.Symbol("x"), x)
+
+
+def test_ordering_the_limits_of_a_sum_keeps_an_index_bound_twice_in_place():
+    from symattn.proof import sums
+
+    k = sp.Dummy("k", integer=True)
+    a = sp.IndexedBase("a")
+    x = sp.Sum(sp.Sum(a[k], (k, 0, 1)), (k, 0, 0))     # SymPy stores it as one Sum with two limits
+    assert sums.order_limits(x).doit() == x.doit() == a[0] + a[1]

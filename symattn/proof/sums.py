@@ -309,6 +309,8 @@ def order_limits(x):
     if not isinstance(x, sp.Sum) or len(x.limits) < 2:
         return x
     bound = {k for k, _, _ in x.limits}
+    if len(bound) < len(x.limits):  # one index bound twice (nested sums over k): the order matters
+        return x
     if any((lo.free_symbols | hi.free_symbols) & bound for _, lo, hi in x.limits):
         return x
     mark, other = sp.Dummy("at"), sp.Dummy("other")
