@@ -231,3 +231,12 @@ def test_ordering_the_limits_of_a_sum_keeps_an_index_bound_twice_in_place():
     a = sp.IndexedBase("a")
     x = sp.Sum(sp.Sum(a[k], (k, 0, 1)), (k, 0, 0))     # SymPy stores it as one Sum with two limits
     assert sums.order_limits(x).doit() == x.doit() == a[0] + a[1]
+
+
+def test_elementwise_exp_and_log_are_public_and_decided():
+    X = sp.MatrixSymbol("X", n, m)
+    assert sa.verify(sa.Exp(sa.Log(X)), X).status == "proved"
+    assert sa.verify(sa.Exp(2 * X), sa.Exp(X)).status == "refuted"
+    # Softmax is Exp normalized: each column of Exp(X) divided by its sum
+    assert sa.verify(sa.softmax(X), sa.Exp(X) * sp.OneMatrix(m, m)).status == "refuted"
+    assert sa.Log(X).shape == X.shape and sa.Exp(X).T.shape == (m, n)
