@@ -528,3 +528,19 @@ def test_a_score_callable_that_returns_no_matrix_is_named():
         sa.attention(Qc, Kc, Vc, score=lambda q, k: 3)
     assert str(err.value) == ("attention(Q, K, V): f(Q, K) must be a matrix expression (for example "
                               "sympy.MatrixSymbol('f(Q, K)', d_k, n)), got int: 3")
+
+
+@pytest.mark.parametrize("first, W_Q, W_K, error, message", [
+    (3, [WQ2[0]], [WK2[0]], NotAMatrixError,
+     "X must be a matrix expression (for example sympy.MatrixSymbol('X', d_k, n)), got int: 3"),
+    (None, [], [WK2[0]], "HeadError", "W^Q is an empty list; give one matrix per head"),
+    (None, [WQ2[0]], WK2, "HeadError", "the weight lists have different numbers of heads (W^Q: 1, W^K: 2, W^V: 1)"),
+])
+def test_paper_self_attention_errors_name_the_operation(first, W_Q, W_K, error, message):
+    import symattn.errors as errors
+
+    X = sp.MatrixSymbol("X", d_model, n) if first is None else first
+    error = getattr(errors, error) if isinstance(error, str) else error
+    with pytest.raises(error) as err:
+        sa.paper_self_attention(X, W_Q, W_K, [sp.MatrixSymbol("E", d_model, d_model)])
+    assert str(err.value) == "paper_self_attention(X): " + message
