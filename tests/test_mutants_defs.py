@@ -544,3 +544,34 @@ def test_paper_self_attention_errors_name_the_operation(first, W_Q, W_K, error, 
     with pytest.raises(error) as err:
         sa.paper_self_attention(X, W_Q, W_K, [sp.MatrixSymbol("E", d_model, d_model)])
     assert str(err.value) == "paper_self_attention(X): " + message
+
+
+def test_multihead_passes_the_score_to_every_head():
+    f = sa.ScoreFunction("f")
+    for score in ("dot", f):
+        h = [sa.head(Qd, Kd, Vd, WQ2[i], WK2[i], WV2[i], score=score) for i in (0, 1)]
+        assert sa.multihead(Qd, Kd, Vd, WQ2, WK2, WV2, WO2, score=score, form="sum") == WO2[0] * h[0] + WO2[1] * h[1]
+    dot = sa.multihead(Qd, Kd, Vd, WQ2, WK2, WV2, WO2, score="dot", form="sum")
+    assert dot == WO2[0] * WV2[0] * Vd * sa.softmax(Kd.T * WK2[0].T * WQ2[0] * Qd) + \
+        WO2[1] * WV2[1] * Vd * sa.softmax(Kd.T * WK2[1].T * WQ2[1] * Qd)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: sa.head(3, Kd, Vd, WQ2[0], WK2[0], WV2[0]), NotAMatrixError,
+     "head(Q, K, V): Q must be a matrix expression (for example sympy.MatrixSymbol('Q', d_k, n)), got int: 3"),
+    (lambda: sa.head(Qd, Kd, Vd, WQ2[0], sp.MatrixSymbol("B", d_k, n), WV2[0]), "ShapeError",
+     "head(Q, K, V): cannot form W^K·K.\n  W^K: d_k × n\n  K  : d_model × m\n"
+     "  the dimensions n and d_model are not known to be equal"),
+    (lambda: sa.multihead(Qd, Kd, Vd, WQ2, WK2, WV2, [], form="sum"), "HeadError",
+     "multihead(Q, K, V): W^O is an empty list; give one matrix per head"),
+    (lambda: sa.multihead(Qd.T, Kd.T, Vd.T, [w.T for w in WQ2], [w.T for w in WK2], [w.T for w in WV2],
+                          sp.MatrixSymbol("WO", d_model, 3 * d_v).T, convention="row"), "ShapeError",
+     "multihead(Q, K, V): cannot form [head_1 ... head_H]·W^O.\n  [head_1 ... head_H]: n × 2*d_v\n"
+     "  W^O                : 3*d_v × d_model\n  the dimensions 2*d_v and 3*d_v are not known to be equal"),
+])
+def test_head_and_multihead_errors_name_the_operand(call, error, message):
+    import symattn.errors as errors
+
+    with pytest.raises(getattr(errors, error) if isinstance(error, str) else error) as err:
+        call()
+    assert str(err.value) == message
