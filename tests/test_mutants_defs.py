@@ -575,3 +575,18 @@ def test_head_and_multihead_errors_name_the_operand(call, error, message):
     with pytest.raises(getattr(errors, error) if isinstance(error, str) else error) as err:
         call()
     assert str(err.value) == message
+
+
+def test_masked_attention_names_an_argument_that_is_not_a_matrix():
+    from symattn.defs.mask import CausalMask, masked_attention
+
+    for which in "QKV":
+        args = {"Q": Qc, "K": Kc, "V": Vc, which: 3}
+        with pytest.raises(NotAMatrixError) as err:
+            masked_attention(args["Q"], args["K"], args["V"], CausalMask(m, n))
+        assert str(err.value) == (f"masked_attention(Q, K, V): {which} must be a matrix expression (for example "
+                                  f"sympy.MatrixSymbol('{which}', d_k, n)), got int: 3")
+    with pytest.raises(NotAMatrixError) as err:
+        masked_attention(Qc, Kc, Vc, 3)
+    assert str(err.value) == ("masked_attention(Q, K, V): mask must be a matrix expression (for example "
+                              "sympy.MatrixSymbol('mask', d_k, n)), got int: 3")
