@@ -8,6 +8,7 @@ that is possible.
 
 import pytest
 import sympy as sp
+from test_derivation_api import multihead_derivation
 
 import symattn as sa
 from symattn.defs.dims import bound_index
@@ -143,41 +144,32 @@ def test_rope_blocks_do_not_capture_a_user_scalar_named_i():
 # assumptions: modelled (substituted, named in the scope) or refused --------------------------------
 
 
-def _mqa_derivation():
-    d = sa.Derivation()
-    d.declare("Q", "d_model", "n").declare("K, V", "d_model", "m")
-    d.declare("W_h^Q, W_h^K", "d_k", "d_model", heads="h in 1..H")
-    d.declare("W_h^V", "d_v", "d_model", heads="h in 1..H")
-    d.declare("W_h^O", "d_model", "d_v", heads="h in 1..H")
-    return d
-
-
 def test_an_assumption_on_every_member_of_a_family_is_used():
     claim = ("MultiHead(Q, K, V)", "sum_{h=1}^{H} W_h^O Attention(W_h^Q Q, W_1^K K, W_1^V V)")
-    without = _mqa_derivation().chain(*claim).check().steps[0]
+    without = multihead_derivation().chain(*claim).check().steps[0]
     assert without.status == "refuted"
-    d = _mqa_derivation().assume("W_i^K", "W_1^K").assume("W_i^V", "W_1^V")
+    d = multihead_derivation().assume("W_i^K", "W_1^K").assume("W_i^V", "W_1^V")
     (s,) = d.chain(*claim).check().steps
     assert s.status == "proved", s.scope
     assert "under W_i^K = W_1^K, W_i^V = W_1^V" in s.scope
 
 
 def test_an_assumption_about_nothing_declared_is_refused():
-    d = _mqa_derivation().assume("W_i^k", "W_1^K")
+    d = multihead_derivation().assume("W_i^k", "W_1^K")
     with pytest.raises(DerivationError, match=r"W_i\^k, which is not declared"):
         d.chain("Q", "Q").check()
 
 
 def test_an_assumption_about_one_member_is_refused_for_a_symbolic_member():
-    d = _mqa_derivation().assume("W_2^K", "W_1^K")
+    d = multihead_derivation().assume("W_2^K", "W_1^K")
     (s,) = d.chain("W_2^K Q", "W_1^K Q").check().steps
     assert s.status == "proved" and "under W_2^K = W_1^K" in s.scope
-    (s,) = _mqa_derivation().assume("W_2^K", "W_1^K").chain("W_h^K Q", "W_1^K Q").check().steps
+    (s,) = multihead_derivation().assume("W_2^K", "W_1^K").chain("W_h^K Q", "W_1^K Q").check().steps
     assert s.status == "ill-formed" and "one member only" in s.error
 
 
 def test_a_step_the_assumption_does_not_reach_does_not_name_it():
-    d = _mqa_derivation().assume("W^K", "W^Q")
+    d = multihead_derivation().assume("W^K", "W^Q")
     r = d.chain("W_h^K Q", "W_h^Q Q").chain("W_h^V Q", "W_h^V Q").check()
     assert "under W^K = W^Q" in r.steps[0].scope
     assert "under" not in r.steps[1].scope

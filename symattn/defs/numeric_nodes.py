@@ -54,45 +54,39 @@ def _split_block_row(node_cls, X, *rest):
     return sp.BlockMatrix([[node_cls(blocks[0, j], *rest) for j in range(blocks.cols)]])
 
 
-class Exp(_Node):
-    """exp of every entry (elementwise, not the matrix exponential)."""
+class _Entrywise(_Node):
+    """A scalar function applied to every entry (``scalar``: sp.exp, sp.log)."""
+
+    scalar = None
 
     def __new__(cls, X):
-        return super().__new__(cls, as_matrix(X, "X", "Exp(X)"))
+        return super().__new__(cls, as_matrix(X, "X", f"{cls.__name__}(X)"))
 
     @property
     def shape(self):
         return self.args[0].shape
 
     def entry_rule(self, i, j, entry):
-        return sp.exp(entry(self.args[0], i, j))
+        return type(self).scalar(entry(self.args[0], i, j))
 
     def doit(self, **hints):
         X = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
         if isinstance(X, sp.BlockMatrix) and X.blockshape[0] == 1:
-            return _split_block_row(Exp, X)
-        return Exp(X)
+            return _split_block_row(type(self), X)
+        return type(self)(X)
 
 
-class Log(_Node):
+class Exp(_Entrywise):
+    """exp of every entry (elementwise, not the matrix exponential)."""
+
+    scalar = sp.exp
+
+
+class Log(_Entrywise):
     """The natural logarithm of every entry (elementwise, not the matrix logarithm); defined where
     every entry is positive, which is what a claim using it assumes (exp(log x) = x for x > 0)."""
 
-    def __new__(cls, X):
-        return super().__new__(cls, as_matrix(X, "X", "Log(X)"))
-
-    @property
-    def shape(self):
-        return self.args[0].shape
-
-    def entry_rule(self, i, j, entry):
-        return sp.log(entry(self.args[0], i, j))
-
-    def doit(self, **hints):
-        X = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
-        if isinstance(X, sp.BlockMatrix) and X.blockshape[0] == 1:
-            return _split_block_row(Log, X)
-        return Log(X)
+    scalar = sp.log
 
 
 class ShiftRows(_Node):
