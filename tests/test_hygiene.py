@@ -232,3 +232,11 @@ def test_elementwise_exp_and_log_are_public_and_decided():
     # Softmax is Exp normalized: each column of Exp(X) divided by its sum
     assert sa.verify(sa.softmax(X), sa.Exp(X) * sp.OneMatrix(m, m)).status == "refuted"
     assert sa.Log(X).shape == X.shape and sa.Exp(X).T.shape == (m, n)
+
+
+def test_a_family_member_is_named_as_it_prints():
+    W = sa.Family("W^Q", d, d)
+    for k in (2, H + 1, sa.h):
+        assert W[k].name == sp.sstr(W[k])
+    with pytest.raises(ClaimError, match=r"both named W\^Q_\(H \+ 1\)"):
+        sa.verify(W[H + 1], sp.MatrixSymbol("W^Q_(H + 1)", d, d))

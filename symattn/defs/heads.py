@@ -51,7 +51,8 @@ class FamilyMember(MatrixExpr):
     @property
     def name(self) -> str:
         """The name of this member, e.g. ``W^Q_2`` (used for numeric values)."""
-        return f"{self.family_name}_{sp.sstr(self.index)}"
+        idx = sp.sstr(self.index)
+        return f"{self.family_name}_{idx if self.index.is_Atom else '(' + idx + ')'}"
 
     def _entry(self, i, j, **kwargs):
         from sympy.matrices.expressions.matexpr import MatrixElement
@@ -59,8 +60,7 @@ class FamilyMember(MatrixExpr):
         return MatrixElement(self, i, j)
 
     def _sympystr(self, printer):
-        idx = sp.sstr(self.index)
-        return f"{self.family_name}_{idx if self.index.is_Atom else '(' + idx + ')'}"
+        return self.name
 
     def _latex(self, printer):
         base, _, sup = self.family_name.partition("^")
