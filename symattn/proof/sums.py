@@ -218,7 +218,7 @@ def linearize_delta(x):
     if isinstance(x, sp.exp):
         c, rest = x.args[0].as_independent(sp.KroneckerDelta, as_Add=False)
         if (isinstance(rest, sp.KroneckerDelta) and not c.has(sp.KroneckerDelta, Visible)
-                and not c.atoms(sp.Number) & {sp.oo, -sp.oo, sp.zoo, sp.nan}):
+                and not c.has(sp.oo, -sp.oo, sp.zoo, sp.nan)):
             return 1 + (sp.exp(c) - 1) * rest
     return None
 
