@@ -152,6 +152,7 @@ def test_an_assumption_on_every_member_of_a_family_is_used():
     (s,) = d.chain(*claim).check().steps
     assert s.status == "proved", s.scope
     assert "under W_i^K = W_1^K, W_i^V = W_1^V" in s.scope
+    assert s.as_dict()["assumptions"] == ["W_i^K = W_1^K", "W_i^V = W_1^V"]
 
 
 def test_an_assumption_about_nothing_declared_is_refused():

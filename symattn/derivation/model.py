@@ -64,6 +64,8 @@ class Step:
             "lhs": self.lhs, "rhs": self.rhs, "status": self.status, "general": self.general,
             "scope": self.scope, "method": self.method, "seconds": round(self.seconds, 3),
         }
+        if self.assumptions:
+            out["assumptions"] = list(self.assumptions)
         if self.error:
             out["error"] = self.error
         cex = self.verdict.counterexample if self.verdict is not None else None
