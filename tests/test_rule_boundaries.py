@@ -76,3 +76,42 @@ def test_adjacent_slices_glue_along_the_axis_they_are_side_by_side_on():
     # slices side by side that are adjacent only along the other axis do not glue
     assert merge_slices(sp.BlockMatrix([[Y[:a, :], Y[a:2 * a, :]]])) is None
     assert merge_slices(sp.BlockMatrix([[X[:, :a]], [X[:, a:2 * a]]])) is None
+
+
+def test_only_a_matrix_of_zeros_is_the_zero_matrix():
+    from symattn.proof.canon import is_zero_matrix
+
+    assert is_zero_matrix(sp.ImmutableMatrix([[0, 0], [0, 0]])) and is_zero_matrix(sp.ZeroMatrix(2, 3))
+    for m in ([[1, 2], [3, 4]], [[0, 1], [0, 0]], [[5]]):
+        assert not is_zero_matrix(sp.ImmutableMatrix(m))
+    # the strategies alone (audit off) refute explicit claims that differ in every entry or in one
+    for lhs, rhs in (([[1, 2]], [[2, 3]]), ([[1, 0]], [[1, 1]])):
+        v = sa.verify(sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs), audit=False)
+        assert v.status == "refuted", v.explain()
+
+
+def test_entries_of_constant_and_block_matrices_are_their_definitions():
+    from symattn.proof.entrywise import entry
+
+    i, j = sp.Dummy("i", integer=True), sp.Dummy("j", integer=True)
+    assert entry(sp.ZeroMatrix(3, 3), i, j) == 0
+    assert entry(sp.OneMatrix(3, 3), i, j) == 1
+    assert entry(sp.Identity(3), i, j) == sp.KroneckerDelta(i, j)
+    A, B = sp.MatrixSymbol("A", 2, 2), sp.MatrixSymbol("B", 2, 3)
+    C, D = sp.MatrixSymbol("C", 1, 2), sp.MatrixSymbol("D", 1, 3)
+    M = sp.BlockMatrix([[A, B], [C, D]])
+    explicit = M.as_explicit()
+    for r in range(3):
+        for c in range(5):
+            assert entry(M, sp.Integer(r), sp.Integer(c)) == explicit[r, c], (r, c)
+
+
+def test_three_adjacent_slices_glue_to_their_whole_span():
+    n, a, b, c = sa.dims("n a b c")
+    X = sp.MatrixSymbol("X", n, a + b + c)
+    three = sp.BlockMatrix([[X[:, :a], X[:, a:a + b], X[:, a + b:a + b + c]]])
+    assert merge_slices(three) == X                                    # the whole range is X itself
+    Y = sp.MatrixSymbol("Y", n, 4 * a)
+    assert merge_slices(sp.BlockMatrix([[Y[:, a:2 * a], Y[:, 2 * a:3 * a], Y[:, 3 * a:4 * a]]])) == Y[:, a:4 * a]
+    # a gap between the slices: nothing glues
+    assert merge_slices(sp.BlockMatrix([[Y[:, :a], Y[:, 2 * a:3 * a]]])) is None
