@@ -241,3 +241,13 @@ def test_a_family_member_is_named_as_it_prints():
         assert W[k].name == sp.sstr(W[k])
     with pytest.raises(ClaimError, match=r"both named W\^Q_\(H \+ 1\)"):
         sa.verify(W[H + 1], sp.MatrixSymbol("W^Q_(H + 1)", d, d))
+
+
+def test_a_bound_index_never_prints_like_a_user_symbol_in_its_body():
+    A, B = sa.Family("A", n, n), sa.Family("B", n, n)
+    for name in ("h", "h'"):
+        c = sp.Symbol(name, integer=True, positive=True)
+        e = head_sum(lambda a, c=c: head_sum(lambda b: c * A[a] * B[b], H), H)
+        names = {e.index.name, e.body.index.name}
+        assert c.name not in names and len(names) == 2, sp.sstr(e)
+        assert sa.verify(e, c * head_sum(A[sa.h], H) * head_sum(B[sa.h], H)).status == "proved"

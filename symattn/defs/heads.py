@@ -139,8 +139,14 @@ def fresh_index(like, *exprs):
     """A bound index of the kind and base name of ``like`` whose level is above every index of that
     kind and base occurring in ``exprs`` (free or bound): it can be bound over them without capture."""
     kind, base = type(like), index_base(like)
-    levels = [index_level(x) for e in exprs for x in sp.sympify(e).atoms(kind) if index_base(x) == base]
-    return bound_index(base, max(levels, default=-1) + 1, kind)
+    atoms = [x for e in exprs for x in sp.sympify(e).atoms(sp.Symbol)]
+    levels = [index_level(x) for x in atoms if type(x) is kind and index_base(x) == base]
+    # a level whose name a user's symbol already has would print alike (h' beside a scalar h'): skip it
+    taken = {x.name for x in atoms if type(x) is not kind and not isinstance(x, sp.Dummy)}
+    level = max(levels, default=-1) + 1
+    while base + "'" * level in taken:
+        level += 1
+    return bound_index(base, level, kind)
 
 
 def bind(cls, body, count, base: str = "h", kind: type = HeadIndex, placeholder=HEAD, op: str = ""):
@@ -152,12 +158,8 @@ def bind(cls, body, count, base: str = "h", kind: type = HeadIndex, placeholder=
     nested binders never share an index (no capture) and alpha-equivalent constructions give
     identical trees.
     """
-    if callable(body):
-        dummy = sp.Dummy(base, integer=True, positive=True)
-        body = body(dummy)
-    else:
-        dummy = sp.Dummy(base, integer=True, positive=True)
-        body = substitute(sp.sympify(body), {placeholder: dummy})
+    dummy = sp.Dummy(base, integer=True, positive=True)
+    body = body(dummy) if callable(body) else substitute(sp.sympify(body), {placeholder: dummy})
     body = as_matrix(body, "the summand" if cls.__name__ == "HeadSum" else "the body", op or cls.__name__)
     if dummy in set().union(*(sp.sympify(d).free_symbols for d in body.shape)):
         raise HeadError(f"{op or cls.__name__}: the shape of the body may not depend on the index {base}")

@@ -78,11 +78,7 @@ def _attempt(budget, share, what, fn, trace):
 
 def _is_scalar(x) -> bool:
     """A number or a scalar SymPy expression (not a matrix, not a Python container)."""
-    if isinstance(x, bool):
-        return False
-    if isinstance(x, (int, sp.Expr)) and not isinstance(x, (MatrixExpr, sp.MatrixBase)):
-        return True
-    return False
+    return isinstance(x, (int, sp.Expr)) and not isinstance(x, (bool, MatrixExpr, sp.MatrixBase))
 
 
 def _verify_scalar_claim(lhs, rhs, at, budget, audit):

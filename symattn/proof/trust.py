@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from . import canon
 from . import trust_families as F
 from .trust_check import Rule, RuleCheck, check_rule
 
@@ -108,10 +107,9 @@ TRUST_BASE: list[Rule] = [
     _rule("ceilings_as_floors", f"{C}.ceilings_as_floors",
           "ceiling(a/r) = floor((a + r - 1)/r) for an integer a and a positive integer r", F._ceilings_as_floors,
           ("a", "r"), exact={"a": range(-8, 9)}, numeric={"a": range(-99, 100)}),
-    *([_rule("slice_block_diagonals", f"{C}.slice_block_diagonals",
-             "diag(B_1, ..., B_c)[Ra:Rb, Ca:Cb] = diag(B_{a+1}, ..., B_b) for R × C blocks and 0 <= a < b <= c "
-             "(a slice on the block boundaries keeps whole blocks)", F._slice_block_diagonals, ("p", "r", "c"))]
-      if hasattr(canon, "slice_block_diagonals") else []),
+    _rule("slice_block_diagonals", f"{C}.slice_block_diagonals",
+          "diag(B_1, ..., B_c)[Ra:Rb, Ca:Cb] = diag(B_{a+1}, ..., B_b) for R × C blocks and 0 <= a < b <= c "
+          "(a slice on the block boundaries keeps whole blocks)", F._slice_block_diagonals, ("p", "r", "c")),
     # sums.py
     _rule("eliminate_delta", f"{S}.eliminate_delta",
           "Σ_{k=lo}^{hi} [k = u] f(k) = f(u) and Σ_k [σ(k) = u] f(k) = f(σ⁻¹(u)) when lo <= u <= hi is "
