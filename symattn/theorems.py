@@ -143,10 +143,10 @@ def theorem(name: str, statement: str, *, expect: str = "proved", at=None, expla
 
 def load_library() -> dict[str, Theorem]:
     """Import every module of the bundled ``proofs`` package and return the registry."""
-    import proofs
+    from . import proofs
 
     for mod in pkgutil.iter_modules(proofs.__path__):
-        importlib.import_module(f"proofs.{mod.name}")
+        importlib.import_module(f"symattn.proofs.{mod.name}")
     return REGISTRY
 
 

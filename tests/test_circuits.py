@@ -24,7 +24,7 @@ def test_circuits_theorems_are_proved_for_all_dimensions_and_heads(library, name
 
 def test_untransposed_qk_circuit_in_column_scores_is_refuted():
     # scores are Xᵀ W_QKᵀ X in the column convention; Xᵀ W_QK X is a different matrix
-    from proofs.circuits import circuit, head_contribution
+    from symattn.proofs.circuits import circuit, head_contribution
 
     d_model, d_k, d_v, n = sa.dims("d_model d_k d_v n")
     X = sp.MatrixSymbol("X", d_model, n)

@@ -37,7 +37,7 @@ def _perm_matrix(seed, n):
 @FAST
 @given(dm=small, n=small, dk=small, dv=small, b=batch, seed=seeds)
 def test_self_attention_commutes_with_permuting_tokens(dm, n, dk, dv, b, seed):
-    from proofs._seed002 import W_K, W_Q, W_V, N, X, d_k, d_model, d_v
+    from symattn.proofs._seed002 import W_K, W_Q, W_V, N, X, d_k, d_model, d_v
     env = rng_arrays(seed, {"X": (dm, n), "W^Q": (dk, dm), "W^K": (dk, dm), "W^V": (dv, dm)}, (b,))
     P, p = _perm_matrix(seed, n)
     env["P"] = P.astype(int)
@@ -56,7 +56,7 @@ def test_self_attention_commutes_with_permuting_tokens(dm, n, dk, dv, b, seed):
 @FAST
 @given(dm=small, n=small, m=small, dk=small, heads=small, seed=seeds)
 def test_multihead_and_cross_attention_commute_with_permutations(dm, n, m, dk, heads, seed):
-    from proofs._seed002 import F_K, F_O, F_Q, F_V, W_K, W_Q, W_V, H, N, X, d_k, d_model, d_v
+    from symattn.proofs._seed002 import F_K, F_O, F_Q, F_V, W_K, W_Q, W_V, H, N, X, d_k, d_model, d_v
     shapes = {"X": (dm, n), "Y": (dm, m), "W^Q": (dk, dm), "W^K": (dk, dm), "W^V": (dk, dm)}
     for h in range(1, heads + 1):
         shapes.update({f"W^{x}_{h}": (dk, dm) for x in "QKV"})
@@ -90,7 +90,7 @@ def test_multihead_and_cross_attention_commute_with_permutations(dm, n, m, dk, h
 @FAST
 @given(dm=small, n=small, dk=small, dv=small, b=batch, seed=seeds)
 def test_pooling_ignores_the_order_of_the_features(dm, n, dk, dv, b, seed):
-    from proofs._seed002 import W_K, W_V, N, W_p, X, d_k, d_model, d_v, q_pool
+    from symattn.proofs._seed002 import W_K, W_V, N, W_p, X, d_k, d_model, d_v, q_pool
     env = rng_arrays(seed, {"X": (dm, n), "q_pool": (dm, 1), "W_p": (dk, dm), "W^K": (dk, dm),
                             "W^V": (dv, dm)}, (b,))
     P, p = _perm_matrix(seed, n)

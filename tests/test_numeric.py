@@ -6,7 +6,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import proofs.rewrites as R
+import symattn.proofs.rewrites as R
 import symattn as sa
 import symattn.numeric as sn
 from symattn.errors import ConventionError, HeadError, InputError, ShapeError

@@ -78,7 +78,7 @@ def _np_query_pool(X, q, Wp, Wk, Wv):
 @FAST
 @given(dm=small, n=small, dk=small, dv=small, b=batch, seed=seeds)
 def test_query_pool_equals_cross_attention_with_one_query(dm, n, dk, dv, b, seed):
-    from proofs._seed002 import W_K, W_V, N, W_p, X, d_k, d_model, d_v, q_pool
+    from symattn.proofs._seed002 import W_K, W_V, N, W_p, X, d_k, d_model, d_v, q_pool
     dims = {d_model: dm, N: n, d_k: dk, d_v: dv}
     env = rng_arrays(seed, {"X": (dm, n), "q_pool": (dm, 1), "W_p": (dk, dm), "W^K": (dk, dm),
                             "W^V": (dv, dm)}, (b,))
@@ -98,7 +98,7 @@ def test_query_pool_equals_cross_attention_with_one_query(dm, n, dk, dv, b, seed
 @FAST
 @given(dm=small, n=small, dk=small, dv=small, heads=small, seed=seeds)
 def test_multihead_pool_is_concat_of_pools_times_WO(dm, n, dk, dv, heads, seed):
-    from proofs._seed002 import F_K, F_O, F_V, F_p, H, N, X, d_k, d_model, d_v, q_pool
+    from symattn.proofs._seed002 import F_K, F_O, F_V, F_p, H, N, X, d_k, d_model, d_v, q_pool
     dims = {d_model: dm, N: n, d_k: dk, d_v: dv, H: heads}
     shapes = {"X": (dm, n), "q_pool": (dm, 1)}
     for hh in range(1, heads + 1):

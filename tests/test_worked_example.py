@@ -3,7 +3,7 @@
 import numpy as np
 import sympy as sp
 
-from proofs.worked_example import rounded, weights
+from symattn.proofs.worked_example import rounded, weights
 from symattn.proof.scalar import verify_scalar
 from symattn.theorems import load_library, prove
 

@@ -18,7 +18,7 @@ _TRACE: list = []
 
 
 def _specs():
-    import proofs.rewrites as R
+    import symattn.proofs.rewrites as R
 
     Z = sp.MatrixSymbol("Z", R.n, R.H * R.d_v)
     W_O = sp.MatrixSymbol("W^O", R.H * R.d_v, R.d_model)
