@@ -38,9 +38,9 @@ from .proof import Verdict as Verdict
 from .proof import verify as verify
 
 # isort: split
-# seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
-# lowering to NumPy and the numeric core (``symattn.lower(expr)`` is the function; the
-# package symattn/lower stays importable by path: ``from symattn.lower import Kernel``)
+# seed 002: pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
+# lowering to NumPy and the numeric core: ``symattn.lower(expr)`` is the function, and the
+# package that implements it is ``symattn.lowering``
 from . import numeric as numeric
 from .defs import BlockDiag as BlockDiag
 from .defs import CausalMask as CausalMask
@@ -66,7 +66,7 @@ from .defs import rope as rope
 from .defs import rotation as rotation
 from .defs import self_attention as self_attention
 
-# derivations (issue 5): check a chain of steps, from Python, the plain notation or LaTeX
+# derivations: check a chain of steps, from Python, the plain notation or LaTeX
 from .derivation import Derivation as Derivation
 from .derivation import check_statements as check_statements
 from .derivation import check_steps as check_steps
@@ -77,6 +77,6 @@ from .errors import InputError as InputError
 from .errors import LoweringError as LoweringError
 from .errors import ParseError as ParseError
 from .errors import UnknownSymbolError as UnknownSymbolError
-from .lower import Kernel as Kernel
-from .lower import lower_theorem as lower_theorem
-from .lower.lower import lower as lower
+from .lowering import Kernel as Kernel
+from .lowering import lower_theorem as lower_theorem
+from .lowering.lower import lower as lower

@@ -1,4 +1,4 @@
-"""Theorem 7 of issue 4: causal and padding masks as -inf scores, and KV-cache decoding."""
+"""Seed 002, causal and padding masks as -inf scores, and KV-cache decoding."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Theorem 5 of issue 4: permutation equivariance, invariance, and the causal counterexample."""
+"""Seed 002, permutation equivariance, invariance, and the causal counterexample."""
 
 import numpy as np
 import sympy as sp

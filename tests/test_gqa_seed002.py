@@ -1,4 +1,4 @@
-"""Theorem 6 of issue 4: GQA / MQA / repeat_kv, and the refuted "h mod G"."""
+"""Seed 002, GQA: GQA / MQA / repeat_kv, and the refuted "h mod G"."""
 
 import numpy as np
 import pytest

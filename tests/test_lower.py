@@ -1,4 +1,4 @@
-"""symattn.lower: the batched printer, matrix-chain ordering, Kernel, provenance."""
+"""symattn.lowering (behind symattn.lower): the batched printer, matrix-chain ordering, Kernel, provenance."""
 
 import itertools
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import symattn as sa
 from symattn.errors import InputError, LoweringError, ShapeError
-from symattn.lower import chain_order, lower, lower_theorem
+from symattn.lowering import chain_order, lower, lower_theorem
 from symattn.proof.evaluate import evaluate
 from symattn.theorems import REGISTRY, Theorem
 
@@ -192,7 +192,7 @@ def test_lower_theorem_refuses_an_unproved_claim(monkeypatch):
 def test_chunked_elementwise_helpers_equal_numpy_and_survive_fork():
     import multiprocessing
 
-    from symattn.lower import runtime
+    from symattn.lowering import runtime
 
     rng = np.random.default_rng(5)
     x = rng.normal(size=(3, 700, 1000)).astype(np.float32)  # above 2 * CHUNK: the pool is used

@@ -10,7 +10,7 @@ import symattn.proofs.rewrites as R
 import symattn as sa
 import symattn.numeric as sn
 from symattn.errors import ConventionError, HeadError, InputError, ShapeError
-from symattn.lower import lower_theorem
+from symattn.lowering import lower_theorem
 from symattn.numeric import kernels
 from symattn.proof.evaluate import evaluate
 from symattn.theorems import load_library

@@ -1,4 +1,4 @@
-"""Theorem 8 of issue 4: RoPE scores depend only on the relative position."""
+"""Seed 002, RoPE scores depend only on the relative position."""
 
 import numpy as np
 import sympy as sp

@@ -1,4 +1,4 @@
-"""Theorems 1-4 of issue 4: softmax laws, mean and attention pooling, query and multi-head pooling."""
+"""Seed 002, softmax laws, mean and attention pooling, query and multi-head pooling."""
 
 import numpy as np
 import pytest

@@ -7,7 +7,7 @@ import sys
 
 def cmd_codegen(args) -> int:
     from ..errors import SymattnError
-    from ..lower.codegen import generate
+    from ..lowering.codegen import generate
     from ..theorems import load_library
 
     library = load_library()

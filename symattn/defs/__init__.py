@@ -26,7 +26,7 @@ from .softmax import softmax as softmax
 from .structured import Symmetric as Symmetric
 
 # isort: split
-# seed 002 (issue 4a): pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
+# seed 002: pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
 from .cache import KVCache as KVCache
 from .cross import cross_attention as cross_attention
 from .cross import self_attention as self_attention

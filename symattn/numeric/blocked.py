@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, ShapeError
-from ..lower import runtime
-from ..lower.runtime import rowmax
+from ..lowering import runtime
+from ..lowering.runtime import rowmax
 from . import checks, parallel, workspace
 from .kernels import get, run
 

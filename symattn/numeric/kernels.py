@@ -11,7 +11,7 @@ import contextlib
 
 import sympy as sp
 
-from ..lower import lower_theorem
+from ..lowering import lower_theorem
 
 _KERNELS: dict = {}
 _TRACE: list = []

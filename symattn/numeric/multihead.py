@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import HeadError, ShapeError
-from ..lower import runtime
+from ..lowering import runtime
 from . import blocked, checks, parallel, workspace
 from .blocked import blocked_core
 from .kernels import get, run

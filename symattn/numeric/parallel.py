@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from ..lower import runtime
+from ..lowering import runtime
 
 _LOCK = threading.Lock()
 _STATE = {"depth": 0, "saved": None, "controllers": None}
