@@ -6,9 +6,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import symattn.proofs.rewrites as R
 import symattn as sa
 import symattn.numeric as sn
+import symattn.proofs.rewrites as R
 from symattn.errors import ConventionError, HeadError, InputError, ShapeError
 from symattn.lowering import lower_theorem
 from symattn.numeric import kernels

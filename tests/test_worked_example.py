@@ -3,8 +3,8 @@
 import numpy as np
 import sympy as sp
 
-from symattn.proofs.worked_example import rounded, weights
 from symattn.proof.scalar import verify_scalar
+from symattn.proofs.worked_example import rounded, weights
 from symattn.theorems import load_library, prove
 
 
