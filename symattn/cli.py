@@ -1,4 +1,4 @@
-"""The ``symattn`` command line. Subcommands live in :mod:`symattn.commands`, one module each."""
+"""The ``symattn`` command line; each subcommand is a module of ``symattn.commands``."""
 
 from __future__ import annotations
 
@@ -9,9 +9,13 @@ import sys
 
 from . import __version__, commands
 
+DESCRIPTION = (
+    "Prove attention formulas, refute wrong ones with certified counterexamples, check derivations "
+    "and write verified numeric code. Run 'symattn COMMAND --help' for the options of a command.")
+
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="symattn", description=__doc__)
+    parser = argparse.ArgumentParser(prog="symattn", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"symattn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):

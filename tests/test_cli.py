@@ -46,3 +46,22 @@ def test_prove_exits_nonzero_when_a_theorem_is_not_proved(capsys):
         assert "refuted" in out and "counterexample" in out
     finally:
         del REGISTRY["_test_commutes"]
+
+
+def test_help_texts_are_plain_text_without_markup(capsys):
+    """The help of symattn and of every subcommand reads as plain text (no reST roles or literals)."""
+    import pkgutil
+
+    import pytest
+
+    from symattn import commands
+
+    names = [m.name for m in pkgutil.iter_modules(commands.__path__)]
+    assert {"check", "codegen", "prove"} <= set(names)
+    for argv in [["--help"]] + [[name, "--help"] for name in names]:
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = capsys.readouterr().out
+        assert text.strip(), argv
+        for markup in (":mod:", ":func:", ":class:", "``"):
+            assert markup not in text, (argv, markup, text)

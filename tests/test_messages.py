@@ -132,9 +132,19 @@ def test_verify_rejects_a_bad_at_request():
     with pytest.raises(DimensionError, match=r"verify: at n: dimension 0 must be a positive integer"):
         sa.verify(X * Y, Y * X, at=[{n: 0}], search_counterexample=False)
     with pytest.raises(sa.ClaimError, match=r"at must be a list of dicts"):
-        sa.verify(X * Y, Y * X, at={n: 2})
-    with pytest.raises(sa.ClaimError, match=r"missing: n; not in the claim: 'n'"):
-        sa.verify(X * Y, Y * X, at=[{"n": 2}])
+        sa.verify(X * Y, Y * X, at=5)
+    with pytest.raises(sa.ClaimError, match=r"'m' is not a dimension of the claim \(its dimensions: n\)"):
+        sa.verify(X * Y, Y * X, at=[{"m": 2}])
+    with pytest.raises(sa.ClaimError, match=r"the key n is a Symbol with other assumptions .* pass that symbol"):
+        sa.verify(X * Y, Y * X, at=[{sp.Symbol("n"): 2}])
+    with pytest.raises(sa.ClaimError, match=r"missing: n$"):
+        sa.verify(X * Y, Y * X, at=[{}])
+
+
+def test_at_names_a_dimension_by_its_symbol_or_its_name_and_one_dict_is_one_entry():
+    X, Y = sp.MatrixSymbol("X", n, n), sp.MatrixSymbol("Y", n, n)
+    verdicts = [sa.verify(X * Y, Y * X, at=at, budget=5) for at in ([{n: 2}], {n: 2}, [{"n": 2}], {"n": 2})]
+    assert [(v.status, v.counterexample.dims) for v in verdicts] == [("refuted", {"n": 2})] * 4
     with pytest.raises(sa.ClaimError, match=r"budget must be a positive number"):
         sa.verify(X, X, budget="a")
 

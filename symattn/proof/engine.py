@@ -49,21 +49,40 @@ def check_request(lhs, rhs, dims, at, budget):
     check_distinct_names(lhs, rhs)
     if at is None:
         return None
-    if isinstance(at, dict) or not isinstance(at, (list, tuple)):
-        raise ClaimError(f"verify: at must be a list of dicts {{dimension symbol: int}}, got {at!r}")
+    if isinstance(at, dict):
+        at = [at]
+    if not isinstance(at, (list, tuple)):
+        raise ClaimError(f"verify: at must be a list of dicts {{dimension: int}}, got {at!r}")
     out = []
     for values in at:
         if not isinstance(values, dict):
-            raise ClaimError(f"verify: each entry of at must be a dict, got {values!r}")
+            raise ClaimError(f"verify: each entry of at must be a dict {{dimension: int}}, got {values!r}")
+        values = {_at_key(k, dims, values): v for k, v in values.items()}
         keys = set(values)
         if keys != set(dims):
             missing = ", ".join(sorted(str(d) for d in set(dims) - keys)) or "none"
-            extra = ", ".join(sorted(map(repr, keys - set(dims)))) or "none"
             raise ClaimError(
-                f"verify: at={values!r} must give every dimension symbol of the claim "
-                f"({', '.join(map(str, dims)) or 'there are none'}); missing: {missing}; not in the claim: {extra}")
+                f"verify: at={values!r} must give every dimension of the claim "
+                f"({', '.join(map(str, dims)) or 'there are none'}); missing: {missing}")
         out.append({d: int(check_dimension(v, f"verify: at {d}: ")) for d, v in values.items()})
     return out
+
+
+def _at_key(key, dims, values):
+    """The claim's dimension that a key of ``at`` names: the symbol itself, or its name as a string.
+    A plain Symbol that only shares a dimension's name (made without ``symattn.dims``) is refused
+    with the reason, since it is a different symbol to SymPy."""
+    if key in dims:
+        return key
+    by_name = {str(d): d for d in dims}
+    if isinstance(key, str) and key in by_name:
+        return by_name[key]
+    if isinstance(key, sp.Symbol) and key.name in by_name:
+        raise ClaimError(
+            f"verify: at={values!r}: the key {key.name} is a Symbol with other assumptions than the claim's "
+            f"dimension {key.name} (made by symattn.dims); pass that symbol, or the string {key.name!r}")
+    names = ", ".join(sorted(by_name)) or "there are none"
+    raise ClaimError(f"verify: at={values!r}: {key!r} is not a dimension of the claim (its dimensions: {names})")
 
 
 def _attempt(budget, share, what, fn, trace):
