@@ -2,7 +2,7 @@
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 
 n, m, d_model, d_k, d_v, H = sa.dims("n m d_model d_k d_v H")
 h = sa.h

@@ -2,7 +2,7 @@
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 
 n, m, N, d, d_k, d_v, d_model, H = sa.dims("n m N d d_k d_v d_model H")
 

@@ -3,7 +3,7 @@ prefix, and KV-cache decoding is the last column of full causal attention, for e
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 from symattn.theorems import theorem
 
 from ._seed002 import d_k, d_v, n

@@ -7,7 +7,7 @@ Every item is registered with ``expect="refuted"`` and an explanation for a stud
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 from symattn.theorems import theorem
 
 from ._common import d_k, d_model, d_v, m, n

@@ -2,7 +2,7 @@
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 from symattn.defs.gqa import gqa, group_of, mqa, repeat_kv, repeat_kv_heads, repeat_kv_matrix
 from symattn.theorems import theorem
 

@@ -7,7 +7,7 @@ The numeric core lowers the sides named in each docstring (see ``symattn.numeric
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 from symattn.defs.numeric_nodes import DivideRows, Exp, RowOf, ScaleRows, ShiftRows, row_causal_mask
 from symattn.theorems import theorem
 

@@ -2,7 +2,7 @@
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 from symattn.defs.rope import apply_rope, rope, rotation
 from symattn.theorems import theorem
 

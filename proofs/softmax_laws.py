@@ -2,7 +2,7 @@
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 from symattn.theorems import theorem
 
 from ._seed002 import d_k, d_v, m, n

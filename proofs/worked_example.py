@@ -13,7 +13,7 @@ not by a float comparison.
 
 import sympy as sp
 
-import symattn as sa
+import symattn.defs as sa
 from symattn.theorems import theorem
 
 SCORES = sp.ImmutableMatrix([[112, 96]])  # row convention: one query, two keys
