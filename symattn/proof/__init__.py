@@ -1,5 +1,8 @@
 """The proof engine: verify() and its verdicts. Only this package builds a proved Verdict."""
 
+# the evaluation rules of defs/numeric_nodes register themselves in evaluate.RULES; registered
+# here, where every import of symattn.proof.* passes first, so evaluate never imports its plug-ins
+from . import evaluate_nodes as _evaluate_nodes  # noqa: F401
 from .engine import verify as verify
 from .verdict import Counterexample as Counterexample
 from .verdict import Verdict as Verdict

@@ -2,7 +2,7 @@
 
 Two backends share one walk over the tree: ``exact`` (SymPy matrices, exact entries)
 and ``float`` (NumPy float64). Each node type has an evaluation rule in ``RULES``;
-modules that add nodes register theirs with :func:`rule`.
+modules that add nodes register theirs with :func:`rule` (``symattn.proof`` imports ``evaluate_nodes``).
 """
 
 from __future__ import annotations
@@ -393,5 +393,3 @@ def _permutation(e, ev, be, env, fns):
 
 def is_matrix_expr(e) -> bool:
     return isinstance(e, (MatrixExpr, sp.MatrixBase))
-
-from . import evaluate_nodes as _evaluate_nodes  # noqa: E402,F401  (rules for defs/numeric_nodes)
