@@ -17,8 +17,12 @@ _CACHE: dict = {}
 _PROVED: dict = {}
 
 
-def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | None = None) -> Kernel:
+def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | None = None,
+          target: str = "numpy") -> Kernel:
     """Lower a matrix expression to a batched NumPy kernel (cached: a second call is free).
+
+    ``target``: "numpy" (default), or "array-api", "torch", "jax" for a kernel of another array
+    library (``symattn.lowering.targets``: no in-place steps, no ``out=``, no ``donate``).
 
     ``args``: the input matrices in the positional order (default: sorted by name);
     ``inputs``: {subexpression: MatrixSymbol}, subexpressions that the caller computes and
@@ -62,6 +66,10 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
         missing = sorted(set(x.name for x in leaves) - set(a.name for a in args))
         if missing:
             raise LoweringError(f"lower(expr): args lacks the input(s) {', '.join(missing)}")
+    if target != "numpy":
+        from .targets import lower_for_target
+
+        return lower_for_target(expr, tuple(args), target, provenance)
     donate = tuple(donate)
     key = (expr, tuple(args), donate, provenance)
     if key in _CACHE:
@@ -138,7 +146,7 @@ def theorem_side(name: str, claim: int = 0, side: str = "rhs"):
 
 
 def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, inputs=None,
-                  part=None, donate=()) -> Kernel:
+                  part=None, donate=(), target: str = "numpy") -> Kernel:
     """Prove the theorem, then lower one side of one of its claims, recording the verdict.
 
     ``inputs``: {subexpression: MatrixSymbol} computed by the caller and passed in;
@@ -162,4 +170,4 @@ def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, in
         expr = part
     subst = tuple((sp.sstr(e), s.name) for e, s in (inputs or {}).items())
     prov = Provenance(name, statement, claim, side, v.status, v.general, v.scope, v.method, subst)
-    return lower(expr, args=args, inputs=inputs, donate=donate, provenance=prov)
+    return lower(expr, args=args, inputs=inputs, donate=donate, provenance=prov, target=target)

@@ -1,0 +1,216 @@
+"""Kernels for other array libraries: ``lower(expr, target="array-api" | "torch" | "jax")``.
+
+The printer is the NumPy printer's (:class:`~symattn.lowering.printer.BatchedPrinter`: the same
+common subexpressions, chain ordering, mask and bias recognition), with every node printed as a
+call of a helper that makes a new array instead of writing into one:
+
+- ``array-api``: the namespace ``xp`` comes from the inputs at run time
+  (``array_api_compat.array_namespace``), so one kernel runs on NumPy, PyTorch, JAX, CuPy and Dask
+  arrays; arrays are made with the inputs' dtype and on their device (``targets_runtime``);
+- ``torch``: native PyTorch calls (``torch.softmax``, ``Tensor.mT``, ``masked_fill``;
+  ``targets_runtime_torch``); NumPy inputs become tensors;
+- ``jax``: ``jax.numpy`` as the namespace; NumPy inputs become JAX arrays. The kernel is a pure
+  function of its arrays, so ``jax.jit(kernel.fn)`` compiles it.
+
+Products are ``@`` (each library's batched matmul). Sizes are bound from the input shapes and
+checked as in the NumPy kernels; ``out=`` is refused (JAX and Dask arrays cannot be written into).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..errors import LoweringError
+from . import targets_runtime, targets_runtime_torch
+from .kernel import Kernel, Provenance, _dimension_binding, bindable
+from .printer import (
+    BatchedPrinter,
+    _is_broadcast_row,
+    _is_row_causal_mask,
+    _row_of,
+    identifier,
+)
+from .runtime import chain_order
+
+TARGETS = ("numpy", "array-api", "torch", "jax")
+_INPUTS = {"array-api": "inputs", "torch": "inputs_torch", "jax": "inputs_jax"}
+_HELPERS = ("transpose", "softmax", "rowsum", "colsum", "repeat_rows", "causal_masked", "causal_mask", "block",
+            "eye", "zeros", "ones", "exp", "log", "chain", "bind", "check_size", "no_out")
+
+
+def check_target(target: str) -> str:
+    if target not in TARGETS:
+        raise LoweringError(f"unknown target {target!r}; the targets are {', '.join(TARGETS)}")
+    return target
+
+
+class TargetPrinter(BatchedPrinter):
+    """The batched printer for array-API, torch and JAX kernels: each node becomes a new array
+    (nothing is modified in place), made through the helpers of the target's runtime."""
+
+    def emit(self, e, code: str, owned: bool = False):
+        return super().emit(e, code, False)
+
+    def _scaled(self, e, c, code: str):
+        return self.emit(e, code if c == 1 else f"{self.coeff(c)} * {code}")
+
+    def _print_MatMul(self, e):
+        c, mats = e.as_coeff_matrices()
+        if len(mats) >= 2 and isinstance(mats[0], sp.OneMatrix) and mats[0].cols == 1:  # 1 b: rows repeated
+            rest = sp.MatMul(c, *mats[1:]).doit(deep=False) if len(mats) > 2 or c != 1 else mats[1]
+            var, _ = self._print(rest)
+            return self.emit(e, f"repeat_rows(xp, {var}, {self.dim(mats[0].rows)})")
+        if len(mats) == 2 and isinstance(mats[1], sp.OneMatrix) and mats[1].cols == 1:  # A 1: row sums
+            return self._scaled(e, c, f"rowsum(xp, {self._print(mats[0])[0]})")
+        if len(mats) == 2 and isinstance(mats[0], sp.OneMatrix) and mats[0].rows == 1:  # 1ᵀ A: column sums
+            return self._scaled(e, c, f"colsum(xp, {self._print(mats[1])[0]})")
+        names = [self._print(m)[0] for m in mats]
+        if len(names) == 1:
+            return self._scaled(e, c, names[0])
+        if len(names) == 2 and c == 1:
+            return self.emit(e, f"{names[0]} @ {names[1]}")
+        if c == 1 and all(sp.sympify(d).is_Integer for m in mats for d in m.shape):
+            order = chain_order([tuple(int(d) for d in m.shape) for m in mats])
+            return self.emit(e, _parenthesize(order, names, top=True))
+        coeff = "1" if c == 1 else self.coeff(c)
+        return self.emit(e, f"chain(xp, {coeff}, {', '.join(names)})")
+
+    def _print_MatAdd(self, e):
+        terms = [t for t in e.args if not isinstance(t, sp.ZeroMatrix)]
+        if len(terms) == 1:
+            return self._print(terms[0])
+        masks = [t for t in terms if _is_row_causal_mask(t)]
+        rows = [t for t in terms if _is_broadcast_row(t)]
+        full = [t for t in terms if t not in masks and t not in rows]
+        if not full:
+            raise LoweringError(f"cannot lower a sum of masks and broadcast rows alone: {sp.sstr(e)[:80]}")
+        names = [self._print(t)[0] for t in full] + [self._print(_row_of(t))[0] for t in rows]
+        code = " + ".join(names)
+        if masks:
+            var, _ = self.emit(e, code) if len(names) > 1 else (names[0], False)
+            return self.emit(e, f"causal_masked(xp, {var}, device)")
+        return self.emit(e, code)
+
+    def _print_Transpose(self, e):
+        if _is_row_causal_mask(e):
+            n, m = e.shape
+            return self.emit(e, f"causal_mask(xp, {self.dim(n)}, {self.dim(m)}, dtype, device)")
+        return self.emit(e, f"transpose(xp, {self._print(e.arg)[0]})")
+
+    def _print_Softmax(self, e):
+        return self.emit(e, f"softmax(xp, {self._print(e.arg)[0]}, {-2 if e.axis == 0 else -1})")
+
+    def _print_BlockMatrix(self, e):
+        B = e.blocks
+        rows = [", ".join(self._print(B[i, j])[0] for j in range(B.cols)) for i in range(B.rows)]
+        return self.emit(e, "block(xp, [" + ", ".join(f"[{r}]" for r in rows) + "])")
+
+    def _print_Identity(self, e):
+        return self.emit(e, f"eye(xp, {self.dim(e.rows)}, dtype, device)")
+
+    def _print_ZeroMatrix(self, e):
+        return self.emit(e, f"zeros(xp, {self.dim(e.rows)}, {self.dim(e.cols)}, dtype, device)")
+
+    def _print_OneMatrix(self, e):
+        return self.emit(e, f"ones(xp, {self.dim(e.rows)}, {self.dim(e.cols)}, dtype, device)")
+
+    def _print_Exp(self, e):
+        return self.emit(e, f"exp(xp, {self._print(e.args[0])[0]})")
+
+    def _print_Log(self, e):
+        return self.emit(e, f"log(xp, {self._print(e.args[0])[0]})")
+
+    def _binary(self, e, x, other, op):
+        return self.emit(e, f"{self._print(x)[0]} {op} {self._print(other)[0]}")
+
+    def _print_ShiftRows(self, e):
+        return self._binary(e, e.args[0], e.args[1], "-")
+
+    def _print_ScaleRows(self, e):
+        return self._binary(e, e.args[1], e.args[0], "*")
+
+    def _print_DivideRows(self, e):
+        return self._binary(e, e.args[0], e.args[1], "/")
+
+
+def _parenthesize(order, names, top=False) -> str:
+    if isinstance(order, int):
+        return names[order]
+    text = " @ ".join(_parenthesize(o, names) for o in order)
+    return text if top else f"({text})"
+
+
+def build_target_source(expr, args, target: str, fname: str = "kernel") -> tuple[str, dict, dict]:
+    """The source of a function computing ``expr`` from the arrays ``args`` with ``target``'s helpers.
+
+    Raises LoweringError when a node has no lowering but a NumPy one (its code names ``np.``)."""
+    check_target(target)
+    taken = {"np", "math", "xp", "dtype", "device", "bound", "out", fname, *_HELPERS, *_INPUTS.values()}
+    names = {x: identifier(x.name, taken) for x in args}
+    dimsyms = set()
+    for x in sp.preorder_traversal(expr):
+        if isinstance(x, sp.MatrixExpr):
+            for d in x.shape:
+                dimsyms |= sp.sympify(d).free_symbols
+    dims = {d: identifier(f"{d}", taken) for d in sorted(dimsyms, key=str)}
+    body, out = TargetPrinter(names, dims).doprint(expr)
+    numpy_only = [ln for ln in body if "np." in ln.partition("  #")[0]]
+    if numpy_only:
+        raise LoweringError(f"cannot lower {sp.sstr(expr)[:80]} to {target}: a node has only a NumPy "
+                            f"lowering ({numpy_only[0].strip()})")
+    extra = sorted(set(dims) - bindable(args), key=str)
+    params = ", ".join(names[x] for x in args)
+    pairs = ", ".join(f"({x.name!r}, {names[x]})" for x in args)
+    sig = params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])
+    head = [f"def {fname}({sig}):",
+            f'    """{sp.sstr(expr)} on {target} arrays (batch axes first, matrices in the last two)."""',
+            "    no_out(out)",
+            f"    ({params}{',' if len(args) == 1 else ''}), xp, dtype, device = {_INPUTS[target]}([{pairs}])",
+            "    bound = {}"]
+    lines = _dimension_binding(args, names, dims) + body
+    src = "\n".join(head + ["    " + ln for ln in lines] + [f"    return {out}", ""])
+    return src, names, dims
+
+
+def runtime_namespace(target: str) -> dict:
+    """The helpers a kernel of ``target`` calls, by name."""
+    ns = {k: v for k, v in vars(targets_runtime).items() if not k.startswith("__")}
+    if target == "torch":
+        ns.update({k: v for k, v in vars(targets_runtime_torch).items() if not k.startswith("__")})
+    ns["math"] = __import__("math")
+    return ns
+
+
+def compile_target(src: str, target: str, fname: str = "kernel"):
+    namespace = runtime_namespace(target)
+    code = compile(src, f"<symattn {target} kernel {fname}>", "exec")
+    exec(code, namespace)  # the source is generated by the printer from a SymPy tree, never user text
+    return namespace[fname]
+
+
+@dataclass
+class TargetKernel(Kernel):
+    """A kernel for an array library other than NumPy (``target``): called like a NumPy
+    :class:`Kernel` (positionally in :attr:`args` order or by name), without ``out=``."""
+
+    target: str = "array-api"
+
+    def __repr__(self):
+        prov = f", from {self.provenance.theorem}" if self.provenance else ""
+        return f"Kernel[{self.target}]({sp.sstr(self.expr)[:60]}, args={list(self.arg_names)}{prov})"
+
+
+_CACHE: dict = {}
+
+
+def lower_for_target(expr, args, target: str, provenance: Provenance | None = None) -> TargetKernel:
+    """The kernel of ``expr`` for ``target`` (cached), after ``lower`` has checked and substituted it."""
+    check_target(target)
+    key = (expr, tuple(args), target, provenance)
+    if key not in _CACHE:
+        src, names, dims = build_target_source(expr, args, target)
+        _CACHE[key] = TargetKernel(expr, tuple(args), src, compile_target(src, target), names, provenance, dims,
+                                   target=target)
+    return _CACHE[key]

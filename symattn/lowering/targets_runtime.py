@@ -1,0 +1,204 @@
+"""Runtime helpers of array-API kernels: the namespace comes from the inputs.
+
+``inputs`` finds the namespace of the input arrays (``array_api_compat.array_namespace``:
+NumPy, PyTorch, JAX, CuPy, Dask), checks that they are real floating-point matrices on one
+device, and promotes them to one dtype; every helper below then takes that namespace ``xp``
+as its first argument and makes its arrays with the inputs' dtype and on their device. No
+helper writes into an array (JAX arrays are immutable; Dask arrays are lazy).
+
+This module is imported by kernels built in-process and copied verbatim into the standalone
+modules written by ``symattn codegen --target array-api|jax``, so it must not import sympy or
+anything else from symattn except, optionally, the error classes.
+
+Matrices are the last two axes of an array; leading axes are batch axes and broadcast.
+"""
+
+import math
+
+from ..errors import InputError, ShapeError  # codegen replaces this line by local classes
+
+
+def _check_matrices(pairs, xp):
+    for name, a in pairs:
+        if not xp.isdtype(a.dtype, "real floating"):
+            raise InputError(
+                f"{name}: attention kernels work on real floating-point arrays; got dtype {a.dtype}; "
+                f"convert it to float32 or float64 first")
+        if a.ndim < 2:
+            raise InputError(f"{name}: expected a matrix (at least 2 axes, batch axes first), "
+                             f"got shape {tuple(a.shape)}")
+
+
+def inputs(named):
+    """(arrays, xp, dtype, device) for (name, array) pairs: the namespace of the arrays, their
+    promoted dtype and their common device (arrays of several devices are refused)."""
+    from array_api_compat import array_namespace, device
+
+    pairs = list(named)
+    arrays = [a for _, a in pairs]
+    try:
+        xp = array_namespace(*arrays)
+    except TypeError as exc:
+        kinds = ", ".join(f"{name}: {type(a).__module__}.{type(a).__name__}" for name, a in pairs)
+        raise InputError(f"the inputs are not arrays of one array library ({kinds}): {exc}") from exc
+    _check_matrices(pairs, xp)
+    where = device(arrays[0])
+    for name, a in pairs[1:]:
+        if device(a) != where:
+            raise InputError(f"{name} is on device {device(a)}, {pairs[0][0]} on {where}: "
+                             "move the inputs to one device first")
+    dtype = xp.result_type(*arrays)
+    return [a if a.dtype == dtype else xp.astype(a, dtype) for a in arrays], xp, dtype, where
+
+
+def inputs_jax(named):
+    """``inputs`` for the jax target: the namespace is ``jax.numpy`` (NumPy arrays are converted)."""
+    import jax.numpy as jnp
+
+    pairs = [(name, jnp.asarray(a)) for name, a in named]
+    _check_matrices(pairs, jnp)
+    arrays = [a for _, a in pairs]
+    dtype = jnp.result_type(*arrays)
+    return [a if a.dtype == dtype else a.astype(dtype) for a in arrays], jnp, dtype, None
+
+
+def no_out(out):
+    if out is not None:
+        raise InputError("out: array-API kernels return a new array (an array of JAX or Dask cannot be "
+                         "written into); call without out=")
+
+
+def bind(bound, symbol, size, array_name, axis_name):
+    """Bind a dimension symbol to a size on first sight; afterwards check that sizes agree."""
+    if symbol not in bound:
+        bound[symbol] = (size, array_name, axis_name)
+        return size
+    first, where, first_axis = bound[symbol]
+    if first != size:
+        raise ShapeError(
+            f"dimension {symbol}: {where} has {first} {first_axis} but {array_name} has {size} "
+            f"{axis_name}; both are {symbol} in the expression")
+    return size
+
+
+def check_size(expected, size, array_name, axis_name, text):
+    if expected != size:
+        raise ShapeError(f"{array_name}: its {axis_name} should number {text} = {expected}, got {size}")
+
+
+def _broadcast(*batches):
+    """The broadcast of batch shapes (NumPy's rule), or a ShapeError."""
+    out = []
+    for axis in range(max((len(b) for b in batches), default=0)):
+        sizes = {b[len(b) - 1 - axis] for b in batches if axis < len(b)} - {1}
+        if len(sizes) > 1:
+            raise ShapeError(f"batch axes do not broadcast: {', '.join(str(tuple(b)) for b in batches)}")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(reversed(out))
+
+
+def chain_order(shapes):
+    """The cheapest parenthesization of a matrix chain (dynamic program over the shapes; the
+    cost of a product counts the broadcast batch), as nested tuples of operand indices."""
+    k = len(shapes)
+    dims = [shapes[0][-2]] + [s[-1] for s in shapes]
+    cost, split = {(i, i): 0 for i in range(k)}, {}
+    for length in range(2, k + 1):
+        for i in range(k - length + 1):
+            j = i + length - 1
+            batch = math.prod(_broadcast(*[tuple(shapes[t][:-2]) for t in range(i, j + 1)]))
+            cost[i, j], split[i, j] = min(
+                (cost[i, s] + cost[s + 1, j] + batch * dims[i] * dims[s + 1] * dims[j + 1], s) for s in range(i, j))
+
+    def tree(i, j):
+        return i if i == j else (tree(i, split[i, j]), tree(split[i, j] + 1, j))
+
+    return tree(0, k - 1)
+
+
+def chain(xp, coeff, *arrays):
+    """coeff · A_1 ... A_k, cheapest parenthesization, the scalar applied to the smallest operand."""
+    arrays = list(arrays)
+    if coeff != 1:
+        small = min(range(len(arrays)), key=lambda t: math.prod(arrays[t].shape))
+        arrays[small] = coeff * arrays[small]
+
+    def run(node):
+        return arrays[node] if isinstance(node, int) else run(node[0]) @ run(node[1])
+
+    return run(chain_order([tuple(a.shape) for a in arrays]))
+
+
+def transpose(xp, x):
+    """xᵀ on the last two axes."""
+    return xp.matrix_transpose(x)
+
+
+def softmax(xp, x, axis):
+    """Softmax along ``axis`` (-2: each column, -1: each row), max-shifted; a row of -inf only is NaN."""
+    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+def rowsum(xp, x):
+    """x 1: the sum of each row, as a column."""
+    return xp.sum(x, axis=-1, keepdims=True)
+
+
+def colsum(xp, x):
+    """1ᵀ x: the sum of each column, as a row."""
+    return xp.sum(x, axis=-2, keepdims=True)
+
+
+def repeat_rows(xp, x, n):
+    """1 x for a row x (..., 1, c): the row repeated n times, (..., n, c)."""
+    return xp.broadcast_to(x, tuple(x.shape[:-2]) + (n, x.shape[-1]))
+
+
+def _blocked(xp, n, m, device):
+    """The n × m booleans True where query i (of the last n of m positions) may not see key j."""
+    j = xp.arange(m, device=device)
+    i = xp.arange(n, device=device)
+    return (j[None, :] - i[:, None]) > (m - n)
+
+
+def causal_masked(xp, s, device):
+    """The scores s with the causal mask added: -inf where key j > i + m - n."""
+    n, m = s.shape[-2], s.shape[-1]
+    return xp.where(_blocked(xp, n, m, device), xp.asarray(-math.inf, dtype=s.dtype, device=device), s)
+
+
+def causal_mask(xp, n, m, dtype, device):
+    """The causal mask as an n × m array of 0 and -inf."""
+    return causal_masked(xp, xp.zeros((n, m), dtype=dtype, device=device), device)
+
+
+def block(xp, rows):
+    """A block matrix from a list of block rows, broadcasting the batch axes of the blocks."""
+    flat = [b for row in rows for b in row]
+    batch = _broadcast(*[tuple(b.shape[:-2]) for b in flat])
+    out = []
+    for row in rows:
+        parts = [xp.broadcast_to(b, batch + tuple(b.shape[-2:])) for b in row]
+        out.append(xp.concat(parts, axis=-1) if len(parts) > 1 else parts[0])
+    return xp.concat(out, axis=-2) if len(out) > 1 else out[0]
+
+
+def eye(xp, n, dtype, device):
+    return xp.eye(n, dtype=dtype, device=device)
+
+
+def zeros(xp, r, c, dtype, device):
+    return xp.zeros((r, c), dtype=dtype, device=device)
+
+
+def ones(xp, r, c, dtype, device):
+    return xp.ones((r, c), dtype=dtype, device=device)
+
+
+def exp(xp, x):
+    return xp.exp(x)
+
+
+def log(xp, x):
+    return xp.log(x)

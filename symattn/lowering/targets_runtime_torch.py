@@ -1,0 +1,102 @@
+"""Runtime helpers of torch kernels: native PyTorch calls, dtype and device kept.
+
+The same helper names and signatures as ``targets_runtime`` (the first argument ``xp`` is the
+``torch`` module here), so one printed kernel body serves both; these call ``torch.softmax``,
+``Tensor.mT``, ``masked_fill`` and ``torch.cat`` directly. Imported by kernels built in-process
+and copied into the standalone modules of ``symattn codegen --target torch`` (with the generic
+helpers it shares: ``bind``, ``check_size``, ``chain``, ``no_out``).
+"""
+
+import math
+
+from ..errors import InputError, ShapeError  # codegen replaces this line by local classes
+
+
+def inputs_torch(named):
+    """(tensors, torch, dtype, device) for (name, array) pairs: NumPy arrays become tensors,
+    real floating dtypes are promoted to one, and tensors on several devices are refused."""
+    import torch
+
+    pairs = [(name, a if isinstance(a, torch.Tensor) else torch.as_tensor(a)) for name, a in named]
+    for name, a in pairs:
+        if not a.is_floating_point():
+            raise InputError(f"{name}: attention kernels work on real floating-point tensors; got dtype "
+                             f"{a.dtype}; convert it with .float() or .double() first")
+        if a.dim() < 2:
+            raise InputError(f"{name}: expected a matrix (at least 2 axes, batch axes first), "
+                             f"got shape {tuple(a.shape)}")
+    where = pairs[0][1].device
+    for name, a in pairs[1:]:
+        if a.device != where:
+            raise InputError(f"{name} is on device {a.device}, {pairs[0][0]} on {where}: "
+                             "move the inputs to one device first")
+    dtype = pairs[0][1].dtype
+    for _, a in pairs[1:]:
+        dtype = torch.promote_types(dtype, a.dtype)
+    return [a if a.dtype == dtype else a.to(dtype) for _, a in pairs], torch, dtype, where
+
+
+def transpose(xp, x):
+    return x.mT
+
+
+def softmax(xp, x, axis):
+    """torch.softmax along ``axis`` (-2: each column, -1: each row); a row of -inf only is NaN."""
+    return xp.softmax(x, dim=axis)
+
+
+def rowsum(xp, x):
+    return x.sum(dim=-1, keepdim=True)
+
+
+def colsum(xp, x):
+    return x.sum(dim=-2, keepdim=True)
+
+
+def repeat_rows(xp, x, n):
+    return x.expand(*x.shape[:-2], n, x.shape[-1])
+
+
+def causal_masked(xp, s, device):
+    """The scores s with -inf where key j > i + m - n (query i of the last n of m positions)."""
+    n, m = s.shape[-2], s.shape[-1]
+    blocked = xp.ones((n, m), dtype=xp.bool, device=device).triu(m - n + 1)
+    return s.masked_fill(blocked, -math.inf)
+
+
+def causal_mask(xp, n, m, dtype, device):
+    return causal_masked(xp, xp.zeros((n, m), dtype=dtype, device=device), device)
+
+
+def block(xp, rows):
+    """A block matrix from block rows, broadcasting the batch axes of the blocks."""
+    flat = [b for row in rows for b in row]
+    try:
+        batch = tuple(xp.broadcast_shapes(*[b.shape[:-2] for b in flat]))
+    except RuntimeError as exc:
+        raise ShapeError(f"batch axes do not broadcast: {', '.join(str(tuple(b.shape)) for b in flat)}") from exc
+    out = []
+    for row in rows:
+        parts = [b.expand(*batch, *b.shape[-2:]) for b in row]
+        out.append(xp.cat(parts, dim=-1) if len(parts) > 1 else parts[0])
+    return xp.cat(out, dim=-2) if len(out) > 1 else out[0]
+
+
+def eye(xp, n, dtype, device):
+    return xp.eye(n, dtype=dtype, device=device)
+
+
+def zeros(xp, r, c, dtype, device):
+    return xp.zeros((r, c), dtype=dtype, device=device)
+
+
+def ones(xp, r, c, dtype, device):
+    return xp.ones((r, c), dtype=dtype, device=device)
+
+
+def exp(xp, x):
+    return xp.exp(x)
+
+
+def log(xp, x):
+    return xp.log(x)
