@@ -91,6 +91,8 @@ def check_shapes(expr, op: str | None = None) -> None:
         for d in expr.shape:
             check_dimension(d, f"{where}matrix {expr.name}: ")
         return
+    if _fits(expr):
+        return  # the operands are printed only to report a misfit: printing costs more than checking
     kind = {sp.MatMul: "product", sp.MatAdd: "sum", sp.HadamardProduct: "Hadamard product"}
     ctx = op or f"{kind.get(type(expr), 'block matrix')} {show(expr)}"
     if isinstance(expr, sp.MatMul):
@@ -132,6 +134,27 @@ def check_shapes(expr, op: str | None = None) -> None:
                     f"blocks in block column {j + 1} have different widths",
                     [(show(a, 30), a), (show(b, 30), b)],
                 )
+
+
+def _fits(expr) -> bool:
+    """True when the product, sum, power or block matrix ``expr`` itself (not its arguments) has
+    provably equal dimensions wherever :func:`check_shapes` requires them; prints nothing."""
+    if isinstance(expr, sp.MatMul):
+        mats = [a for a in expr.args if isinstance(a, (MatrixExpr, sp.MatrixBase))]
+        return all(same_dim(left.cols, right.rows) for left, right in zip(mats, mats[1:]))
+    if isinstance(expr, (sp.MatAdd, sp.HadamardProduct)):
+        first = expr.args[0]
+        return all(same_dim(first.shape[k], other.shape[k]) for other in expr.args[1:] for k in (0, 1))
+    if isinstance(expr, (sp.MatPow, sp.Inverse)):
+        base = expr.args[0]
+        return same_dim(base.rows, base.cols)
+    if isinstance(expr, sp.BlockMatrix):
+        blocks = expr.blocks
+        rows = all(same_dim(blocks[i, 0].rows, blocks[i, j].rows)
+                   for i in range(blocks.rows) for j in range(1, blocks.cols))
+        return rows and all(same_dim(blocks[0, j].cols, blocks[i, j].cols)
+                            for j in range(blocks.cols) for i in range(1, blocks.rows))
+    return True
 
 
 def _is_mask(e) -> bool:
