@@ -1,7 +1,6 @@
 """symattn: prove attention formulas, refute wrong ones, and run the proved ones fast."""
 
-__version__ = "0.1.0"
-
+from ._version import __version__ as __version__
 from .defs import Exp as Exp
 from .defs import Family as Family
 from .defs import FamilyMember as FamilyMember

@@ -1,4 +1,7 @@
-"""``symattn check FILE [--json] [--markdown] [--wide] [--budget S]``: check a derivation step by step."""
+"""``symattn check FILE [--json] [--markdown] [--wide] [--budget S]``: check a derivation step by step.
+
+``symattn check --list-examples`` lists the derivations shipped with the package, and
+``symattn check --example NAME`` checks one of them, so the examples work without a checkout."""
 
 from __future__ import annotations
 
@@ -18,9 +21,41 @@ def load(path: str, budget: float):
     return check_statements(stmts, source=path, budget=budget)
 
 
+def list_examples() -> int:
+    """Print the bundled examples, one a line: the name ``--example`` takes, and the file's first comment."""
+    from ..bundled import examples, summary
+
+    names = examples()
+    if not names:
+        print("symattn check: no bundled examples are installed", file=sys.stderr)
+        return 2
+    width = max(map(len, names))
+    for name, path in names.items():
+        print(f"{name:<{width}}  {summary(path)}".rstrip())
+    return 0
+
+
 def cmd_check(args) -> int:
     from ..derivation import report as R
 
+    if args.list_examples:
+        return list_examples()
+    if args.example is not None:
+        from ..bundled import example
+
+        if args.file is not None:
+            print(f"symattn check: give a FILE or --example NAME, not both ({args.file!r} and {args.example!r})",
+                  file=sys.stderr)
+            return 2
+
+        try:
+            args.file = str(example(args.example))
+        except SymattnError as exc:
+            print(f"symattn check: {exc}", file=sys.stderr)
+            return 2
+    elif args.file is None:
+        print("symattn check: give a FILE, --example NAME or --list-examples", file=sys.stderr)
+        return 2
     try:
         report = load(args.file, args.budget)
     except OSError as exc:
@@ -46,7 +81,9 @@ def cmd_check(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="check a derivation (.txt notation or .tex) step by step")
-    p.add_argument("file", help="the derivation: .tex (LaTeX subset) or plain notation")
+    p.add_argument("file", nargs="?", help="the derivation: .tex (LaTeX subset) or plain notation")
+    p.add_argument("--example", metavar="NAME", help="check a bundled example instead of a FILE (see --list-examples)")
+    p.add_argument("--list-examples", action="store_true", help="list the bundled examples and exit")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--markdown", action="store_true", help="print the report as Markdown with LaTeX")
     p.add_argument("--wide", action="store_true", help="do not shorten the claims in the table")

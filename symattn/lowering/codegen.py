@@ -14,7 +14,7 @@ import datetime
 import numpy as np
 import sympy as sp
 
-from .. import __version__
+from .._version import __version__
 from ..errors import LoweringError
 from ..proof.evaluate import evaluate
 from .kernel import build_source, input_leaves, runtime_source

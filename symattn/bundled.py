@@ -1,0 +1,67 @@
+"""The example derivations shipped inside the package, found by name.
+
+The repository's ``examples/`` folder is installed as ``symattn/examples`` (in the repository,
+``symattn/examples`` links to it), so ``symattn check --example NAME`` works without a checkout.
+A name is the file's path below that folder, ``/``-separated, with or without its extension:
+
+>>> names = examples()
+>>> "seed000_multihead.tex" in names and "seed000_multihead.txt" in names
+True
+>>> example("seed000_row_form").name
+'seed000_row_form.tex'
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from .errors import InputError
+
+SUFFIXES = (".tex", ".txt")
+
+
+def folder() -> Path:
+    """The folder of the bundled examples (in the installed package, or the repository's ``examples/``)."""
+    return Path(str(resources.files("symattn") / "examples"))
+
+
+def examples() -> dict[str, Path]:
+    """Every bundled derivation (``.tex`` or ``.txt``), by name, sorted by name."""
+    root = folder()
+    if not root.is_dir():
+        return {}
+    found = (p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+    return dict(sorted((p.relative_to(root).as_posix(), p) for p in found))
+
+
+def summary(path: Path, width: int = 100) -> str:
+    """The first line of a derivation's opening comment (``%`` in LaTeX, ``#`` in the notation),
+    shortened to ``width`` characters; '' when the file opens with no comment."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            text = line.strip()
+            if text.startswith(("%:", "#:")):
+                continue  # a directive such as ``%: convention: row``, not prose
+            if not text.startswith(("%", "#")):
+                return ""
+            text = text.lstrip("%#").strip()
+            return text if len(text) <= width else text[: width - 3].rsplit(" ", 1)[0] + "..."
+    return ""
+
+
+def example(name: str) -> Path:
+    """The bundled example called ``name`` (its extension may be left out when only one file fits).
+
+    Raises :class:`InputError` naming the bundled examples when no file, or more than one, fits."""
+    names = examples()
+    key = name.strip().removeprefix("examples/")
+    if key in names:
+        return names[key]
+    fits = [n for n in names if n.rsplit(".", 1)[0] == key]
+    if len(fits) == 1:
+        return names[fits[0]]
+    if fits:
+        raise InputError(f"the example name {name!r} fits {len(fits)} files: {', '.join(fits)}; give the extension")
+    listing = ", ".join(names) or "none are installed"
+    raise InputError(f"no bundled example is called {name!r}; the bundled examples are: {listing}")
