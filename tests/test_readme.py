@@ -1,17 +1,83 @@
-"""The README's Python examples run as written (in order, in one namespace)."""
+"""Every Python block of the README runs as written, alone, and prints what it says.
 
+Each ```python block runs in a fresh namespace (so a block that forgets an import fails), unless
+its first line is ``# (continues the block above)``: it then runs after the blocks it continues. A bare
+expression whose line ends in ``# -> TEXT`` is evaluated and its ``str`` or ``repr`` must match
+TEXT, where ``...`` stands for any text. The plain-notation example is a file under examples/ that
+the README shows verbatim, and that file passes ``symattn check``.
+"""
+
+import ast
+import io
 import pathlib
 import re
+import tokenize
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+CONTINUES = "# (continues the block above)\n"
 
 
-def test_readme_python_blocks_run():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
-    assert blocks, "the README has no Python examples"
-    namespace: dict = {}
-    for k, block in enumerate(blocks):
+def _claims(block: str) -> dict[int, str]:
+    """Line number -> the TEXT of a ``# -> TEXT`` comment on that line."""
+    out = {}
+    for tok in tokenize.generate_tokens(io.StringIO(block).readline):
+        if tok.type == tokenize.COMMENT and tok.string.startswith("# -> "):
+            out[tok.start[0]] = tok.string[len("# -> "):].strip()
+    return out
+
+
+def _matches(pattern: str, value) -> bool:
+    regex = ".*?".join(re.escape(part) for part in pattern.split("..."))
+    return any(re.fullmatch(regex, text, flags=re.S) for text in (str(value), repr(value)))
+
+
+def test_the_readme_has_python_blocks_with_claimed_output():
+    assert len(BLOCKS) >= 6
+    assert sum(len(_claims(b)) for b in BLOCKS) >= 10, "the README states few outputs; the test would check little"
+
+
+def test_the_output_check_can_fail():
+    assert _matches("('proved', True, ...)", ("proved", True, "A"))
+    assert not _matches("('proved', True, ...)", ("refuted", True, "A"))
+    assert not _matches("CausalMask(n)", "CausalMask(n, n)")
+
+
+@pytest.mark.parametrize("k", range(len(BLOCKS)), ids=lambda k: f"block{k + 1}")
+def test_readme_python_block_runs_alone_and_prints_what_it_says(k):
+    namespace: dict = {"__name__": f"readme_block_{k + 1}"}
+    first = k
+    while BLOCKS[first].startswith(CONTINUES):
+        first -= 1
+    for earlier in BLOCKS[first:k]:  # the blocks this one continues, run first without checks
+        exec(compile(earlier, "README", "exec"), namespace)
+    block = BLOCKS[k]
+    claims = _claims(block)
+    checked = set()
+    for stmt in ast.parse(block).body:
+        where = f"README python block {k + 1}, line {stmt.lineno}"
         try:
-            exec(compile(block, f"README.md python block {k + 1}", "exec"), namespace)
-        except Exception as exc:  # pragma: no cover - the message is the point
-            raise AssertionError(f"README python block {k + 1} fails: {exc!r}\n{block}") from exc
+            if isinstance(stmt, ast.Expr) and stmt.end_lineno in claims:
+                value = eval(compile(ast.Expression(stmt.value), where, "eval"), namespace)
+                said = claims[stmt.end_lineno]
+                assert _matches(said, value), f"{where}: the README says {said!r}, the code gives {value!r}"
+                checked.add(stmt.end_lineno)
+            else:
+                exec(compile(ast.Module([stmt], type_ignores=[]), where, "exec"), namespace)
+        except AssertionError:
+            raise
+        except Exception as exc:
+            raise AssertionError(f"{where} fails: {exc!r}\n{ast.get_source_segment(block, stmt)}") from exc
+    assert checked == set(claims), f"'# -> ' comments not on a bare expression: lines {set(claims) - checked}"
+
+
+def test_the_plain_notation_example_is_a_file_that_checks():
+    from symattn.cli import main
+
+    path = ROOT / "examples" / "readme_notation.txt"
+    body = path.read_text(encoding="utf-8")
+    assert f"```\n{body}```" in README, "the README's plain-notation block differs from examples/readme_notation.txt"
+    assert main(["check", str(path)]) == 0
