@@ -8,7 +8,9 @@ call of a helper that makes a new array instead of writing into one:
   (``array_api_compat.array_namespace``), so one kernel runs on NumPy, PyTorch, JAX, CuPy and Dask
   arrays; arrays are made with the inputs' dtype and on their device (``targets_runtime``);
 - ``torch``: native PyTorch calls (``torch.softmax``, ``Tensor.mT``, ``masked_fill``;
-  ``targets_runtime_torch``); NumPy inputs become tensors;
+  ``targets_runtime_torch``), and row attention softmax(c A Bᵀ [+ M] [+ causal mask]) V as one
+  call of ``scaled_dot_product_attention`` (its fused kernels never hold the n × m scores);
+  NumPy inputs become tensors;
 - ``jax``: ``jax.numpy`` as the namespace; NumPy inputs become JAX arrays. The kernel is a pure
   function of its arrays, so ``jax.jit(kernel.fn)`` compiles it.
 
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..defs.softmax import Softmax
 from ..errors import LoweringError
 from . import targets_runtime, targets_runtime_torch
 from .kernel import Kernel, Provenance, _dimension_binding, bindable
@@ -36,8 +39,8 @@ from .runtime import chain_order
 
 TARGETS = ("numpy", "array-api", "torch", "jax")
 _INPUTS = {"array-api": "inputs", "torch": "inputs_torch", "jax": "inputs_jax"}
-_HELPERS = ("transpose", "softmax", "rowsum", "colsum", "repeat_rows", "causal_masked", "causal_mask", "block",
-            "eye", "zeros", "ones", "exp", "log", "chain", "bind", "check_size", "no_out")
+_HELPERS = ("attend", "transpose", "softmax", "rowsum", "colsum", "repeat_rows", "causal_masked", "causal_mask",
+            "block", "eye", "zeros", "ones", "exp", "log", "chain", "bind", "check_size", "no_out")
 
 
 def check_target(target: str) -> str:
@@ -135,6 +138,41 @@ class TargetPrinter(BatchedPrinter):
         return self._binary(e, e.args[0], e.args[1], "/")
 
 
+class TorchPrinter(TargetPrinter):
+    """The target printer with one native call more: row attention softmax(c A Bᵀ [+ M] [+ causal]) V,
+    when the softmax has no other use, becomes ``attend`` (``scaled_dot_product_attention``)."""
+
+    def _print_MatMul(self, e):
+        c, mats = e.as_coeff_matrices()
+        parts = _row_attention(c, mats)
+        if parts is None or self.uses.get(mats[0], 1) > 1:
+            return super()._print_MatMul(e)
+        scale, a, b, v, mask, causal = parts
+        names = [self._print(x)[0] for x in (a, b, v)]
+        m = self._print(mask)[0] if mask is not None else "None"
+        return self.emit(e, f"attend(xp, {', '.join(names)}, {self.coeff(scale)}, {m}, {causal})")
+
+
+def _row_attention(c, mats):
+    """(scale, A, B, V, M or None, causal) when c·mats is softmax(scale·A Bᵀ + M + causal, 1)·V, else None."""
+    if c != 1 or len(mats) != 2 or not isinstance(mats[0], Softmax) or mats[0].axis != 1:
+        return None
+    arg = mats[0].arg
+    terms = list(arg.args) if isinstance(arg, sp.MatAdd) else [arg]
+    causal = [t for t in terms if _is_row_causal_mask(t)]
+    rest = [t for t in terms if not _is_row_causal_mask(t) and not isinstance(t, sp.ZeroMatrix)]
+    products = [t for t in rest if isinstance(t, sp.MatMul) and isinstance(t.as_coeff_matrices()[1][-1], sp.Transpose)
+                and len(t.as_coeff_matrices()[1]) == 2]
+    if len(causal) > 1 or not products or len(rest) > 2:
+        return None
+    scores = products[0]
+    others = [t for t in rest if t is not scores]
+    if any(_is_broadcast_row(t) for t in others):
+        return None
+    scale, (a, bt) = scores.as_coeff_matrices()
+    return scale, a, bt.arg, mats[1], (others[0] if others else None), bool(causal)
+
+
 def _parenthesize(order, names, top=False) -> str:
     if isinstance(order, int):
         return names[order]
@@ -155,7 +193,7 @@ def build_target_source(expr, args, target: str, fname: str = "kernel") -> tuple
             for d in x.shape:
                 dimsyms |= sp.sympify(d).free_symbols
     dims = {d: identifier(f"{d}", taken) for d in sorted(dimsyms, key=str)}
-    body, out = TargetPrinter(names, dims).doprint(expr)
+    body, out = (TorchPrinter if target == "torch" else TargetPrinter)(names, dims).doprint(expr)
     numpy_only = [ln for ln in body if "np." in ln.partition("  #")[0]]
     if numpy_only:
         raise LoweringError(f"cannot lower {sp.sstr(expr)[:80]} to {target}: a node has only a NumPy "

@@ -36,6 +36,22 @@ def inputs_torch(named):
     return [a if a.dtype == dtype else a.to(dtype) for _, a in pairs], torch, dtype, where
 
 
+def attend(xp, q, k, v, scale, mask, causal):
+    """softmax(scale · q kᵀ + mask [+ the causal mask]) v by ``scaled_dot_product_attention`` (its
+    fused kernels keep the n × m scores out of memory). The causal mask is bottom-right aligned
+    (query i of the last n of m positions sees keys j <= i + m - n); SDPA's ``is_causal`` is
+    top-left aligned, so it is used only when n = m, an explicit mask otherwise."""
+    n, m = q.shape[-2], k.shape[-2]
+    if causal and (n != m or mask is not None):
+        blocked = causal_mask(xp, n, m, q.dtype, q.device)
+        mask = blocked if mask is None else mask + blocked
+        causal = False
+    batch = tuple(xp.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+    q, k, v = (a.expand(*batch, *a.shape[-2:]) for a in (q, k, v))
+    return xp.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
+                                                         scale=float(scale))
+
+
 def transpose(xp, x):
     return x.mT
 
