@@ -47,6 +47,11 @@ class Theorem:
         out = self.build()
         return [out] if isinstance(out, tuple) else list(out)
 
+    def _repr_markdown_(self) -> str:
+        from .teach.display import theorem_markdown
+
+        return theorem_markdown(self)
+
 
 @dataclass
 class Result:
@@ -96,6 +101,21 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.status == self.theorem.expect
+
+    def __str__(self) -> str:
+        from .teach.display import result_text
+
+        return result_text(self)
+
+    def _repr_markdown_(self) -> str:
+        from .teach.display import result_markdown
+
+        return result_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from .teach.display import result_html
+
+        return result_html(self)
 
     def as_dict(self) -> dict:
         return {

@@ -18,6 +18,7 @@ import sympy as sp
 from .. import defs as D
 from ..errors import DerivationError, ShapeError
 from ..proof import Verdict, verify
+from ..teach.printing import text as readable_text
 from . import ast
 from .elaborate import Scope, family_key, is_matrix, key_of
 
@@ -101,6 +102,21 @@ class Report:
     def first_failure(self) -> Step | None:
         return next((s for s in self.steps if not s.proved), None)
 
+    def __str__(self) -> str:
+        from .report import table
+
+        return table(self)
+
+    def _repr_markdown_(self) -> str:
+        from .report import to_markdown
+
+        return to_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ..teach.display import report_html
+
+        return report_html(self)
+
     def as_dict(self) -> dict:
         return {"source": self.source, "ok": self.ok, "seconds": round(self.seconds, 3),
                 "notes": self.notes, "definitions": self.definitions,
@@ -122,7 +138,7 @@ def check_steps(exprs, texts=None, *, budget: float = DEFAULT_BUDGET, diagnose: 
     """
     start = time.perf_counter()
     exprs = list(exprs)
-    texts = list(texts) if texts is not None else [sp.sstr(e) for e in exprs]
+    texts = list(texts) if texts is not None else [readable_text(e) for e in exprs]
     steps = []
     for k in range(1, len(exprs)):
         s = Step(k, texts[k - 1], texts[k], lhs_expr=exprs[k - 1], rhs_expr=exprs[k])

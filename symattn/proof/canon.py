@@ -53,6 +53,7 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.heads import Binder, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
+from .verdict import TraceLine
 
 MAX_ROUNDS = 6
 
@@ -369,7 +370,7 @@ def is_zero_matrix(e) -> bool:
 def same_by_rewriting(lhs, rhs) -> tuple[bool, list[str]]:
     """Try to show lhs = rhs by rewriting both sides (and their difference) to canonical form."""
     cl, cr = canon(lhs), canon(rhs)
-    trace = [f"canonical lhs: {sp.sstr(cl)}", f"canonical rhs: {sp.sstr(cr)}"]
+    trace = [TraceLine("canonical lhs: {}", cl), TraceLine("canonical rhs: {}", cr)]
     if cl == cr:
         trace.append("the canonical forms coincide")
         return True, trace
@@ -377,5 +378,5 @@ def same_by_rewriting(lhs, rhs) -> tuple[bool, list[str]]:
     if is_zero_matrix(diff):
         trace.append("lhs - rhs rewrites to the zero matrix")
         return True, trace
-    trace.append(f"lhs - rhs rewrites to {sp.sstr(diff)[:300]}, not to zero")
+    trace.append(TraceLine("lhs - rhs rewrites to {}, not to zero", diff, limit=300))
     return False, trace

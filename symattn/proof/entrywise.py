@@ -39,6 +39,7 @@ from ..defs.dims import BoundIndex
 from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
 from .sums import prenex, simplify_sums
+from .verdict import TraceLine
 
 
 class NoEntryRule(Exception):
@@ -276,7 +277,8 @@ def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
             except NoEntryRule as exc:
                 return False, trace + [f"entrywise: {exc}"]
             where = f"({i}, {j})" if (i.is_Integer and j.is_Integer) else "(i, j)"
-            trace += [f"entry {where} of lhs: {sp.sstr(a)[:200]}", f"entry {where} of rhs: {sp.sstr(b)[:200]}"]
+            trace += [TraceLine(f"entry {where} of lhs: {{}}", a, limit=200),
+                      TraceLine(f"entry {where} of rhs: {{}}", b, limit=200)]
             with budget.limit(what="entrywise normalization"):
                 ranges = {x: (0, hi - 1) for x, hi in ((i, lhs.rows), (j, lhs.cols)) if isinstance(x, sp.Dummy)}
                 d = normalize(a - b, ranges)
@@ -285,7 +287,7 @@ def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
                     if d == 0:
                         trace.append(f"at {where}: zero after pulling sums out and ordering their limits")
             if d != 0:
-                trace.append(f"lhs - rhs at {where} normalizes to {sp.sstr(d)[:200]}, not 0")
+                trace.append(TraceLine(f"lhs - rhs at {where} normalizes to {{}}, not 0", d, limit=200))
                 return False, trace
     scope = "for symbolic i, j" if len(rows) == len(cols) == 1 else f"for all {len(rows) * len(cols)} index pairs"
     trace.append(f"lhs_ij - rhs_ij normalizes to 0 {scope}")

@@ -19,6 +19,7 @@ import sympy as sp
 
 from ..defs.heads import _OverHeads
 from .canon import canon, is_zero_matrix, same_by_rewriting
+from .verdict import TraceLine
 
 
 def head_counts(*exprs) -> set:
@@ -61,13 +62,13 @@ def by_induction(lhs, rhs, H) -> tuple[bool, list[str]]:
         return False, trace
     Hp = H + 1
     step_l, step_r = peel(lhs.subs(H, Hp)), peel(rhs.subs(H, Hp))
-    trace.append(f"step: peel head {Hp}: lhs({Hp}) = {sp.sstr(step_l)[:200]}")
-    trace.append(f"step: peel head {Hp}: rhs({Hp}) = {sp.sstr(step_r)[:200]}")
+    trace.append(TraceLine(f"step: peel head {Hp}: lhs({Hp}) = {{}}", step_l, limit=200))
+    trace.append(TraceLine(f"step: peel head {Hp}: rhs({Hp}) = {{}}", step_r, limit=200))
     d_next = canon(sp.MatAdd(step_l, -step_r))
     d_here = canon(sp.MatAdd(lhs, -rhs))
     rest = canon(sp.MatAdd(d_next, -d_here))
     if is_zero_matrix(rest):
         trace.append(f"step: (lhs({Hp}) - rhs({Hp})) - (lhs({H}) - rhs({H})) rewrites to zero")
         return True, trace
-    trace.append(f"step not shown: the difference rewrites to {sp.sstr(rest)[:300]}")
+    trace.append(TraceLine("step not shown: the difference rewrites to {}", rest, limit=300))
     return False, trace

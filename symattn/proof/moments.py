@@ -32,6 +32,8 @@ import itertools
 
 import sympy as sp
 
+from ..teach.printing import dummy_names, text
+
 _COUNTER = itertools.count(1)
 
 
@@ -150,12 +152,13 @@ def _sum_out(limits, body):
 
 def _show(limits, body) -> str:
     if not limits:
-        return sp.sstr(body)
-    idx = ", ".join(sp.sstr(i) for i, _, _ in limits)
+        return text(body)
+    names = dummy_names(*(i for i, _, _ in limits), body)
+    idx = ", ".join(text(i, names=names) for i, _, _ in limits)
     lo, hi = limits[0][1], limits[0][2]
     same = all((a, b) == (lo, hi) for _, a, b in limits)
-    rng = f"={sp.sstr(lo)}..{sp.sstr(hi)}" if same else ""
-    return f"Σ_{{{idx}{rng}}} {sp.sstr(body)}"
+    rng = f"={text(lo)}..{text(hi)}" if same else ""
+    return f"Σ_{{{idx}{rng}}} {text(body, names=names)}"
 
 
 def expectation(x) -> tuple[sp.Expr, list[str]]:
@@ -165,7 +168,7 @@ def expectation(x) -> tuple[sp.Expr, list[str]]:
     total, expanded, moments = sp.Integer(0), [], []
     for limits, body in terms:
         monos = sp.Add.make_args(sp.expand(body))
-        expanded.append(_show(limits, "E[" + sp.sstr(sp.Add(*monos)) + "]"))
+        expanded.append(_show(limits, Expectation(sp.Add(*monos))))
         m = sp.Add(*[_moment(mono) for mono in monos])
         moments.append(_show(limits, m))
         for part in sp.Add.make_args(sp.expand(m)):
@@ -173,10 +176,10 @@ def expectation(x) -> tuple[sp.Expr, list[str]]:
                 total += _sum_out(limits, part)
     value = sp.simplify(total)
     return value, [
-        f"E[{sp.sstr(x)[:120]}]",
+        f"E[{text(x, 120)}]",
         f"  = {' + '.join(expanded)[:200]}   (expand sums, linearity)",
         f"  = {' + '.join(moments)[:200]}   (independence; E[q_a] = 0, E[q_a q_b] = δ_ab)",
-        f"  = {sp.sstr(value)}   (delta summation)",
+        f"  = {text(value)}   (delta summation)",
     ]
 
 

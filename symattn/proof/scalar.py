@@ -45,7 +45,7 @@ from .budget import Budget
 from .certify import Uncertifiable, certify_nonzero, enclose
 from .instances import admissible
 from .moments import Expectation, StandardVector, Undetermined, reduce_expectations
-from .verdict import Counterexample, Verdict, quantified, refuted, symbolic_proof, unknown
+from .verdict import Counterexample, TraceLine, Verdict, quantified, refuted, symbolic_proof, unknown
 
 DEFAULT_BUDGET = 10.0
 
@@ -105,7 +105,7 @@ def expand_definitions(x) -> tuple[sp.Expr, list[str], list[str]]:
         used.append("sympy.stats")
     y = x.doit()
     if y != x:
-        trace.append(f"doit: {sp.sstr(x)[:100]} -> {sp.sstr(y)[:100]}")
+        trace.append(TraceLine("doit: {} -> {}", x, y, limit=100))
         x = y
     return x, trace, used
 
@@ -162,7 +162,7 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET, audit: bool = Tru
     B = Budget(budget)
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     params = parameters(lhs, rhs)
-    trace = [f"lhs: {sp.sstr(lhs)[:160]}", f"rhs: {sp.sstr(rhs)[:160]}"]
+    trace = [TraceLine("lhs: {}", lhs, limit=160), TraceLine("rhs: {}", rhs, limit=160)]
 
     def done(v: Verdict) -> Verdict:
         if audit and v.proved:
@@ -184,11 +184,11 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET, audit: bool = Tru
         trace.append(f"simplification gave up ({exc})")
         zero = False
     if zero:
-        trace.append(f"lhs - rhs = {sp.sstr(L - R)[:120]} simplifies to 0 exactly")
+        trace.append(TraceLine("lhs - rhs = {} simplifies to 0 exactly", L - R, limit=120))
         method = " + ".join(f"{u} (S)" for u in used) or "exact simplification (S)"
         dims = [s for s in params if s.is_integer and s.is_positive]
         return done(symbolic_proof(method, trace, quantified(dims, (), set(params) - set(dims))))
-    trace.append(f"lhs - rhs = {sp.sstr(L - R)[:160]} does not simplify to 0")
+    trace.append(TraceLine("lhs - rhs = {} does not simplify to 0", L - R, limit=160))
     try:
         cex, t = search_scalar(L, R, params, B)
     except BudgetExceeded as exc:

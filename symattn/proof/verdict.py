@@ -16,7 +16,54 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import sympy as sp
+
 STATUSES = ("proved", "refuted", "unknown")
+
+
+class TraceLine(str):
+    """A line of a proof trace that keeps the expressions it shows.
+
+    As a string it is the engine's form (``sympy.sstr`` of each expression, cut at ``limit``
+    characters), so tests and JSON see what they always saw; :meth:`readable` and :meth:`latex`
+    show the same line in math notation (Σ, subscripts, ᵀ; readable index names, no bracket left
+    open), through :mod:`symattn.teach.printing`.
+    """
+
+    def __new__(cls, template: str, *exprs, limit: int | None = None):
+        plain = template.format(*(sp.sstr(e)[:limit] if limit else sp.sstr(e) for e in exprs))
+        line = super().__new__(cls, plain)
+        line.template, line.exprs, line.limit = template, exprs, limit
+        return line
+
+    def __reduce__(self):
+        return (_trace_line, (self.template, self.exprs, self.limit))
+
+    def __radd__(self, prefix):
+        if isinstance(prefix, str) and not isinstance(prefix, TraceLine):
+            escaped = prefix.replace("{", "{{").replace("}", "}}")
+            return TraceLine(escaped + self.template, *self.exprs, limit=self.limit)
+        return NotImplemented
+
+    def readable(self) -> str:
+        from ..teach.printing import text
+
+        limit = None if self.limit is None else max(self.limit, 400)
+        return self.template.format(*(text(e, limit) for e in self.exprs))
+
+    def latex(self) -> str:
+        from ..teach.printing import latex
+
+        return self.template.format(*(f"${latex(e)}$" for e in self.exprs))
+
+
+def _trace_line(template, exprs, limit):
+    return TraceLine(template, *exprs, limit=limit)
+
+
+def readable(line) -> str:
+    """A trace line in math notation (plain strings are returned as they are)."""
+    return line.readable() if isinstance(line, TraceLine) else str(line)
 
 
 @dataclass(frozen=True)
@@ -44,11 +91,30 @@ class Counterexample:
     def describe(self) -> str:
         d = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "as given"
         i, j = self.entry
-        out = [f"at {d}: entry ({i}, {j}) differs: lhs - rhs = {self.difference}",
+        from ..teach.printing import text
+
+        out = [f"at {d}: entry ({i}, {j}) differs: lhs - rhs = {text(self.difference)}",
                f"  certificate: {self.certificate}"]
         for name, how in self.functions.items():
             out.append(f"  {name} instantiated as {how}")
         return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def __repr__(self) -> str:
+        d = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "as given"
+        return f"<Counterexample at {d}, entry {tuple(self.entry)}>"
+
+    def _repr_markdown_(self) -> str:
+        from ..teach.display import counterexample_markdown
+
+        return counterexample_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ..teach.display import counterexample_html
+
+        return counterexample_html(self)
 
 
 @dataclass(frozen=True)
@@ -83,11 +149,28 @@ class Verdict:
         return self.proved
 
     def explain(self) -> str:
+        """The verdict and its trace in math notation (Σ, subscripts, ᵀ; see :mod:`symattn.teach.printing`)."""
         lines = [f"{self.status} ({self.scope}) by {self.method} in {self.seconds:.2f} s"]
-        lines += [f"  {t}" for t in self.trace]
+        lines += [f"  {readable(t)}" for t in self.trace]
         if self.counterexample is not None:
             lines.append(self.counterexample.describe())
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.explain()
+
+    def __repr__(self) -> str:
+        return f"<Verdict {self.status}: {self.scope}, by {self.method}>"
+
+    def _repr_markdown_(self) -> str:
+        from ..teach.display import verdict_markdown
+
+        return verdict_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ..teach.display import verdict_html
+
+        return verdict_html(self)
 
     def as_dict(self) -> dict:
         return {

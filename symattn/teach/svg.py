@@ -1,0 +1,179 @@
+"""Pictures as hand-written SVG (no dependency): the shapes of both conventions, and heatmaps.
+
+:func:`shape_diagram` draws the matrices of attention in the column and the row convention to
+scale at concrete sizes, with their dimension labels, and an arrow along the axis that softmax
+normalizes (down each column of KᵀQ, along each row of QKᵀ). :func:`heatmap` draws the two
+sides of a counterexample as heatmaps: the attention weights (the first Softmax of each side,
+evaluated exactly at the counterexample's inputs) when both sides have one, else the two sides'
+values; the entry that was certified different is outlined.
+
+Both return an ``<svg>`` element as a string, ready for HTML or a notebook.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+import sympy as sp
+
+from .printing import text
+
+CELL = 16
+FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
+
+
+def _rect(x, y, w, h, fill, stroke="#333", extra="") -> str:
+    return (f"<rect x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' height='{h:.1f}' fill='{fill}' "
+            f"stroke='{stroke}' stroke-width='1' {extra}/>")
+
+
+def _text(x, y, s, size=12, anchor="middle", weight="normal", fill="#111") -> str:
+    return (f"<text x='{x:.1f}' y='{y:.1f}' font-size='{size}' text-anchor='{anchor}' font-weight='{weight}' "
+            f"fill='{fill}' {FONT}>{escape(s)}</text>")
+
+
+def _arrow(x1, y1, x2, y2, color="#c0392b") -> str:
+    return (f"<line x1='{x1:.1f}' y1='{y1:.1f}' x2='{x2:.1f}' y2='{y2:.1f}' stroke='{color}' stroke-width='2.5' "
+            f"marker-end='url(#arrowhead)'/>")
+
+
+_DEFS = ("<defs><marker id='arrowhead' markerWidth='8' markerHeight='8' refX='6' refY='4' orient='auto'>"
+         "<path d='M0,0 L8,4 L0,8 z' fill='#c0392b'/></marker></defs>")
+
+
+def _panel(items, x0, y0, softmax_axis):
+    """Draw (label, shape text, rows, cols, kind) items left to right; return (svg parts, width, height)."""
+    parts, x = [], x0
+    tallest = max(r for _, _, r, _, _ in items) * CELL
+    for label, dims, rows, cols, kind in items:
+        w, h = cols * CELL, rows * CELL
+        y = y0 + 18 + (tallest - h) / 2
+        fill = {"input": "#dbe9f6", "score": "#fdebd0", "output": "#d5f5e3"}[kind]
+        parts.append(_rect(x, y, w, h, fill))
+        for k in range(1, cols):  # faint grid: one cell per entry
+            parts.append(f"<line x1='{x + k * CELL}' y1='{y}' x2='{x + k * CELL}' y2='{y + h}' stroke='#aaa' "
+                         "stroke-width='0.4'/>")
+        for k in range(1, rows):
+            parts.append(f"<line x1='{x}' y1='{y + k * CELL}' x2='{x + w}' y2='{y + k * CELL}' stroke='#aaa' "
+                         "stroke-width='0.4'/>")
+        parts.append(_text(x + w / 2, y0 + 12, label, 13, weight="bold"))
+        parts.append(_text(x + w / 2, y + h + 15, dims, 11))
+        if kind == "score":
+            if softmax_axis == 0:  # down every column
+                parts.append(_arrow(x + CELL / 2, y + 3, x + CELL / 2, y + h - 4))
+                parts.append(_text(x + w / 2, y + h + 29, "softmax ↓ each column", 11, fill="#c0392b"))
+            else:
+                parts.append(_arrow(x + 3, y + CELL / 2, x + w - 4, y + CELL / 2))
+                parts.append(_text(x + w / 2, y + h + 29, "softmax → each row", 11, fill="#c0392b"))
+        x += max(w, 8 * len(label), 7 * len(dims), 9 * 16 if kind == "score" else 0) + 30
+    return parts, x - x0, tallest + 52
+
+
+def shape_diagram(sizes: dict | None = None) -> str:
+    """The matrices of attention in both conventions, drawn to scale at ``sizes``.
+
+    ``sizes`` maps n, m, d_k, d_v to small integers (default n = 4, m = 6, d_k = 3, d_v = 2).
+    The shapes come from the library's definitions (:mod:`symattn.teach.conventions`).
+    """
+    from ..defs import Softmax
+    from .conventions import d_k, d_v, explain_topic, m, n, row_operand
+
+    sizes = {"n": 4, "m": 6, "d_k": 3, "d_v": 2, **(sizes or {})}
+    at = {n: sizes["n"], m: sizes["m"], d_k: sizes["d_k"], d_v: sizes["d_v"]}
+    e = explain_topic("attention", prove=False)
+    parts, width, y = [_DEFS], 0, 0
+    for convention, expr in (("column", e.column), ("row", e.row)):
+        operands = [x for x, _ in e.topic.operands]
+        if convention == "row":
+            operands = [row_operand(x) for x in operands]
+        soft = next(x for x in sp.preorder_traversal(expr) if isinstance(x, Softmax))
+        items = [(o.name, f"{text(o.shape[0])} × {text(o.shape[1])}", int(o.shape[0].subs(at)),
+                  int(o.shape[1].subs(at)), "input") for o in operands]
+        score = soft.arg.shape
+        items.append(("K\u1d40Q" if convention == "column" else "QK\u1d40",
+                      f"{text(score[0])} × {text(score[1])}", int(score[0].subs(at)), int(score[1].subs(at)), "score"))
+        items.append(("output", f"{text(expr.shape[0])} × {text(expr.shape[1])}",
+                      int(expr.shape[0].subs(at)), int(expr.shape[1].subs(at)), "output"))
+        title = ("column convention (seed 000): vectors are columns" if convention == "column"
+                 else "row convention (Transformer, PyTorch): vectors are rows") + f";  output = {text(expr)}"
+        parts.append(_text(10, y + 16, title, 14, anchor="start", weight="bold"))
+        panel, w, h = _panel(items, 10, y + 26, soft.axis)
+        parts += panel
+        width, y = max(width, w + 20, 8 * len(title)), y + h + 40
+    label = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+    parts.append(_text(10, y, f"drawn to scale at {label}; one square per entry", 11, anchor="start", fill="#555"))
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width + 40:.0f}' height='{y + 12:.0f}' "
+            f"viewBox='0 0 {width + 40:.0f} {y + 12:.0f}' role='img' aria-label='shapes of attention in both "
+            f"conventions'>{''.join(parts)}</svg>")
+
+
+def _evaluate(expr, cex):
+    """``expr`` at the counterexample's dimensions and inputs, as a float array (None if it cannot be)."""
+    try:
+        values = {}
+        for s in expr.atoms(sp.MatrixSymbol):
+            if s.name not in cex.values:
+                return None
+            values[s] = sp.ImmutableMatrix(np.atleast_2d(np.asarray(cex.values[s.name], dtype=object)).tolist())
+        e = expr.xreplace(values)
+        dims = {s: cex.dims[k] for k in cex.dims for s in e.free_symbols if str(s) == str(k)}
+        e = (e.subs(dims) if dims else e).doit()
+        arr = np.array(sp.Matrix(e).evalf(15).tolist(), dtype=float)
+        return arr if np.all(np.isfinite(arr)) else None
+    except Exception:  # anything the exact evaluation cannot do: the caller falls back to the sides' values
+        return None
+
+
+def attention_weights(lhs, rhs, cex):
+    """(title, lhs array, rhs array): the first Softmax of each side at the counterexample, when both
+    have one and evaluate; else the two sides' values."""
+    from ..defs import Softmax
+
+    soft = [next((x for x in sp.preorder_traversal(e) if isinstance(x, Softmax)), None) if e is not None else None
+            for e in (lhs, rhs)]
+    if all(s is not None for s in soft):
+        a, b = _evaluate(soft[0], cex), _evaluate(soft[1], cex)
+        if a is not None and b is not None:
+            return "attention weights (the softmax of each side)", a, b
+    return "the two sides' values", np.asarray(cex.lhs, dtype=float), np.asarray(cex.rhs, dtype=float)
+
+
+def _color(v, lo, hi) -> str:
+    if hi <= lo:
+        return "#f0f0f0"
+    if lo >= 0:  # weights: white to blue
+        t = (v - lo) / (hi - lo)
+        return f"rgb({int(255 - 200 * t)},{int(255 - 150 * t)},255)"
+    big = max(abs(lo), abs(hi))
+    t = v / big
+    if t >= 0:
+        return f"rgb(255,{int(255 - 170 * t)},{int(255 - 170 * t)})"
+    return f"rgb({int(255 + 170 * t)},{int(255 + 170 * t)},255)"
+
+
+def heatmap(cex, lhs=None, rhs=None) -> str:
+    """Heatmaps of a counterexample's two sides (attention weights where both sides have a softmax)."""
+    title, a, b = attention_weights(lhs, rhs, cex)
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
+    lo, hi = float(min(a.min(), b.min(), 0.0)), float(max(a.max(), b.max()))
+    cell = 38
+    parts, x = [], 10
+    entry = tuple(cex.entry) if title.startswith("the two sides") else None
+    for label, arr in (("lhs", a), ("rhs", b)):
+        parts.append(_text(x + arr.shape[1] * cell / 2, 40, label, 13, weight="bold"))
+        for i in range(arr.shape[0]):
+            for j in range(arr.shape[1]):
+                cx, cy = x + j * cell, 50 + i * cell
+                hit = entry == (i, j)
+                parts.append(_rect(cx, cy, cell, cell, _color(arr[i, j], lo, hi), "#c0392b" if hit else "#666",
+                                   "stroke-width='3'" if hit else ""))
+                parts.append(_text(cx + cell / 2, cy + cell / 2 + 4, f"{arr[i, j]:.2f}", 10))
+        x += arr.shape[1] * cell + 40
+    height = 50 + max(a.shape[0], b.shape[0]) * cell + 20
+    dims = ", ".join(f"{k} = {v}" for k, v in cex.dims.items()) or "the stated sizes"
+    caption = f"{title} at {dims}"
+    parts.insert(0, _text(10, 18, caption, 13, anchor="start", weight="bold"))
+    width = max(x, 20 + 8 * len(caption))
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
+            f"viewBox='0 0 {width:.0f} {height:.0f}' role='img' aria-label='{escape(title)}'>{''.join(parts)}</svg>")
