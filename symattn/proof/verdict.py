@@ -42,7 +42,9 @@ class TraceLine(str):
     def __radd__(self, prefix):
         if isinstance(prefix, str) and not isinstance(prefix, TraceLine):
             escaped = prefix.replace("{", "{{").replace("}", "}}")
-            return TraceLine(escaped + self.template, *self.exprs, limit=self.limit)
+            line = str.__new__(TraceLine, str.__add__(prefix, self))  # the expressions are printed once, not again
+            line.template, line.exprs, line.limit = escaped + self.template, self.exprs, self.limit
+            return line
         return NotImplemented
 
     def readable(self) -> str:
