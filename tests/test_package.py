@@ -18,11 +18,14 @@ wheel takes a few seconds; the venv test about 10 s more.
 from __future__ import annotations
 
 import ast
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
+import tokenize
 import venv
 import zipfile
 from collections import deque
@@ -308,6 +311,33 @@ def test_nothing_imports_a_top_level_proofs_package():
     assert not found, f"imports of a top-level 'proofs' (file: lines): {found}"
     probe = ast.parse("import proofs.core\ndef f():\n    from proofs import x\nimportlib.import_module('proofs')\n")
     assert _imports_of_top_level_proofs(probe) == [1, 3, 4]
+
+
+ISSUE_NUMBER = re.compile(r"\bissues?\s*(?:no\.?\s*)?#?\d+\b|(?<![\w&/])#\d+\b", re.I)
+
+
+def issue_citations(source: str) -> list[int]:
+    """Lines whose comment or docstring cites an issue by its number: the word issue, or a hash, then digits."""
+    lines = [tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+             if tok.type == tokenize.COMMENT and ISSUE_NUMBER.search(tok.string)]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc and ISSUE_NUMBER.search(doc):
+                lines.append(node.body[0].lineno)
+    return sorted(lines)
+
+
+def test_no_comment_or_docstring_cites_an_issue_number():
+    """Comments say what the code does; an issue number says nothing to a reader of the code."""
+    probe = '"""Fixes issue 13."""\nx = 1  # see #4\ny = "#5 in a string is data"  # 3 heads, #heads\n'
+    assert issue_citations(probe) == [1, 2]
+    found = {}
+    for path in _python_files():
+        lines = issue_citations(path.read_text(encoding="utf-8"))
+        if lines:
+            found[str(path.relative_to(ROOT))] = lines
+    assert not found, f"comments or docstrings citing an issue number (file: lines): {found}"
 
 
 # --- names -----------------------------------------------------------------------------------------
