@@ -37,7 +37,7 @@ class TraceLine(str):
         return line
 
     def __reduce__(self):
-        return (_trace_line, (self.template, self.exprs, self.limit))
+        return (_trace_line, (self.template, self.exprs, self.limit, str(self)))
 
     def __radd__(self, prefix):
         if isinstance(prefix, str) and not isinstance(prefix, TraceLine):
@@ -59,8 +59,14 @@ class TraceLine(str):
         return self.template.format(*(f"${latex(e)}$" for e in self.exprs))
 
 
-def _trace_line(template, exprs, limit):
-    return TraceLine(template, *exprs, limit=limit)
+def _trace_line(template, exprs, limit, plain=None):
+    """A trace line back from a pickle, with the text it had (SymPy may evaluate an unpickled
+    expression further, e.g. a floor of a number, so printing it again could change the line)."""
+    if plain is None:
+        return TraceLine(template, *exprs, limit=limit)
+    line = str.__new__(TraceLine, plain)
+    line.template, line.exprs, line.limit = template, exprs, limit
+    return line
 
 
 def readable(line) -> str:
