@@ -259,11 +259,8 @@ def test_no_import_comes_back_to_symattn_init_even_inside_functions():
 @pytest.mark.parametrize("module", [
     "symattn.numeric",
     "symattn.proofs.rewrites",
-    "symattn.proofs",
     "symattn.theorems",
     "symattn.proof.evaluate",
-    "symattn.lowering",
-    "symattn.bundled",
 ])
 def test_module_imports_first_in_a_fresh_process(module):
     script = f"import {module}, sys; assert '{module}' in sys.modules"
@@ -305,7 +302,8 @@ def test_nothing_imports_a_top_level_proofs_package():
     files = list(_python_files())
     assert ROOT / "proofs" / "rewrites.py" in files and ROOT / "tests" / "test_package.py" in files
     for path in files:
-        lines = _imports_of_top_level_proofs(ast.parse(path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        lines = _imports_of_top_level_proofs(ast.parse(text)) if "proofs" in text else []
         if lines:
             found[str(path.relative_to(ROOT))] = lines
     assert not found, f"imports of a top-level 'proofs' (file: lines): {found}"
@@ -318,6 +316,8 @@ ISSUE_NUMBER = re.compile(r"\bissues?\s*(?:no\.?\s*)?#?\d+\b|(?<![\w&/])#\d+\b",
 
 def issue_citations(source: str) -> list[int]:
     """Lines whose comment or docstring cites an issue by its number: the word issue, or a hash, then digits."""
+    if not ISSUE_NUMBER.search(source):
+        return []
     lines = [tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(source).readline)
              if tok.type == tokenize.COMMENT and ISSUE_NUMBER.search(tok.string)]
     for node in ast.walk(ast.parse(source)):
@@ -508,8 +508,7 @@ def test_installed_wheel_loads_the_whole_theorem_library(installed):
     script = (
         "import json, symattn, symattn.theorems\n"
         "reg = symattn.theorems.load_library()\n"
-        "print(json.dumps({'file': symattn.__file__, 'proofs': symattn.proofs.__file__, 'theorems': sorted(reg),\n"
-        "                  'examples': sorted(symattn.bundled.examples()) if hasattr(symattn, 'bundled') else None}))\n"
+        "print(json.dumps({'file': symattn.__file__, 'proofs': symattn.proofs.__file__, 'theorems': sorted(reg)}))\n"
     )
     done = _run_installed(installed, installed["python"], "-I", "-c", script)
     assert done.returncode == 0, done.stderr
