@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-SUFFIXES = (".tex", ".txt")
+SUFFIXES = (".tex", ".latex", ".ltx", ".txt")  # LaTeX (as ``symattn check`` reads it) and the plain notation
 
 
 def folder() -> Path:
@@ -27,7 +27,7 @@ def folder() -> Path:
 
 
 def examples() -> dict[str, Path]:
-    """Every bundled derivation (``.tex`` or ``.txt``), by name, sorted by name."""
+    """Every bundled derivation (a file with one of the ``SUFFIXES``), by name, sorted by name."""
     root = folder()
     if not root.is_dir():
         return {}

@@ -371,7 +371,7 @@ def test_no_attribute_of_symattn_hides_a_subpackage_or_module():
 
 def _example_files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
-            if p.is_file() and p.suffix in (".tex", ".txt") and "__pycache__" not in p.parts}
+            if p.is_file() and p.suffix in (".tex", ".latex", ".ltx", ".txt") and "__pycache__" not in p.parts}
 
 
 def test_bundled_examples_are_the_repository_examples_folder():
@@ -448,7 +448,7 @@ def test_wheel_installs_only_symattn_at_the_top_level(wheel):
 def test_wheel_ships_the_theorem_library_and_the_examples(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     proofs = _repository_files("proofs", (".py",))
-    examples = _repository_files("examples", (".tex", ".txt"))
+    examples = _repository_files("examples", (".tex", ".latex", ".ltx", ".txt"))
     assert "rewrites.py" in proofs and "seed000_multihead.tex" in examples
     assert {f"symattn/proofs/{p}" for p in proofs} <= names
     assert {f"symattn/examples/{e}" for e in examples} <= names
