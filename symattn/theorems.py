@@ -15,18 +15,29 @@ they are refuted with a certified counterexample.
 A claim whose two sides are both scalars (neither is a matrix), such as
 ``(Expectation(dot(q, k)), 0)``, is decided by :func:`symattn.proof.scalar.verify_scalar`
 instead of :func:`symattn.verify`; it returns the same kind of Verdict.
+
+Every claim of the library that is proved is kept in the verdict cache
+(:mod:`symattn.proof.verdict_cache`); :func:`claim_verdict` with ``cached=True`` (what the
+numeric core and ``lower_theorem`` use) reads a claim's verdict from there when its key matches,
+and proves it otherwise. :func:`prove` and :func:`prove_all` prove every claim now unless asked
+to use the cache; :func:`prove_all` runs theorems in parallel processes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import multiprocessing
+import os
 import pkgutil
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import SymattnError
-from .proof import Verdict, verify
+from .proof import Verdict, verdict_cache, verify
 from .proof.scalar import is_scalar_claim, verify_scalar
 from .proof.verdict import general_scope as _scope_of
 
@@ -42,10 +53,14 @@ class Theorem:
     family: str = ""
     budget: float = 20.0
     only_at: str = ""  # the claims are built at these values only (e.g. head counts); never general
+    _built: list | None = field(default=None, init=False, repr=False, compare=False)
 
     def claims(self) -> list:
-        out = self.build()
-        return [out] if isinstance(out, tuple) else list(out)
+        """The claims [(lhs, rhs), ...], built once (the sides are immutable SymPy objects)."""
+        if self._built is None:
+            out = self.build()
+            self._built = [out] if isinstance(out, tuple) else list(out)
+        return list(self._built)
 
     def _repr_markdown_(self) -> str:
         from .teach.display import theorem_markdown
@@ -101,6 +116,18 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.status == self.theorem.expect
+
+    @property
+    def cached(self) -> bool:
+        """True when every verdict was read from the verdict cache (none proved in this run)."""
+        return bool(self.verdicts) and all(isinstance(v, verdict_cache.CachedVerdict) for v in self.verdicts)
+
+    @property
+    def cache_key(self) -> str:
+        """One key for the cached verdicts of the theorem: SHA-256 of its claims' keys ('' if not cached)."""
+        if not self.cached:
+            return ""
+        return hashlib.sha256("".join(v.cache_key for v in self.verdicts).encode()).hexdigest()
 
     def __str__(self) -> str:
         from .teach.display import result_text
@@ -170,15 +197,61 @@ def load_library() -> dict[str, Theorem]:
     return REGISTRY
 
 
-def prove(th: Theorem) -> Result:
+def _library_sources(th: Theorem) -> tuple | None:
+    """The source files that state a theorem of the bundled library (its module and this one), or
+    None for a theorem defined elsewhere (its verdicts are not cached)."""
+    module = getattr(th.build, "__module__", "") or ""
+    if REGISTRY.get(th.name) is not th or not module.startswith("symattn.proofs."):
+        return None
+    path = getattr(sys.modules.get(module), "__file__", None)
+    return (path, __file__) if path else None
+
+
+def claim_key(th: Theorem, k: int, claims: list | None = None) -> str | None:
+    """The verdict-cache key of claim ``k`` of a library theorem (None for other theorems)."""
+    sources = _library_sources(th)
+    if sources is None:
+        return None
+    lhs, rhs = (claims if claims is not None else th.claims())[k]
+    return verdict_cache.claim_key(lhs, rhs, at=th.at, label=f"theorem {th.name}, claim {k}", sources=sources)
+
+
+def _decide(th: Theorem, lhs, rhs) -> Verdict:
+    if is_scalar_claim(lhs, rhs):
+        return verify_scalar(lhs, rhs, budget=th.budget)
+    return verify(lhs, rhs, at=th.at, budget=th.budget)
+
+
+def claim_verdict(th: Theorem, k: int, claims: list | None = None, *, cached: bool = True,
+                  save: bool = True) -> Verdict:
+    """The verdict on claim ``k`` of the theorem ``th``.
+
+    With ``cached``, a proved verdict stored under the claim's key is returned (a
+    :class:`~symattn.proof.verdict_cache.CachedVerdict`, which says so); otherwise, or when there
+    is none, the claim is proved now, and a proved verdict of a library theorem is kept in the
+    cache (``save``: written to the user's cache file at once)."""
+    claims = claims if claims is not None else th.claims()
+    lhs, rhs = claims[k]
+    key = claim_key(th, k, claims)
+    if cached and key is not None:
+        found = verdict_cache.lookup(key, lhs, rhs)
+        if found is not None:
+            return found
+    v = _decide(th, lhs, rhs)
+    if key is not None:
+        verdict_cache.remember(key, v, save=save, theorem=th.name, claim=k)
+    return v
+
+
+def prove(th: Theorem, *, cached: bool = False, save: bool = True) -> Result:
+    """Prove every claim of ``th`` in order (stopping at the first one not proved). With
+    ``cached``, claims whose proved verdicts are in the verdict cache are not proved again."""
     start = time.perf_counter()
     res = Result(th)
     try:
-        for lhs, rhs in th.claims():
-            if is_scalar_claim(lhs, rhs):
-                v: Verdict = verify_scalar(lhs, rhs, budget=th.budget)
-            else:
-                v = verify(lhs, rhs, at=th.at, budget=th.budget)
+        claims = th.claims()
+        for k in range(len(claims)):
+            v = claim_verdict(th, k, claims, cached=cached, save=save)
             res.verdicts.append(v)
             if v.status != "proved":
                 break
@@ -186,3 +259,61 @@ def prove(th: Theorem) -> Result:
         res.error = f"{type(exc).__name__}: {exc}"
     res.seconds = time.perf_counter() - start
     return res
+
+
+def default_jobs() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _prove_named(name: str, cached: bool):
+    """In a worker process: prove the library theorem ``name``; return what the parent needs (the
+    verdicts, the time, the error, and the cache entries proved here)."""
+    before = set(verdict_cache.pending())
+    res = prove(REGISTRY[name], cached=cached, save=False)
+    new = {k: e for k, e in verdict_cache.pending().items() if k not in before}
+    return res.verdicts, res.seconds, res.error, new
+
+
+def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False) -> list[Result]:
+    """:func:`prove` each theorem, in ``jobs`` processes at once (default: one per core); the results
+    come back in the order of ``theorems``, the same as one after another. Processes are forked
+    from this one (the library is loaded once); where fork is not available, or with one job or
+    one theorem, they run here one after another. The verdicts proved are written to the user's
+    cache file once, at the end."""
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError(f"prove_all: jobs must be at least 1, got {jobs}")
+    registered = all(REGISTRY.get(th.name) is th for th in theorems)
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    if jobs == 1 or len(theorems) < 2 or not fork or not registered:
+        results = [prove(th, cached=cached, save=False) for th in theorems]
+        verdict_cache.flush()
+        return results
+    # longest first (as the cache remembers them), so the slow ones do not start last
+    hint = _time_hints()
+    order = sorted(range(len(theorems)), key=lambda i: -hint.get(theorems[i].name, 0.0))
+    results: list = [None] * len(theorems)
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(theorems)), mp_context=ctx) as pool:
+        futures = {i: pool.submit(_prove_named, theorems[i].name, cached) for i in order}
+        for i in range(len(theorems)):
+            verdicts, seconds, error, new = futures[i].result()
+            results[i] = Result(theorems[i], list(verdicts), seconds, error)
+            verdict_cache.adopt(new)
+    verdict_cache.flush()
+    return results
+
+
+def _time_hints() -> dict:
+    """{theorem: seconds its claims took when last proved}, from the verdict cache files."""
+    out: dict = {}
+    for f in verdict_cache.files():
+        for e in verdict_cache.entries(f).values():
+            name = e.get("theorem")
+            if isinstance(name, str):
+                out[name] = out.get(name, 0.0) + float(e.get("seconds", 0.0) or 0.0)
+    return out
