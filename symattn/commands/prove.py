@@ -1,19 +1,53 @@
-"""``symattn prove [NAMES...] [--json] [--gallery] [--wide] [--trace]``; ``symattn prove --trust [--no-check]``."""
+"""``symattn prove [NAMES...] [--json] [--gallery] [--wide] [--trace] [--jobs N] [--cached] [--refresh [--ship]]``;
+``symattn prove --trust [--no-check]``.
+
+Theorems are proved in parallel processes (``--jobs``, default one per core); the table, the JSON
+and the exit status are the same as one after another. Every claim is proved now unless
+``--cached`` is given: then a theorem whose proved verdicts are all in the verdict cache is
+reported from there, marked "cached" in the table with the cache key. The proved verdicts are
+written to the user's verdict cache; ``--refresh`` proves the whole library and rewrites the cache
+(with ``--ship``, also the file shipped with the package).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import shutil
 import sys
+import textwrap
 import time
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..defs.shapes import show
 
+HEAD = ("theorem", "statement", "verdict", "scope", "method", "seconds")
+#: the columns that are shortened (with …) to fit the terminal, and how narrow each may get
+SHRINK = {1: 16, 3: 12, 4: 10}
 
-def _table(results, wide: bool) -> str:
-    head = ("theorem", "statement", "verdict", "scope", "method", "seconds")
+
+def terminal_width() -> int | None:
+    """The width to fit: $COLUMNS when set, else the terminal's; None when the output is no
+    terminal (a pipe or a file gets the full lines)."""
+    cols = os.environ.get("COLUMNS", "").strip()
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    try:
+        if sys.stdout.isatty():
+            return shutil.get_terminal_size().columns
+    except (AttributeError, ValueError, OSError):
+        pass
+    return None
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def _rows(results, wide: bool) -> list[tuple]:
     rows = []
     for r in results:
         st = r.theorem.statement
@@ -22,11 +56,41 @@ def _table(results, wide: bool) -> str:
         verdict = r.status + (", general" if r.general else "")
         if r.theorem.expect != "proved":
             verdict += f" (expected {r.theorem.expect})"
-        rows.append((r.theorem.name, st, verdict, r.scope, r.method, f"{r.seconds:.2f}"))
-    widths = [max(len(str(x[k])) for x in rows + [head]) for k in range(len(head))]
+        seconds = "cached" if r.cached else f"{r.seconds:.2f}"
+        rows.append((r.theorem.name, st, verdict, r.scope, r.method, seconds))
+    return rows
+
+
+def _table(results, wide: bool, width: int | None = None) -> str:
+    """The table, one row per theorem. With ``width`` (and not ``wide``), the statement, scope and
+    method columns are shortened until the rows fit; when even that is too wide, each theorem is
+    shown as a block of lines wrapped at ``width``."""
+    rows = _rows(results, wide)
+    widths = [max(len(str(x[k])) for x in rows + [HEAD]) for k in range(len(HEAD))]
+    if width is not None and not wide:
+        total = lambda: sum(widths) + 2 * (len(widths) - 1)  # noqa: E731
+        while total() > width:
+            k = max((k for k in SHRINK if widths[k] > SHRINK[k]), key=lambda k: widths[k], default=None)
+            if k is None:
+                return _blocks(_rows(results, True), width)
+            widths[k] -= 1
+        rows = [tuple(_cut(str(c), w) for c, w in zip(row, widths)) for row in rows]
     line = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()  # noqa: E731
-    out = [line(head), line(["-" * w for w in widths])]
+    out = [line(HEAD), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def _blocks(rows, width: int) -> str:
+    """Each theorem as a block: its name, then the verdict and time, statement, scope and method,
+    wrapped at ``width`` (for terminals too narrow for the table)."""
+    width = max(width, 20)
+    out = []
+    for name, statement, verdict, scope, method, seconds in rows:
+        when = "cached" if seconds == "cached" else f"{seconds} s"
+        out.append(_cut(name, width))
+        for text in (f"{verdict}; {when}", statement, f"scope: {scope}", f"method: {method}"):
+            out += textwrap.wrap(text, width, initial_indent="    ", subsequent_indent="      ") or ["    "]
     return "\n".join(out)
 
 
@@ -92,13 +156,38 @@ def cmd_trust(args) -> int:
     return 1 if failed or unlisted else 0
 
 
+def _cache_note(results, width: int | None = None) -> list[str]:
+    """The footnote of a table with cached rows: which theorems, and the key of each (wrapped at ``width``)."""
+    cached = [r for r in results if r.cached]
+    if not cached:
+        return []
+    out = [f"\ncached: {len(cached)} of {len(results)} theorems were not proved in this run; their verdicts were "
+           "read from the verdict cache (proved earlier, under the keys below; --refresh proves them again):"]
+    files = sorted({v.cache_file for r in cached for v in r.verdicts})
+    out += [f"  {r.theorem.name}: key {r.cache_key[:16]}" for r in cached]
+    out.append(f"  read from: {', '.join(files)}")
+    if width is None:
+        return out
+    return [w for line in out for w in textwrap.wrap(line, max(width, 20), subsequent_indent="    ",
+                                                      replace_whitespace=False, drop_whitespace=True) or [""]]
+
+
 def cmd_prove(args) -> int:
     if getattr(args, "trust", False):
         return cmd_trust(args)
-    from ..theorems import load_library, prove
+    from ..proof import verdict_cache
+    from ..theorems import load_library, prove_all
 
     library = load_library()
     want = "refuted" if args.gallery else "proved"
+    if args.refresh and (args.names or args.gallery or args.cached):
+        print("symattn prove: --refresh proves the whole library and rewrites the verdict cache; "
+              "give it no NAMES, --gallery or --cached", file=sys.stderr)
+        return 2
+    if args.ship and not args.refresh:
+        print("symattn prove: --ship writes the verdict cache shipped with the package; use it with --refresh",
+              file=sys.stderr)
+        return 2
     if args.names:
         unknown = [nm for nm in args.names if nm not in library]
         if unknown:
@@ -109,15 +198,27 @@ def cmd_prove(args) -> int:
     else:
         selected = [th for th in library.values() if th.expect == want]
     start = time.perf_counter()
-    results = [prove(th) for th in selected]
+    results = prove_all(selected, jobs=args.jobs, cached=args.cached)
     total = time.perf_counter() - start
+    written = []
+    if args.refresh:
+        written.append(verdict_cache.flush(replace=True))
+        if args.ship:
+            written.append(verdict_cache.flush(verdict_cache.SHIPPED, replace=True))
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2, default=str, ensure_ascii=False))
     else:
-        print(_table(results, args.wide))
+        width = None if args.wide else terminal_width()
+        print(_table(results, args.wide, width))
         failed = [r for r in results if not r.ok]
         print(f"\n{len(results) - len(failed)} of {len(results)} as expected in {total:.1f} s "
               f"(symattn {__version__})")
+        note = _cache_note(results, width)
+        if note:
+            print("\n".join(note))
+        for path in written:
+            if path is not None:
+                print(f"verdict cache rewritten: {path}")
         for r in results:
             if args.gallery and r.status == "refuted" and not args.trace:
                 print(f"\n== {r.theorem.name}: {r.theorem.statement}")
@@ -135,14 +236,38 @@ def cmd_prove(args) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes (1, 2, ...), got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def register(sub) -> None:
+    from ..theorems import default_jobs
+
     p = sub.add_parser("prove", help="prove the bundled theorem library and print the table")
     p.add_argument("names", nargs="*", help="theorems to prove (default: all)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     p.add_argument("--gallery", action="store_true",
                    help="run the gallery of mistakes: each must be refuted with a counterexample")
-    p.add_argument("--wide", action="store_true", help="do not shorten the statements")
+    p.add_argument("--wide", action="store_true",
+                   help="do not shorten the statements, nor any column to fit the terminal width (COLUMNS)")
     p.add_argument("--trace", action="store_true", help="print the proof trace of every claim")
+    p.add_argument("--jobs", "-j", type=positive_int, default=default_jobs(), metavar="N",
+                   help=f"prove theorems in N processes at once (default: one per core, here {default_jobs()})")
+    p.add_argument("--cached", action="store_true",
+                   help="report a theorem from the verdict cache when all its claims were proved before under the "
+                        "same key (same claim, definitions, proof engine and version); the table marks it 'cached'")
+    p.add_argument("--refresh", action="store_true",
+                   help="prove the whole library again and rewrite the user's verdict cache with its verdicts")
+    p.add_argument("--ship", action="store_true",
+                   help="with --refresh: also rewrite the verdict cache shipped with the package "
+                        "(symattn/_verdicts.json)")
     p.add_argument("--trust", action="store_true",
                    help="list the trust base (every rewrite rule and axiom) and check each rule exactly at all "
                         "sizes <= 4 and numerically at larger ones; NAMES select rules")
