@@ -116,9 +116,9 @@ _CLAIMS: dict = {}
 
 
 def proved_claim(name: str, claim: int):
-    """The verdict on one claim of a library theorem (verified once per process)."""
-    from ..proof import verify
-    from ..theorems import load_library
+    """The verdict on one claim of a library theorem (once per process): read from the verdict
+    cache when it was proved before under the same key, else verified now (and cached)."""
+    from ..theorems import claim_verdict, load_library
 
     key = (name, claim)
     if key not in _CLAIMS:
@@ -129,8 +129,7 @@ def proved_claim(name: str, claim: int):
         claims = th.claims()
         if not 0 <= claim < len(claims):
             raise LoweringError(f"theorem {name} has claims 0..{len(claims) - 1}, not {claim}")
-        lhs, rhs = claims[claim]
-        _CLAIMS[key] = verify(lhs, rhs, at=th.at, budget=th.budget)
+        _CLAIMS[key] = claim_verdict(th, claim, claims)
     return _CLAIMS[key]
 
 
