@@ -457,7 +457,7 @@ def test_wheel_built_from_the_sdist_has_the_same_files(wheel, tmp_path):
     (tmp_path / "sdist").mkdir()
     sdist = _build("build_sdist", tmp_path / "sdist")
     with tarfile.open(sdist) as tar:
-        tar.extractall(tmp_path / "unpacked", filter="data")
+        tar.extractall(tmp_path / "unpacked", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     (source,) = (tmp_path / "unpacked").iterdir()
     (tmp_path / "again").mkdir()
     again = _build("build_wheel", tmp_path / "again", source)
