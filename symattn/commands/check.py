@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import argparse
+import math
 import sys
 
 from ..errors import DerivationError, SymattnError
@@ -79,13 +81,25 @@ def cmd_check(args) -> int:
     return 0 if report.ok else 1
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a time budget in seconds, a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds (for example 20), got {text}")
+    return value
+
+
 def register(sub) -> None:
     p = sub.add_parser("check", help="check a derivation (.txt notation or .tex) step by step")
     p.add_argument("file", nargs="?", help="the derivation: .tex (LaTeX subset) or plain notation")
     p.add_argument("--example", metavar="NAME", help="check a bundled example instead of a FILE (see --list-examples)")
     p.add_argument("--list-examples", action="store_true", help="list the bundled examples and exit")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--markdown", action="store_true", help="print the report as Markdown with LaTeX")
+    fmt = p.add_mutually_exclusive_group()  # two formats of one report: give one
+    fmt.add_argument("--json", action="store_true", help="print the report as JSON")
+    fmt.add_argument("--markdown", action="store_true", help="print the report as Markdown with LaTeX")
     p.add_argument("--wide", action="store_true", help="do not shorten the claims in the table")
-    p.add_argument("--budget", type=float, default=20.0, help="seconds per step (default 20)")
+    p.add_argument("--budget", type=positive_seconds, default=20.0, help="seconds per step (default 20)")
     p.set_defaults(run=cmd_check)
