@@ -94,8 +94,10 @@ class Result:
     def method(self) -> str:
         seen = []
         for v in self.verdicts:
-            if v.status == self.status and v.method not in seen:
-                seen.append(v.method)
+            # a cached verdict's method names its own key; the theorem's keys are in cache_key
+            method = f"{v.proved_by}, cached" if isinstance(v, verdict_cache.CachedVerdict) else v.method
+            if v.status == self.status and method not in seen:
+                seen.append(method)
         return " + ".join(seen) or "none"
 
     @property

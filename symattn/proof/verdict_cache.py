@@ -50,8 +50,12 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 class CachedVerdict(Verdict):
     """A proved verdict read from the verdict cache instead of proved in this process.
 
-    ``cache_key``: the key it was found under; ``cache_file``: the file it was read from."""
+    ``method`` says so, with the start of the key (``induction on H (C), cached (key 3fa2…)``), so
+    whatever shows the method (a kernel's provenance, a table) shows it too; ``proved_by``: the
+    method of the proof as it was found; ``cache_key``: the whole key; ``cache_file``: the file
+    it was read from."""
 
+    proved_by: str = ""
     cache_key: str = ""
     cache_file: str = ""
 
@@ -229,9 +233,10 @@ def lookup(key: str, lhs=None, rhs=None) -> CachedVerdict | None:
              f"with symattn {found.get('symattn', '?')} on {found.get('date', '?')} "
              f"in {float(found.get('seconds', 0.0)):.2f} s; not proved again in this process")
     over = tuple(tuple(str(x) for x in part) for part in found.get("over", [[], [], []]))
-    return CachedVerdict("proved", found["general"], found["method"], found["scope"],
+    method = f"{found['method']}, cached (key {key[:16]})"
+    return CachedVerdict("proved", found["general"], method, found["scope"],
                          (first, *map(str, found.get("trace", []))), None, 0.0, lhs, rhs, over,
-                         cache_key=key, cache_file=path)
+                         proved_by=found["method"], cache_key=key, cache_file=path)
 
 
 def entry(v: Verdict, **meta) -> dict:
