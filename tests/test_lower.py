@@ -70,8 +70,8 @@ def test_keywords_by_symbol_name_and_identifier():
     x, w = np.ones((2, 3)), np.arange(6.0).reshape(3, 2)
     np.testing.assert_allclose(k(**{"W^Q": w, "X": x}), x @ w)
     np.testing.assert_allclose(k(W_Q=w, X=x), x @ w)
-    np.testing.assert_allclose(k(w, x), x @ w)  # positional: sorted by name, W^Q before X
-    assert k.arg_names == ("W^Q", "X")
+    np.testing.assert_allclose(k(x, w), x @ w)  # positional: the order of a statement, inputs before weights
+    assert k.arg_names == ("X", "W^Q")
     with pytest.raises(InputError, match="no input 'Y'"):
         k(W_Q=w, Y=x)
     with pytest.raises(InputError, match="missing input"):
@@ -156,17 +156,61 @@ def test_nan_and_inf_propagate():
     assert np.isinf(out[:, 0]).all()
 
 
-def test_symbolic_head_count_is_refused_and_concrete_heads_lower():
+def _multihead(form):
     H = sa.dims("H")
     W_Q, W_K = sa.Family("W^Q", d_k, d), sa.Family("W^K", d_k, d)
     W_V, W_O = sa.Family("W^V", d_v, d), sa.Family("W^O", d, d_v)
     Xq, Xk = sp.MatrixSymbol("Q", d, n), sp.MatrixSymbol("K", d, m)
     Xv = sp.MatrixSymbol("V", d, m)
-    expr = sa.multihead(Xq, Xk, Xv, W_Q, W_K, W_V, W_O, H=H, form="sum")
-    with pytest.raises(LoweringError, match="symbolic head count H"):
-        lower(expr)
+    return H, sa.multihead(Xq, Xk, Xv, W_Q, W_K, W_V, W_O, H=H, form=form)
+
+
+def _heads_env(rng, heads, batch=()):
+    """Values of Q, K, V and of every member W^X_1..W^X_heads, and the stacked arrays of the families."""
+    sizes = {"Q": (4, 3), "K": (4, 5), "V": (4, 5)}
+    env = {k: rng.normal(size=batch + s) for k, s in sizes.items()}
+    stacked = {}
+    for fam, s in (("W^Q", (2, 4)), ("W^K", (2, 4)), ("W^V", (3, 4)), ("W^O", (4, 3))):
+        stacked[fam] = rng.normal(size=(heads,) + s)
+        env.update({f"{fam}_{k}": stacked[fam][k - 1] for k in range(1, heads + 1)})
+    return env, stacked
+
+
+@pytest.mark.parametrize("form", ["sum", "block"])
+@pytest.mark.parametrize("heads", [1, 2, 3])
+def test_symbolic_head_count_becomes_a_head_axis_read_at_run_time(form, heads):
+    H, expr = _multihead(form)
+    k = lower(expr)
+    assert k.arg_names == ("Q", "K", "V", "W^Q", "W^K", "W^V", "W^O")  # the order of the statement
+    assert "H" not in [str(x) for x in k.extra_dims]  # H is read from the arrays
+    rng = np.random.default_rng(heads)
+    env, stacked = _heads_env(rng, heads, batch=(2,))
+    got = k(env["Q"], env["K"], env["V"], *(stacked[f] for f in ("W^Q", "W^K", "W^V", "W^O")))
+    concrete = expr.subs({H: heads, d: 4, n: 3, m: 5, d_k: 2, d_v: 3}).doit()
+    want = _per_matrix(concrete, {**{x: env[x] for x in "QKV"},
+                                  **{x: v for x, v in env.items() if x.startswith("W")}}, (2,))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    by_keyword = k(**{"W^O": stacked["W^O"], "W_V": stacked["W^V"], "W^K": stacked["W^K"], "W^Q": stacked["W^Q"]},
+                   Q=env["Q"], K=env["K"], V=env["V"])
+    np.testing.assert_allclose(by_keyword, got, rtol=0, atol=0)
+
+
+def test_families_disagreeing_on_the_head_count_are_refused():
+    _, expr = _multihead("sum")
+    k = lower(expr)
+    env, stacked = _heads_env(np.random.default_rng(0), 3)
+    stacked["W^O"] = stacked["W^O"][:2]
+    with pytest.raises(ShapeError, match=r"dimension H: W\^O has 2 heads \(axis -3\) but W\^V has 3 heads"):
+        k(env["Q"], env["K"], env["V"], *(stacked[f] for f in ("W^Q", "W^K", "W^V", "W^O")))
+    with pytest.raises(InputError, match=r"W\^Q: expected the heads of a family, \(\.\.\., H, rows, cols\)"):
+        k(env["Q"], env["K"], env["V"], stacked["W^Q"][0], *(stacked[f] for f in ("W^K", "W^V", "W^O")))
+
+
+def test_concrete_heads_lower_with_one_input_per_member():
+    H, expr = _multihead("sum")
     two = expr.subs(H, 2).doit()
     k = lower(two)
+    assert k.arg_names == ("Q", "K", "V", "W^Q_1", "W^K_1", "W^V_1", "W^O_1", "W^Q_2", "W^K_2", "W^V_2", "W^O_2")
     rng = np.random.default_rng(4)
     dims = {d: 4, n: 3, m: 5, d_k: 2, d_v: 2}
     env = {x.name: rng.normal(size=tuple(int(sp.sympify(s).subs(dims)) for s in x.shape)) for x in k.args}

@@ -54,7 +54,60 @@ def test_self_test_fails_when_the_kernel_is_wrong(tmp_path):
 def test_codegen_errors_are_clear(tmp_path, capsys):
     assert main(["codegen", "no_such_theorem", "--out", str(tmp_path / "x.py")]) == 2
     assert "no theorem named no_such_theorem" in capsys.readouterr().err
-    out = str(tmp_path / "x.py")
-    assert main(["codegen", "heads_concatenate_before_output_projection", "--out", out]) == 1
-    assert "symbolic head count H" in capsys.readouterr().err
     assert main(["codegen", "fused_qkv_projection", "--claim", "7", "--out", str(tmp_path / "x.py")]) == 2
+    assert "fused_qkv_projection has claims 0..1, not 7" in capsys.readouterr().err
+    assert main(["codegen", "--out", str(tmp_path / "x.py")]) == 2
+    assert "name a theorem" in capsys.readouterr().err
+
+
+def test_out_in_a_missing_directory_is_a_clear_error(tmp_path, capsys):
+    target = tmp_path / "no" / "such" / "dir" / "kernel.py"
+    assert main(["codegen", "fused_qkv_projection", "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write {target}: the directory {target.parent} does not exist" in err
+    assert "Traceback" not in err and not target.parent.exists()
+
+
+@pytest.mark.parametrize("theorem, claim, side", [("multihead_block_equals_head_sum", 0, "lhs"),
+                                                  ("multihead_block_equals_head_sum", 0, "rhs"),
+                                                  ("single_head_reduces_to_attention", 0, "lhs"),
+                                                  ("gqa_row_convention_is_the_transpose", 0, "lhs"),
+                                                  ("rope_scores_depend_on_relative_position", 1, "lhs"),
+                                                  ("causal_mask_attends_to_prefix", 0, "lhs")])
+def test_symbolic_heads_slices_and_rope_generate_modules_that_self_test(tmp_path, theorem, claim, side):
+    path = write(tmp_path, theorem, "--claim", str(claim), "--side", side)
+    res = run(path)
+    assert res.returncode == 0, res.stderr
+    assert "self-test passed" in res.stdout
+
+
+def test_headline_module_takes_its_arrays_in_statement_order_with_a_head_axis(tmp_path):
+    path = write(tmp_path, "multihead_block_equals_head_sum", "--side", "rhs")
+    text = path.read_text()
+    assert "Inputs, in order: Q, K, V, W^Q, W^K, W^V, W^O" in text
+    assert "with their heads on axis -3" in text
+    assert "def kernel(Q, K, V, W_Q, W_K, W_V, W_O, *, out=None):" in text  # H is read, not passed
+
+
+def test_a_wrong_head_axis_fails_the_self_test(tmp_path):
+    path = write(tmp_path, "multihead_block_equals_head_sum", "--side", "rhs")
+    text = path.read_text()
+    wrong = text.replace("heads_sum(", "heads_stack(", 1)  # stack the heads instead of summing them
+    assert wrong != text
+    path.write_text(wrong)
+    res = run(path)
+    assert res.returncode != 0
+
+
+def test_every_matrix_side_of_every_theorem_generates_a_module_whose_self_test_passes(tmp_path, capsys):
+    from symattn.lowering.codegen import matrix_sides
+
+    sides = matrix_sides()
+    out = tmp_path / "generated"  # --all makes the directory
+    assert main(["codegen", "--all", "--self-test", "--out", str(out)]) == 0, capsys.readouterr().err
+    assert f"{len(sides)} of {len(sides)} theorem sides self-tested and written" in capsys.readouterr().out
+    assert len(list(out.glob("*.py"))) == len(sides)
+    names = {name for name, _, _ in sides}
+    assert {"multihead_block_equals_head_sum", "single_head_reduces_to_attention",
+            "causal_mask_attends_to_prefix", "rope_scores_depend_on_relative_position",
+            "worked_example_thinking_machines", "kv_cache_decoding_is_last_causal_column"} <= names

@@ -1,8 +1,15 @@
-"""``symattn codegen THEOREM --out FILE.py [--claim K] [--side lhs|rhs]``."""
+"""``symattn codegen THEOREM --out FILE.py [--claim K] [--side lhs|rhs]`` and
+``symattn codegen --all --out DIR [--self-test]``."""
 
 from __future__ import annotations
 
+import os
 import sys
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"symattn codegen: {message}", file=sys.stderr)
+    return code
 
 
 def cmd_codegen(args) -> int:
@@ -10,35 +17,87 @@ def cmd_codegen(args) -> int:
     from ..lowering.codegen import generate
     from ..theorems import load_library
 
+    if args.all:
+        if args.theorem:
+            return _fail("give a theorem or --all, not both", 2)
+        return _generate_all(args)
+    if not args.theorem:
+        return _fail("name a theorem (see symattn prove), or give --all", 2)
     library = load_library()
     if args.theorem not in library:
-        print(f"symattn codegen: no theorem named {args.theorem}; known: {', '.join(sorted(library))}",
-              file=sys.stderr)
-        return 2
+        return _fail(f"no theorem named {args.theorem}; known: {', '.join(sorted(library))}", 2)
     n_claims = len(library[args.theorem].claims())
     if not 0 <= args.claim < n_claims:
-        print(f"symattn codegen: {args.theorem} has claims 0..{n_claims - 1}, not {args.claim}",
-              file=sys.stderr)
-        return 2
+        return _fail(f"{args.theorem} has claims 0..{n_claims - 1}, not {args.claim}", 2)
+    if args.out != "-":
+        folder = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(folder):  # an error, not a new folder: a mistyped path stays visible
+            return _fail(f"cannot write {args.out}: the directory {folder} does not exist (create it first)", 2)
     try:
         source = generate(args.theorem, args.claim, args.side)
     except SymattnError as exc:
-        print(f"symattn codegen: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return _fail(f"{type(exc).__name__}: {exc}", 1)
     if args.out == "-":
         sys.stdout.write(source)
     else:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(source)
         print(f"wrote {args.out}: {args.theorem}, claim {args.claim}, {args.side} (run it to self-test)")
+    if args.self_test:
+        return _self_test(source, args.theorem, args.claim, args.side)
     return 0
 
 
+def _self_test(source: str, name: str, claim: int, side: str) -> int:
+    from ..lowering.codegen import run_self_test
+
+    try:
+        run_self_test(source)
+    except AssertionError as exc:
+        return _fail(f"self-test failed: {name}, claim {claim}, {side}: {exc}", 1)
+    return 0
+
+
+def _generate_all(args) -> int:
+    """One module per matrix side of every proved library theorem, in the directory ``--out``
+    (made when missing), named THEOREM__claimK_SIDE.py."""
+    from ..errors import SymattnError
+    from ..lowering.codegen import generate, matrix_sides, run_self_test
+
+    if args.out == "-":
+        return _fail("--all writes one file per side: give a directory as --out", 2)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        return _fail(f"--all needs a directory as --out; {args.out} is a file", 2)
+    os.makedirs(args.out, exist_ok=True)
+    sides = matrix_sides()
+    failed = []
+    for name, claim, side in sides:
+        path = os.path.join(args.out, f"{name}__claim{claim}_{side}.py")
+        try:
+            source = generate(name, claim, side)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(source)
+            if args.self_test:
+                run_self_test(source)
+        except (SymattnError, AssertionError) as exc:
+            failed.append(f"{name}, claim {claim}, {side}: {type(exc).__name__}: {str(exc)[:200]}")
+    done = len(sides) - len(failed)
+    what = "self-tested and written" if args.self_test else "written"
+    print(f"{done} of {len(sides)} theorem sides {what} to {args.out}")
+    for line in failed:
+        print(f"  failed: {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def register(sub) -> None:
-    p = sub.add_parser("codegen", help="write a standalone NumPy module for a side of a proved theorem")
-    p.add_argument("theorem", help="the theorem's name (see symattn prove)")
-    p.add_argument("--out", required=True, help="the file to write (- for standard output)")
+    p = sub.add_parser("codegen", help="write standalone NumPy modules for the sides of proved theorems")
+    p.add_argument("theorem", nargs="?", help="the theorem's name (see symattn prove)")
+    p.add_argument("--out", required=True,
+                   help="the file to write (- for standard output); with --all, a directory (made when missing)")
     p.add_argument("--claim", type=int, default=0, help="which claim of the theorem (default 0)")
     p.add_argument("--side", choices=("lhs", "rhs"), default="rhs",
                    help="which side to compute (default rhs, the rewritten form)")
+    p.add_argument("--all", action="store_true",
+                   help="every side of every claim of every proved theorem whose sides are matrices")
+    p.add_argument("--self-test", action="store_true", help="run each module's self-test after writing it")
     p.set_defaults(run=cmd_codegen)

@@ -10,14 +10,29 @@ symattn's evaluator when the module was written.
 from __future__ import annotations
 
 import datetime
+import itertools
 
 import numpy as np
 import sympy as sp
+from sympy.core.function import AppliedUndef
+from sympy.core.symbol import Str
+from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from .._version import __version__
+from ..defs.heads import FamilyMember
+from ..defs.numeric_nodes import RowOf
+from ..defs.structured import Symmetric
 from ..errors import LoweringError
 from ..proof.evaluate import evaluate
-from .kernel import build_source, input_leaves, runtime_source
+from .kernel import (
+    FunctionInput,
+    ScalarInput,
+    StackedFamily,
+    build_kernel_source,
+    dimension_symbols,
+    input_leaves,
+    runtime_source,
+)
 from .lower import lower_theorem, proved_result, theorem_side
 
 _SYMATTN_ERRORS = "from ..errors import InputError, ShapeError  # codegen replaces this line by local classes"
@@ -29,21 +44,108 @@ class InputError(ValueError):
     """An input that makes no sense (integer or complex dtype, too few axes)."""'''
 
 
-def small_dims(expr_a, expr_b) -> dict:
-    """Distinct small sizes for the dimension symbols (2, 3, 4, ...)."""
-    syms = set()
-    for e in (expr_a, expr_b):
-        for x in sp.preorder_traversal(e):
-            if isinstance(x, sp.MatrixExpr):
-                for d in x.shape:
-                    syms |= sp.sympify(d).free_symbols
-    return {s: 2 + k % 3 for k, s in enumerate(sorted(syms, key=str))}
+def small_dims(expr_a, expr_b, shift: int = 0) -> dict:
+    """Small sizes for the dimension symbols (2, 3, 4, 2, ... in the order of their names, starting
+    ``shift`` places later; even ones where a symbol is assumed even)."""
+    syms = dimension_symbols(expr_a) | dimension_symbols(expr_b)
+    out = {}
+    for k, s in enumerate(sorted(syms, key=str)):
+        value = 2 + (k + shift) % 3
+        out[s] = value + value % 2 if s.is_even else value
+    return out
 
 
 def _literal(a: np.ndarray) -> str:
     text = repr(np.asarray(a, dtype=float).tolist())
     text = text.replace("nan", 'float("nan")').replace("inf", 'float("inf")')
     return f"np.array({text})"
+
+
+#: instances of uninterpreted functions for the self-test: Python source (the module's) and the
+#: same function for symattn's evaluator
+SCORE_SOURCE = "lambda Q, K: 0.5 * (np.swapaxes(K, -1, -2) @ Q)"
+SCALAR_SOURCE = "lambda *i: 1 / (sum(i) + 1)"
+
+
+def _scalar_instance(args):
+    return 1 / (sp.Add(*args) + 1)
+
+
+def _family_size(expr, family: str, dims: dict) -> int:
+    """The largest head index at which ``expr`` reads ``family`` (indices over their binders' ranges)."""
+    from .numpy_printer import walk_binders
+
+    best = [0]
+
+    def visit(e, context):
+        if isinstance(e, FamilyMember) and e.family_name == family:
+            ranges = [(i, int(sp.sympify(c).subs(dims))) for i, c in context if i in e.index.free_symbols]
+            for values in itertools.product(*[range(1, c + 1) for _, c in ranges]):
+                k = e.index.subs(dims).subs({i: v for (i, _), v in zip(ranges, values)})
+                best[0] = max(best[0], int(k))
+
+    walk_binders(expr, visit)
+    return best[0]
+
+
+def self_test_data(kernel, other, seed: int = 0) -> dict:
+    """Inputs at small sizes, the kernel's arguments, and the other side evaluated by symattn.
+
+    Sizes at which the other side has entries that are not finite (a causal mask with more
+    queries than keys leaves a query with no key: NaN) are passed over for the next choice, so
+    that the self-test compares numbers."""
+    data = None
+    for shift in range(3):
+        data = _self_test_data(kernel, other, seed, shift)
+        if np.isfinite(data["expected"]).all():
+            break
+    return data
+
+
+def _self_test_data(kernel, other, seed: int, shift: int) -> dict:
+    from ..defs.permutation import Permutation
+
+    dims = small_dims(kernel.expr, other, shift)
+    rng = np.random.default_rng(seed)
+    env, inputs, scalars, functions = {}, {}, {}, {}
+    leaves = list(kernel.args) + [x for x in input_leaves(other) if x not in kernel.args]
+
+    def value(x, shape):
+        if isinstance(x, Permutation):
+            return np.eye(shape[0])[rng.permutation(shape[0])]
+        v = rng.normal(size=shape).round(3)
+        return Symmetric.impose(v) if isinstance(x, Symmetric) else v
+
+    indices = {a for e in sp.preorder_traversal(kernel.expr) if isinstance(e, RowOf) for a in e.args[1].free_symbols}
+    for x in leaves:
+        if isinstance(x, ScalarInput):  # a row index: 1 (every small size has it); else 2, 3, ...
+            scalars[x.name] = 1 if x.symbol in indices else 2 + len(scalars)
+        elif isinstance(x, FunctionInput):
+            functions[x.name] = SCORE_SOURCE if isinstance(x.function, Str) else SCALAR_SOURCE
+        else:
+            shape = tuple(int(sp.sympify(d).subs(dims)) for d in x.shape)
+            if isinstance(x, StackedFamily):  # members W_1..W_count (shared with a side that names them)
+                count = max(_family_size(kernel.expr, x.name, dims), _family_size(other, x.name, dims), 1)
+                members = [env.setdefault(f"{x.name}_{k}", value(x, shape)) for k in range(1, count + 1)]
+                inputs[x.name] = np.stack(members)
+            else:
+                inputs[x.name] = env.setdefault(x.name, value(x, shape))
+    concrete = other.subs(dims).doit()
+    for x in leaves:
+        if isinstance(x, ScalarInput):
+            concrete = concrete.subs(x.symbol, scalars[x.name])
+        elif isinstance(x, FunctionInput) and not isinstance(x.function, Str):
+            concrete = concrete.replace(lambda e, f=x.function: isinstance(e, AppliedUndef) and e.func == f,
+                                        lambda e: _scalar_instance(e.args))
+    concrete = concrete.doit()
+    fns = {k: eval(v, {"np": np}) for k, v in functions.items() if v == SCORE_SOURCE}  # our own constants
+    try:
+        with np.errstate(invalid="ignore"):  # a query with no visible key: NaN (another size is tried)
+            expected = evaluate(concrete, env, functions=fns)
+    except Exception as exc:  # noqa: BLE001 - reported as a clear error
+        raise LoweringError(f"cannot evaluate the other side for the self-test: {exc}") from exc
+    return {"dims": dims, "inputs": inputs, "scalars": scalars, "functions": functions,
+            "expected": np.asarray(expected, dtype=float)}
 
 
 def generate(name: str, claim: int = 0, side: str = "rhs", seed: int = 0) -> str:
@@ -53,24 +155,20 @@ def generate(name: str, claim: int = 0, side: str = "rhs", seed: int = 0) -> str
         raise LoweringError(f"theorem {name} is {res.status}, not proved; no code is generated for it")
     kernel = lower_theorem(name, claim, side)
     other = theorem_side(name, claim, "lhs" if side == "rhs" else "rhs")
-    dims = small_dims(kernel.expr, other)
-    rng = np.random.default_rng(seed)
-    env = {}
-    for x in sorted(set(kernel.args) | set(input_leaves(other)), key=lambda x: x.name):
-        shape = tuple(int(sp.sympify(d).subs(dims)) for d in x.shape)
-        env[x.name] = rng.normal(size=shape).round(3)
-    try:
-        expected = evaluate(other.subs(dims).doit(), env)
-    except Exception as exc:  # noqa: BLE001 - reported as a clear error
-        raise LoweringError(f"cannot evaluate the other side of {name} claim {claim} for the self-test: "
-                            f"{exc}") from exc
-    src, names, dimnames = build_source(kernel.expr, kernel.args, fname="kernel")
-    extra = {str(d): int(dims[d]) for d in kernel.extra_dims}
+    data = self_test_data(kernel, other, seed)
+    dims = data["dims"]
+    src, names, dimnames, _ = build_kernel_source(kernel.expr, kernel.args, fname="kernel")
+    extra = {dimnames[d]: int(dims[d]) for d in kernel.extra_dims}
     v = res.verdicts[claim]
     verdict = v.status + (", general" if v.general else "")
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    inputs = ",\n".join(f"    {names[x]!r}: {_literal(env[x.name])}" for x in kernel.args)
-    unused = sorted(set(env) - {x.name for x in kernel.args})
+    by_name = {x.name: x for x in kernel.args}
+    inputs = ",\n".join(f"    {names[by_name[k]]!r}: {_literal(a)}" for k, a in data["inputs"].items()
+                        if k in by_name)
+    scalars = {names[by_name[k]]: a for k, a in data["scalars"].items() if k in by_name}
+    functions = ",\n".join(f"    {names[by_name[k]]!r}: {f}" for k, f in data["functions"].items() if k in by_name)
+    unused = sorted(set(data["inputs"]) - set(by_name))
+    stacked = [x.name for x in kernel.args if isinstance(x, StackedFamily)]
     header = f'''"""Generated by symattn {__version__} on {stamp}: do not edit, regenerate instead.
 
     symattn codegen {name} --claim {claim} --side {side} --out FILE.py
@@ -81,7 +179,8 @@ Claim {claim}: {sp.sstr(theorem_side(name, claim, "lhs"))}
          = {sp.sstr(theorem_side(name, claim, "rhs"))}
 This module computes the {side}: {sp.sstr(kernel.expr)}
 Inputs, in order: {", ".join(x.name for x in kernel.args)} (arrays: batch axes first, matrices in the
-last two axes){"; sizes by keyword: " + ", ".join(extra) if extra else ""}.{
+last two axes{"; the families " + ", ".join(stacked) + " with their heads on axis -3" if stacked else ""}){
+"; sizes by keyword: " + ", ".join(extra) if extra else ""}.{
 " The other side also reads " + ", ".join(unused) + ", which provably has no effect here." if unused else ""}
 
 Requires only NumPy. Run it (python FILE.py) to self-test against the {"lhs" if side == "rhs" else "rhs"},
@@ -99,15 +198,20 @@ SELF_TEST_INPUTS = {{
 {inputs}
 }}
 SELF_TEST_SIZES = {extra!r}
-SELF_TEST_EXPECTED = {_literal(expected)}
+SELF_TEST_SCALARS = {scalars!r}
+SELF_TEST_FUNCTIONS = {{
+{functions}
+}}
+SELF_TEST_EXPECTED = {_literal(data["expected"])}
 
 
 def self_test():
     """The kernel at a small size against the other side of the claim, evaluated by symattn."""
-    got = kernel(**SELF_TEST_INPUTS, **SELF_TEST_SIZES)
+    rest = {{**SELF_TEST_SIZES, **SELF_TEST_SCALARS, **SELF_TEST_FUNCTIONS}}
+    got = kernel(**SELF_TEST_INPUTS, **rest)
     np.testing.assert_allclose(got, SELF_TEST_EXPECTED, rtol=1e-9, atol=1e-9)
-    got32 = kernel(**{{k: v.astype(np.float32) for k, v in SELF_TEST_INPUTS.items()}}, **SELF_TEST_SIZES)
-    assert got32.dtype == np.float32
+    got32 = kernel(**{{k: v.astype(np.float32) for k, v in SELF_TEST_INPUTS.items()}}, **rest)
+    assert got32.dtype == np.float32 or not SELF_TEST_INPUTS
     np.testing.assert_allclose(got32, SELF_TEST_EXPECTED, rtol=1e-4, atol=1e-4)
     return True
 
@@ -116,4 +220,27 @@ if __name__ == "__main__":
     self_test()
     print("self-test passed: {name}, claim {claim}, {side}")
 '''
-    return header + runtime.lstrip("\n") + "\n\n" + src + test
+    return header + runtime.lstrip("\n") + "\n\nimport numpy  # noqa: E402\n\n\n" + src + test
+
+
+def matrix_sides(library=None) -> list:
+    """(theorem, claim, side) for every side that is a matrix, of every proved library theorem."""
+    from ..theorems import load_library
+
+    library = load_library() if library is None else library
+    out = []
+    for name, th in sorted(library.items()):
+        if th.expect != "proved":
+            continue
+        for k, (lhs, rhs) in enumerate(th.claims()):
+            for side, e in (("lhs", lhs), ("rhs", rhs)):
+                if isinstance(e, (MatrixExpr, sp.MatrixBase)):
+                    out.append((name, k, side))
+    return out
+
+
+def run_self_test(source: str) -> bool:
+    """Run a generated module's self-test in this process (the module's own code, fresh namespace)."""
+    namespace = {"__name__": "symattn_generated"}
+    exec(compile(source, "<symattn generated module>", "exec"), namespace)  # generated by generate()
+    return namespace["self_test"]()

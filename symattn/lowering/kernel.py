@@ -8,11 +8,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
+from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
+from ..defs.heads import Binder, FamilyMember
+from ..defs.permutation import PermutationSymbol
+from ..defs.score import Score
 from ..errors import InputError
 from . import runtime
-from .printer import BatchedPrinter, identifier, leaf
+from .printer import BatchedPrinter, ScalarPrinter, identifier, leaf
 
 
 @dataclass(frozen=True)
@@ -36,21 +40,157 @@ class Provenance:
                 f"  verdict: {verdict}; scope: {self.scope}; method: {self.method}{sub}")
 
 
+@dataclass(frozen=True)
+class StackedFamily:
+    """The members W_1, ..., W_H of a head-indexed family as one input array (..., H, rows, cols):
+    the family is read at a bound head index (inside Σ_h, a stack or a concatenation over heads)."""
+
+    name: str
+    rows: object
+    cols: object
+
+    @property
+    def shape(self):
+        return (self.rows, self.cols)
+
+
+@dataclass(frozen=True)
+class ScalarInput:
+    """A scalar symbol of the expression that is not a dimension (a position a, a row index k)."""
+
+    symbol: object
+
+    @property
+    def name(self) -> str:
+        return self.symbol.name
+
+
+@dataclass(frozen=True)
+class FunctionInput:
+    """An uninterpreted function of the expression (a score function f(Q, K), RoPE's θ(i)): the
+    kernel takes a callable, applied to arrays (batched matrices, or arrays of indices)."""
+
+    function: object
+    name: str
+
+
+def is_array(x) -> bool:
+    return not isinstance(x, (ScalarInput, FunctionInput))
+
+
 def input_leaves(expr) -> list:
-    """The matrix symbols (and family members) of ``expr``, sorted by name."""
-    found = {x for x in sp.preorder_traversal(expr) if leaf(x)}
-    return sorted(found, key=lambda x: x.name)
+    """The inputs of ``expr`` in the order of a statement (:func:`statement_order`): matrices,
+    families with a head axis (:class:`StackedFamily`), scalars and functions."""
+    from .numpy_printer import stacked_families
+
+    stacked = stacked_families(expr)
+    found: dict = {}
+    dimsyms = dimension_symbols(expr)
+
+    def visit(e, context):
+        bound = {i for i, _ in context}
+        if isinstance(e, FamilyMember) and e.family_name in stacked:
+            found.setdefault(("family", e.family_name), StackedFamily(e.family_name, *stacked[e.family_name]))
+        elif leaf(e) or _is_permutation(e):
+            found.setdefault(("leaf", e), e)
+        elif isinstance(e, AppliedUndef):
+            found.setdefault(("fn", e.func), FunctionInput(e.func, e.func.__name__))
+        elif isinstance(e, Score):
+            found.setdefault(("fn", e.function), FunctionInput(e.function, e.function.name))
+        elif isinstance(e, sp.Symbol) and not isinstance(e, sp.MatrixSymbol) and e not in bound \
+                and e not in dimsyms and not isinstance(e, PermutationSymbol):
+            found.setdefault(("scalar", e), ScalarInput(e))
+
+    def skip_members(e, context):  # the index of a member that is its own input is no scalar
+        if isinstance(e, (FamilyMember, sp.MatrixSymbol)):
+            if isinstance(e, FamilyMember) and e.family_name in stacked:
+                for x in sp.preorder_traversal(e.index):
+                    visit(x, context)
+            visit(e, context)
+            return
+        visit(e, context)
+        if isinstance(e, sp.Basic) and not isinstance(e, Binder):
+            for a in e.args:
+                if isinstance(a, sp.Basic):
+                    skip_members(a, context)
+        elif isinstance(e, Binder):
+            skip_members(e.count, context)
+            skip_members(e.body, context + ((e.index, e.count),))
+
+    skip_members(expr, ())
+    return statement_order(found.values())
+
+
+def _is_permutation(e) -> bool:
+    from ..defs.permutation import Permutation
+
+    return isinstance(e, Permutation)
+
+
+def dimension_symbols(expr) -> set:
+    """The symbols of the sizes: in the shapes of the matrix nodes, the head counts of the binders,
+    the bounds of slices and the offsets and lengths of masks."""
+    from ..defs.mask import CausalMask, PaddingMask
+
+    out = set()
+    for x in sp.preorder_traversal(expr):
+        if isinstance(x, MatrixExpr):
+            for d in x.shape:
+                out |= sp.sympify(d).free_symbols
+        if isinstance(x, Binder):
+            out |= x.count.free_symbols
+        if isinstance(x, sp.MatrixSlice):
+            for b in (*x.rowslice, *x.colslice):
+                out |= sp.sympify(b).free_symbols
+        if isinstance(x, (CausalMask, PaddingMask)):
+            out |= set().union(*(a.free_symbols for a in x.args))
+    bound = {x.index for x in sp.preorder_traversal(expr) if isinstance(x, Binder)}
+    return {d for d in out if isinstance(d, sp.Symbol) and d not in bound}
+
+
+#: the order of a statement: queries, keys, values (and the inputs X, Y they come from), other
+#: matrices, then the weights by head (W^Q, W^K, W^V, W^O of head 1, then head 2, ...), biases,
+#: scalars and functions
+_DATA = ("Q", "K", "V", "X", "Y", "q", "k", "v", "x", "y")
+_ROLES = "QKVO"
+
+
+def _order_key(x):
+    if isinstance(x, ScalarInput):
+        return (5, 0, 0, x.name)
+    if isinstance(x, FunctionInput):
+        return (6, 0, 0, x.name)
+    name = x.family_name if isinstance(x, FamilyMember) else x.name
+    head = sp.sympify(x.index) if isinstance(x, FamilyMember) else sp.Integer(0)
+    head_key = int(head) if head.is_Integer else 10**6
+    base, _, sup = name.partition("^")
+    sup = sup.strip("{}")
+    role = _ROLES.index(sup[0]) if sup and sup[0] in _ROLES else len(_ROLES)
+    if base.startswith("W"):
+        return (3, head_key, role, name)
+    if base.startswith("b"):
+        return (4, head_key, role, name)
+    first = base.split("_")[0]
+    return (1 if first in _DATA else 2, _DATA.index(first) if first in _DATA else 0, 0, name)
+
+
+def statement_order(inputs) -> list:
+    """The inputs in the order of a statement: Q, K, V (X, Y), other matrices, weights by head
+    (W^Q, W^K, W^V, W^O), biases, scalars, functions."""
+    return sorted(inputs, key=_order_key)
 
 
 def bindable(leaves) -> set:
     """Dimension symbols that some input has as a whole axis (so its size binds them)."""
-    return {sp.sympify(d) for x in leaves for d in x.shape if isinstance(sp.sympify(d), sp.Symbol)}
+    return {sp.sympify(d) for x in leaves if is_array(x) for d in x.shape if isinstance(sp.sympify(d), sp.Symbol)}
 
 
 def _dimension_binding(leaves, names, dims) -> list[str]:
-    """Lines that bind every dimension symbol from the array shapes and check the others."""
+    """Lines that bind every dimension symbol that is a whole axis of an input and check the others."""
     lines, later = [], []
     for x in leaves:
+        if not is_array(x):
+            continue
         for axis, (d, what) in enumerate(zip(x.shape, ("rows", "columns"))):
             d = sp.sympify(d)
             ax = axis - 2
@@ -67,37 +207,113 @@ def _dimension_binding(leaves, names, dims) -> list[str]:
     return lines
 
 
+def size_equations(expr, args, names) -> list:
+    """(size expression, code of the array size, array name, axis name) for every axis of every input
+    array, and the head axis of each stacked family (its length is the head count it is summed over)."""
+    from .numpy_printer import head_count_equations
+
+    eqs = []
+    for x in args:
+        if not is_array(x):
+            continue
+        for axis, (d, what) in enumerate(zip(x.shape, ("rows", "columns"))):
+            eqs.append((sp.sympify(d), f"{names[x]}.shape[{axis - 2}]", x.name, what))
+    stacked = {x.name: x for x in args if isinstance(x, StackedFamily)}
+    for fam, count in head_count_equations(expr, stacked):
+        eqs.append((sp.sympify(count), f"{names[stacked[fam]]}.shape[-3]", fam, "heads (axis -3)"))
+    return eqs
+
+
+def solve_sizes(expr, args, names, dims) -> tuple[list[str], list]:
+    """Lines that bind the dimension symbols from the array shapes and check the other sizes.
+
+    A symbol is bound from an axis that is that symbol (``n = Q.shape[-1]``), else solved from an
+    axis whose size involves it and no other unknown symbol (``r = W_Q.shape[-3] / G`` for H = G·r,
+    checked to be a positive integer). Returns the lines and the symbols no array shows (the kernel
+    takes them as keywords)."""
+    eqs = size_equations(expr, args, names)
+    bound: set = set()
+    lines: list[str] = []
+    pending = list(eqs)
+    progress = True
+    while progress:
+        progress = False
+        for eq in list(pending):
+            d, code, arr, what = eq
+            if isinstance(d, sp.Symbol) and d in dims:
+                lines.append(f"{dims[d]} = bind(bound, {str(d)!r}, {code}, {arr!r}, {what!r})")
+                progress |= d not in bound
+                bound.add(d)
+                pending.remove(eq)
+        if progress:
+            continue
+        for eq in list(pending):
+            d, code, arr, what = eq
+            unknown = (d.free_symbols & set(dims)) - bound
+            if len(unknown) != 1:
+                continue
+            (u,) = unknown
+            size = sp.Dummy("size", integer=True, positive=True)
+            solutions = sp.solve(sp.Eq(d, size), u)
+            if len(solutions) != 1:
+                continue
+            printer = ScalarPrinter({**dims, size: code})
+            text = sp.sstr(solutions[0].subs(size, sp.Symbol(f"({arr} {what})")))
+            lines.append(f"{dims[u]} = solve_size({printer.doprint(solutions[0])}, {str(u)!r}, {text!r})")
+            bound.add(u)
+            pending.remove(eq)
+            progress = True
+            break
+    extra = sorted(set(dims) - bound, key=str)
+    known = bound | set(extra)
+    printer = ScalarPrinter(dims)
+    for d, code, arr, what in pending:
+        if d.free_symbols & set(dims) <= known:
+            lines.append(f"check_size({printer.doprint(d)}, {code}, {arr!r}, {what!r}, {sp.sstr(d)!r})")
+    return lines, extra
+
+
 def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, dict, dict]:
-    """The source of a function computing ``expr`` from the arrays ``args`` (symbols, in order).
+    """The source of a function computing ``expr`` from the inputs ``args`` (in order).
 
     ``donated``: inputs the kernel may overwrite (the caller hands over a temporary)."""
-    taken = {"np", "math", "dtype", "bound", "out", fname} | {
+    src, names, dims, _ = build_kernel_source(expr, args, fname, donated)
+    return src, names, dims
+
+
+def build_kernel_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, dict, dict, list]:
+    """:func:`build_source`, and the dimension symbols the kernel takes as keywords."""
+    taken = {"np", "numpy", "math", "dtype", "bound", "out", fname} | {
         n for n in dir(runtime) if not n.startswith("__")}
     names = {x: identifier(x.name, taken) for x in args}
-    dimsyms = set()
-    for x in sp.preorder_traversal(expr):
-        if isinstance(x, MatrixExpr):
-            for d in x.shape:
-                dimsyms |= sp.sympify(d).free_symbols
-    dims = {d: identifier(f"{d}", taken) for d in sorted(dimsyms, key=str)}
-    body, out = BatchedPrinter(names, dims, donated).doprint(expr)
-    extra = sorted(set(dims) - bindable(args), key=str)  # sizes no input axis shows: keywords
+    dims = {d: identifier(f"{d}", taken) for d in sorted(dimension_symbols(expr), key=str)}
+    arrays = [x for x in args if is_array(x)]
+    inputs = {x: names[x] for x in arrays if not isinstance(x, StackedFamily)}
+    scalars = {x.symbol: names[x] for x in args if isinstance(x, ScalarInput)}
+    scalars.update({x.function: names[x] for x in args if isinstance(x, FunctionInput)})
+    stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
+    body, out = BatchedPrinter(inputs, dims, donated, scalars=scalars, stacked=stacked).doprint(expr)
+    lines, extra = solve_sizes(expr, args, names, dims)
     params = ", ".join(names[x] for x in args)
-    pairs = ", ".join(f"({x.name!r}, {names[x]})" for x in args)
+    array_params = ", ".join(names[x] for x in arrays)
+    pairs = ", ".join(f"({x.name!r}, {names[x]}{', 3' if isinstance(x, StackedFamily) else ''})"
+                      for x in arrays)
     sig = params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])
+    sig = sig.lstrip(", ")
     body = _write_into_out(body, out)
     note = f" Overwrites {', '.join(x.name for x in donated)}." if donated else ""
+    unpack = f"({array_params}{',' if len(arrays) == 1 else ''})" if arrays else "_"
     head = [f"def {fname}({sig}):",
             f'    """{sp.sstr(expr)} (arrays: batch axes first, matrices in the last two).{note}"""',
-            f"    ({params}{',' if len(args) == 1 else ''}), dtype = as_inputs([{pairs}])",
+            f"    {unpack}, dtype = as_inputs([{pairs}])",
             "    bound = {}"]
-    lines = _dimension_binding(args, names, dims)
     shape_printer = BatchedPrinter(names, dims)
     rows, cols = (shape_printer.dim(d) for d in expr.shape)
+    batch = ", ".join(names[x] + ("[..., 0, :, :]" if isinstance(x, StackedFamily) else "") for x in arrays)
     lines.append(f"if out is not None:  # the result's exact shape and dtype\n"
-                 f"        check_out(out, dtype, batch_of({', '.join(names[x] for x in args)}) + ({rows}, {cols}))")
+                 f"        check_out(out, dtype, batch_of({batch}) + ({rows}, {cols}))")
     src = "\n".join(head + ["    " + ln for ln in lines + body] + [f"    return into({out}, out)", ""])
-    return src, names, dims
+    return src, names, dims, extra
 
 
 _UFUNCS = {"+": "np.add", "-": "np.subtract", "*": "np.multiply", "/": "np.divide"}
@@ -127,8 +343,12 @@ class Kernel:
     """A NumPy kernel lowered from a matrix expression.
 
     Call it with arrays, by keyword (the symbol's name, e.g. ``**{"W^Q": w}``, or its Python
-    identifier ``W_Q``) or positionally in the order of :attr:`args`. float32 inputs give a
-    float32 result; mixed inputs follow NumPy's promotion.
+    identifier ``W_Q``) or positionally in the order of :attr:`args` (the order of a statement:
+    Q, K, V, then the weights by head). A family read at a bound head index (W_h^Q in Σ_h) is one
+    array with the heads on axis -3, ``(..., H, d_k, d_model)``, passed under the family's name
+    (``W^Q``); scalars (a position a) are numbers; uninterpreted functions (a score function f,
+    RoPE's θ) are callables. float32 inputs give a float32 result; mixed inputs follow NumPy's
+    promotion.
     """
 
     expr: object
@@ -138,6 +358,7 @@ class Kernel:
     names: dict
     provenance: Provenance | None = None
     dims: dict = field(default_factory=dict)
+    extra: list | None = None  # sizes taken as keywords (default: the dimensions no axis shows)
 
     @property
     def arg_names(self) -> tuple:
@@ -145,7 +366,8 @@ class Kernel:
 
     def __post_init__(self):
         self._by_name = {x.name: x for x in self.args} | {self.names[x]: x for x in self.args}
-        self._extra = sorted(set(self.dims) - bindable(self.args), key=str)
+        extra = set(self.dims) - bindable(self.args) if self.extra is None else self.extra
+        self._extra = sorted(extra, key=str)
         self._extra_names = [(str(d), self.dims[d]) for d in self._extra]
 
     def __call__(self, *arrays, out=None, **named):
@@ -183,7 +405,7 @@ class Kernel:
 
 
 def compile_source(src: str, fname: str = "kernel"):
-    namespace = {"np": np, "math": __import__("math")}
+    namespace = {"np": np, "numpy": np, "math": __import__("math")}
     namespace.update({k: v for k, v in vars(runtime).items() if not k.startswith("__")})
     code = compile(src, f"<symattn kernel {fname}>", "exec")
     exec(code, namespace)  # the source is generated by the printer from a SymPy tree, never user text

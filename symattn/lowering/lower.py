@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..defs.heads import FamilyMember
 from ..defs.shapes import as_matrix
 from ..errors import LoweringError
-from .kernel import Kernel, Provenance, build_source, compile_source, input_leaves
+from .kernel import Kernel, Provenance, build_kernel_source, compile_source, input_leaves, is_array
 
 _CACHE: dict = {}
 _PROVED: dict = {}
@@ -24,7 +25,8 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     ``target``: "numpy" (default), or "array-api", "torch", "jax" for a kernel of another array
     library (``symattn.lowering.targets``: no in-place steps, no ``out=``, no ``donate``).
 
-    ``args``: the input matrices in the positional order (default: sorted by name);
+    ``args``: the inputs in the positional order (default: the order of a statement, Q, K, V, then
+    the weights by head, see :func:`~symattn.lowering.kernel.statement_order`);
     ``inputs``: {subexpression: MatrixSymbol}, subexpressions that the caller computes and
     passes in (for example an accumulator of an online softmax);
     ``donate``: input matrices the kernel may overwrite in place (the caller's temporaries).
@@ -62,10 +64,7 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     if args is None:
         args = leaves
     else:
-        args = [as_matrix(a, "arg", "lower(expr)") for a in args]
-        missing = sorted(set(x.name for x in leaves) - set(a.name for a in args))
-        if missing:
-            raise LoweringError(f"lower(expr): args lacks the input(s) {', '.join(missing)}")
+        args = match_args(args, leaves)
     if target != "numpy":
         from .targets import lower_for_target
 
@@ -74,10 +73,42 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     key = (expr, tuple(args), donate, provenance)
     if key in _CACHE:
         return _CACHE[key]
-    src, names, dims = build_source(expr, args, donated=donate)
-    k = Kernel(expr, tuple(args), src, compile_source(src), names, provenance, dims)
+    src, names, dims, extra = build_kernel_source(expr, args, donated=donate)
+    k = Kernel(expr, tuple(args), src, compile_source(src), names, provenance, dims, extra)
     _CACHE[key] = k
     return k
+
+
+def match_args(args, leaves) -> list:
+    """The inputs ``leaves`` in the order of ``args``: matrices, a Family (its stacked array), a
+    family member W[h] (the same), scalar symbols or functions, or their names. Inputs that ``args``
+    does not name are an error (matrices) or follow in the order of the statement (the others)."""
+    from ..defs.heads import Family
+
+    by_name = {x.name: x for x in leaves}
+    out = []
+    for a in args:
+        if isinstance(a, Family):
+            key = a.name
+        elif isinstance(a, FamilyMember) and a.family_name in by_name and a.name not in by_name:
+            key = a.family_name
+        elif isinstance(a, str):
+            key = a
+        elif isinstance(a, type):
+            key = a.__name__
+        elif hasattr(a, "name"):
+            key = a.name
+        else:
+            key = sp.sstr(as_matrix(a, "arg", "lower(expr)"))
+        if key not in by_name:
+            raise LoweringError(f"lower(expr): {key} in args is not an input of the expression; "
+                                f"its inputs: {', '.join(by_name)}")
+        if by_name[key] not in out:
+            out.append(by_name[key])
+    missing = [x.name for x in leaves if x not in out and is_array(x)]
+    if missing:
+        raise LoweringError(f"lower(expr): args lacks the input(s) {', '.join(missing)}")
+    return out + [x for x in leaves if x not in out]
 
 
 def replace_factor_run(expr, run, sym):

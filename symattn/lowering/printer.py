@@ -30,7 +30,7 @@ import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 from sympy.printing.pycode import PythonCodePrinter
 
-from ..defs.heads import FamilyMember, _OverHeads
+from ..defs.heads import FamilyMember, _OverHeads  # noqa: F401  (_OverHeads: re-exported)
 from ..defs.mask import CausalMask
 from ..defs.numeric_nodes import DivideRows, Exp, Log, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
@@ -61,6 +61,8 @@ class ScalarPrinter(PythonCodePrinter):
         if s in self.names:
             return self.names[s]
         raise LoweringError(f"the scalar symbol {s} is neither a dimension nor an input")
+
+    _print_Dummy = _print_Symbol
 
 
 def leaf(e) -> bool:
@@ -94,11 +96,13 @@ class BatchedPrinter:
     ``dims``: dimension symbol -> Python identifier bound at run time.
     """
 
-    def __init__(self, inputs: dict, dims: dict, donated=()):
+    def __init__(self, inputs: dict, dims: dict, donated=(), *, scalars=None, stacked=None):
         self.inputs = inputs
         self.donated = set(donated)
         self.dims = dims
-        self.scalar = ScalarPrinter(dims)
+        self.scalars = dict(scalars or {})  # scalar symbols and functions that are inputs -> identifier
+        self.stacked = dict(stacked or {})  # family name -> identifier of its array with a head axis
+        self.scalar = ScalarPrinter({**dims, **{s: v for s, v in self.scalars.items() if isinstance(s, sp.Symbol)}})
         self.lines: list[str] = []
         self.memo: dict = {}
         self.uses: dict = {}
@@ -115,21 +119,30 @@ class BatchedPrinter:
         if e in self.memo:
             var, owned = self.memo[e]
             return var, owned and self.uses.get(e, 1) <= 1
-        if leaf(e):
-            if e not in self.inputs:
-                raise LoweringError(f"no input named for the matrix {e}")
+        if e in self.inputs:
             res = (self.inputs[e], e in self.donated)  # a donated input may be overwritten
+        elif leaf(e) and not (isinstance(e, FamilyMember) and e.family_name in self.stacked):
+            raise LoweringError(f"no input named for the matrix {e}")
         else:
             for cls in type(e).__mro__:
-                method = getattr(self, f"_print_{cls.__name__}", None)
-                if method is not None:
-                    res = method(e)
+                if cls.__name__ in SPECIALISED:
+                    res = getattr(self, f"_print_{cls.__name__}")(e)
                     break
-            else:
-                raise LoweringError(
-                    f"cannot lower a {type(e).__name__} node to NumPy: {sp.sstr(e)[:80]}")
+            else:  # every other node: one expression of the expression printer
+                res = self.emit(e, self.expression_printer()._print(e), owned=False)
         self.memo[e] = res
         return res[0], res[1] and self.uses.get(e, 1) <= 1
+
+    def expression_printer(self):
+        """The printer of the nodes this printer does not specialise (heads, slices, masks, explicit
+        matrices, ...): they become one expression each; the temporaries computed so far are known
+        to it by name. Subclasses for other array libraries return their own printer here."""
+        from .numpy_printer import BatchedNumPyPrinter
+
+        known = {e: var for e, (var, _) in self.memo.items()}
+        return BatchedNumPyPrinter({"fully_qualified_modules": True}, dims=self.dims,
+                                   names={**self.inputs, **self.scalars}, stacked=self.stacked,
+                                   known=known, dtype="dtype")
 
     def emit(self, e, code: str, owned: bool = True):
         var = f"t{self.counter}"
@@ -227,13 +240,6 @@ class BatchedPrinter:
     def _print_OneMatrix(self, e):
         return self.emit(e, f"np.ones(({self.dim(e.rows)}, {self.dim(e.cols)}), dtype=dtype)")
 
-    def _print__OverHeads(self, e):
-        if not e.count.is_Integer:
-            raise LoweringError(
-                f"cannot lower {type(e).__name__} over a symbolic head count {e.count}; "
-                "substitute a number of heads first (expr.subs(H, 4))")
-        return self._print(e.expand_heads())
-
     def _print_Exp(self, e):
         arg = e.args[0]
         if isinstance(arg, ShiftRows) and self.uses.get(arg, 1) <= 1:  # exp(X - c 1ᵀ) in one sweep
@@ -273,6 +279,11 @@ class BatchedPrinter:
 
     def _print_DivideRows(self, e):
         return self._inplace(e, e.args[0], e.args[1], "/")
+
+
+#: nodes with a method of their own here (in place on temporaries, chain ordering, masks, biases)
+SPECIALISED = {"MatMul", "MatAdd", "Transpose", "Softmax", "BlockMatrix", "Identity", "ZeroMatrix",
+               "OneMatrix", "Exp", "Log", "ShiftRows", "ScaleRows", "DivideRows"}
 
 
 def _is_broadcast_row(t) -> bool:

@@ -18,9 +18,10 @@ from ..errors import InputError, ShapeError  # codegen replaces this line by loc
 
 
 def as_inputs(named):
-    """Convert (name, value) pairs to float arrays of one common dtype (float32 stays float32)."""
+    """Convert (name, value) or (name, value, least number of axes) to float arrays of one common
+    dtype (float32 stays float32). A family with a head axis needs 3 axes: (..., H, rows, cols)."""
     arrays = []
-    for name, value in named:
+    for name, value, *least in named:
         a = np.asarray(value)
         if a.dtype.kind not in "f":
             what = {"i": "integer", "u": "unsigned integer", "b": "boolean", "c": "complex"}
@@ -28,7 +29,10 @@ def as_inputs(named):
                 f"{name}: attention kernels work on real floating-point arrays; got dtype {a.dtype} "
                 f"({what.get(a.dtype.kind, 'non-numeric')}); convert with .astype(numpy.float32) "
                 f"or .astype(numpy.float64)")
-        if a.ndim < 2:
+        if a.ndim < (least[0] if least else 2):
+            if least and least[0] == 3:
+                raise InputError(f"{name}: expected the heads of a family, (..., H, rows, cols) with the "
+                                 f"heads on axis -3, got shape {a.shape}")
             raise InputError(
                 f"{name}: expected a matrix (at least 2 axes, batch axes first), got shape {a.shape}")
         arrays.append(a)
@@ -365,3 +369,105 @@ def rowsum(x):
 def rowmax(x):
     """The largest entry of each row, as a column."""
     return _row_reduce(x, np.max)
+
+
+# -- helpers of the expression printer (lambdify and the nodes the statement printer does not
+# specialise). Their names are distinct from NumPy's: lambdify imports them beside ``from numpy
+# import *``. Head axes: inside a sum, stack or concatenation over heads h = 1..H, an array that
+# depends on h carries an axis of length H just before the two matrix axes: (..., H, rows, cols).
+
+def softmax_of(x, axis):
+    """Softmax along ``axis`` (-2: each column, -1: each row) of a new array, max-shifted."""
+    z = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    z /= np.sum(z, axis=axis, keepdims=True)
+    return z
+
+
+def matmul_chain(*arrays):
+    """A_1 A_2 ... A_k with the cheapest parenthesization for the shapes of this call."""
+    return chain(1, *arrays)
+
+
+def batched_block(rows):
+    """A block matrix from block rows; the batch (and head) axes of the blocks broadcast."""
+    return block(rows)
+
+
+def repeat_head(x, count):
+    """``x`` repeated ``count`` times on a new head axis at -3 (a body that does not depend on h)."""
+    return np.broadcast_to(x[..., None, :, :], x.shape[:-2] + (count,) + x.shape[-2:])
+
+
+def heads_sum(x):
+    """Σ_h x_h over the head axis (-3)."""
+    return np.sum(x, axis=-3)
+
+
+def heads_stack(x):
+    """[x_1; ...; x_H]: (..., H, r, c) -> (..., H·r, c)."""
+    x = np.ascontiguousarray(x)
+    return x.reshape(x.shape[:-3] + (x.shape[-3] * x.shape[-2], x.shape[-1]))
+
+
+def heads_concat(x):
+    """[x_1 ... x_H]: (..., H, r, c) -> (..., r, H·c)."""
+    y = np.ascontiguousarray(np.moveaxis(x, -3, -2))
+    return y.reshape(y.shape[:-3] + (y.shape[-3], y.shape[-2] * y.shape[-1]))
+
+
+def block_diagonal(x):
+    """diag(x_1, ..., x_p): (..., p, r, c) -> (..., p·r, p·c), zeros off the diagonal blocks."""
+    p, r, c = x.shape[-3:]
+    out = np.zeros(x.shape[:-3] + (p * r, p * c), dtype=x.dtype)
+    for k in range(p):
+        out[..., k * r:(k + 1) * r, k * c:(k + 1) * c] = x[..., k, :, :]
+    return out
+
+
+def take_heads(stacked, index, family, count):
+    """Members of a stacked family (heads on axis -3) at the 1-based ``index`` (an int or an integer
+    array over the head axes); a ShapeError names the family when an index is out of range."""
+    index = np.asarray(index)
+    if index.size and (index.min() < 1 or index.max() > stacked.shape[-3]):
+        raise ShapeError(
+            f"{family}: the expression reads head {int(index.max())} but the array holds "
+            f"{stacked.shape[-3]} heads on its axis -3 (expected {count})")
+    if index.ndim == 0:
+        return stacked[..., int(index) - 1, :, :]
+    return np.take(stacked, index - 1, axis=-3)
+
+
+def head_positions(count, position, ndim):
+    """1..count as an integer array with its values on axis ``position`` of ``ndim`` axes."""
+    shape = [1] * ndim
+    shape[position] = count
+    return np.arange(1, count + 1).reshape(shape)
+
+
+def explicit_matrix(entries, dtype):
+    """A matrix from a nested list of entries (numbers, or arrays over head axes), shape (..., r, c)."""
+    flat = [np.asarray(e, dtype=dtype) for row in entries for e in row]
+    lead = np.broadcast_shapes(*[f.shape for f in flat])
+    out = np.empty(lead + (len(entries), len(entries[0])), dtype=dtype)
+    for i, row in enumerate(entries):
+        for j, e in enumerate(row):
+            out[..., i, j] = e
+    return out
+
+
+def column_causal_mask(m, n, offset, dtype):
+    """The m × n causal mask of the column convention: 0 where key k <= query j + offset, else -inf."""
+    blocked = np.arange(m)[:, None] > np.arange(n)[None, :] + offset
+    return np.where(blocked, -np.inf, 0.0).astype(dtype)
+
+
+def column_padding_mask(m, n, length, dtype):
+    """The m × n padding mask of the column convention: keys 0..length-1 visible, the rest -inf."""
+    return np.where((np.arange(m) >= length)[:, None], -np.inf, np.zeros((m, n))).astype(dtype)
+
+
+def solve_size(value, symbol, text):
+    """A dimension solved from array sizes (``text`` says how): it must be a positive integer."""
+    if value != int(value) or int(value) < 1:
+        raise ShapeError(f"dimension {symbol} = {text} is {value}, not a positive integer")
+    return int(value)

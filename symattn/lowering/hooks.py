@@ -1,0 +1,108 @@
+"""Stock ``sympy.lambdify`` on symattn's nodes: ``_numpycode`` (and ``_pythoncode``) methods.
+
+SymPy's printers first ask the object to print itself (``Printer.printmethod``: ``_numpycode`` for
+``NumPyPrinter`` and ``SciPyPrinter``, ``_pythoncode`` for ``PythonCodePrinter``). :func:`install`
+gives every node class of :mod:`symattn.defs` a ``_numpycode`` that prints its whole subtree with
+:class:`~symattn.lowering.numpy_printer.BatchedNumPyPrinter`, so
+
+    sympy.lambdify([Q, K, V], sa.attention(Q, K, V))
+
+returns a batched NumPy function. The root of such an expression is often a SymPy product
+(``V*Softmax(...)``), so SymPy's matrix classes (MatMul, MatAdd, Transpose, ...) get a
+``_numpycode`` too, which prints batched only when the expression holds a symattn node and
+otherwise calls the printer's own method (a pure SymPy expression prints exactly as before).
+The definitions in :mod:`symattn.defs` are not edited: the methods are attached from here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from .numpy_printer import BatchedNumPyPrinter, has_symattn_node
+
+#: SymPy classes that may be the root of an expression holding a symattn node
+SYMPY_ROOTS = (sp.MatMul, sp.MatAdd, sp.Transpose, sp.MatrixSlice, sp.BlockMatrix, sp.BlockDiagMatrix,
+               sp.HadamardProduct, sp.MatPow, sp.Inverse)
+
+
+def node_classes() -> list:
+    """Every SymPy node class defined in :mod:`symattn.defs` (matrix expressions and scalar functions)."""
+    from .. import defs
+
+    found = []
+    for info in pkgutil.iter_modules(defs.__path__):
+        module = importlib.import_module(f"{defs.__name__}.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if (cls.__module__ == module.__name__ and issubclass(cls, sp.Basic)
+                    and issubclass(cls, (MatrixExpr, sp.Function))):
+                found.append(cls)
+    return sorted(set(found), key=lambda c: (c.__module__, c.__name__))
+
+
+def batched_code(expr, printer) -> str:
+    """``expr`` printed by the batched printer with the settings of ``printer``; the helpers it
+    uses are added to ``printer.module_imports`` (lambdify imports them)."""
+    settings = {k: v for k, v in printer._settings.items() if k in BatchedNumPyPrinter._default_settings}
+    batched = BatchedNumPyPrinter(settings)
+    code = batched.print_root(expr)
+    imports = getattr(printer, "module_imports", None)
+    if imports is not None:
+        for module, names in batched.module_imports.items():
+            imports[module] |= set(names)
+    return code
+
+
+def _numpycode(self, printer, **kwargs):
+    return batched_code(self, printer)
+
+
+def _stock(printer, expr) -> str:
+    """What ``printer`` prints for ``expr`` by its own ``_print_<Class>`` methods (no printmethod)."""
+    for cls in type(expr).__mro__:
+        method = getattr(printer, f"_print_{cls.__name__}", None)
+        if method is not None:
+            return method(expr)
+    return printer.emptyPrinter(expr)
+
+
+def _sympy_numpycode(self, printer, **kwargs):
+    if has_symattn_node(self):
+        return batched_code(self, printer)
+    return _stock(printer, self)
+
+
+def _visible_pythoncode(self, printer, **kwargs):
+    k, t = (printer._print(a) for a in self.args)
+    return f"(0.0 if ({k}) <= ({t}) else -{printer._module_format('math.inf')})"
+
+
+def _perm_index_pythoncode(self, printer, **kwargs):
+    sigma, _, k, inverse = self.args
+    s, kk = printer._print(sigma), printer._print(k)
+    return f"list({s}).index({kk})" if inverse else f"({s})[{kk}]"
+
+
+_INSTALLED: list = []
+
+
+def install() -> list:
+    """Attach the printing methods (once); returns the classes that received ``_numpycode``."""
+    if _INSTALLED:
+        return list(_INSTALLED)
+    from ..defs.mask import Visible
+    from ..defs.permutation import PermIndex
+
+    for cls in node_classes():
+        cls._numpycode = _numpycode
+        _INSTALLED.append(cls)
+    for cls in SYMPY_ROOTS:
+        if "_numpycode" not in vars(cls):
+            cls._numpycode = _sympy_numpycode
+    Visible._pythoncode = _visible_pythoncode
+    PermIndex._pythoncode = _perm_index_pythoncode
+    return list(_INSTALLED)

@@ -1,0 +1,412 @@
+"""The batched expression printer: SymPy's ``NumPyPrinter`` taught symattn's nodes and batched matrices.
+
+Matrices are the last two axes of every array; leading axes are batch axes and broadcast. Inside a
+sum, stack or concatenation over heads h = 1..H (and a block diagonal over i = 1..p), a value that
+depends on the bound index carries a *head axis* of length H just before its matrix axes:
+(..., H, rows, cols). A family W_h^Q whose members are read at h is one input array of shape
+(..., H, d_k, d_model); Σ_h W_h^O head_h is a sum over that axis; H is read from the arrays.
+
+One method per node (``_print_<Node>``), as in SymPy's printers:
+
+- MatMul: ``numpy.matmul`` (two factors), the cheapest parenthesization from the shapes when they
+  are numbers, else ``matmul_chain`` (the order chosen at run time from the array shapes);
+- Transpose: ``numpy.swapaxes(x, -1, -2)`` (SymPy's ``.T`` and ``numpy.transpose`` break batches);
+- Softmax: ``softmax_of(x, axis)``, max-shifted; masks: 0 and -inf arrays;
+- HeadSum / HeadStack / HeadConcat / BlockDiag: the body with a head axis, then ``heads_sum``,
+  ``heads_stack``, ``heads_concat``, ``block_diagonal``;
+- family members W_{g(h)}: ``take_heads`` with the index array g(1..H) (GQA's shared groups);
+- slices, explicit matrices, RowOf, Score (a callable), permutations (an input matrix).
+
+Stock ``sympy.lambdify`` reaches this printer through the ``_numpycode`` methods installed by
+:func:`install` (SymPy's ``printmethod`` protocol): a symattn node, or a SymPy matrix expression
+holding one, prints its whole subtree with this printer. Subclasses (other array libraries) override
+``_module_format`` and the ``_print_<Node>`` methods; :meth:`call` and :meth:`helper` are the two
+places where a function name is written.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+from sympy.printing.numpy import NumPyPrinter
+
+from ..defs.heads import Binder, FamilyMember
+from ..errors import LoweringError
+from .runtime import chain_order
+
+#: the module of the helper functions (``softmax_of``, ``heads_sum``, ...); lambdify imports them
+RUNTIME = "symattn.lowering.runtime"
+
+
+def walk_binders(expr, visit, context=()):
+    """Call ``visit(node, context)`` on every node, ``context`` the (index, count) of the binders
+    around it, outermost first."""
+    visit(expr, context)
+    if isinstance(expr, Binder):
+        walk_binders(expr.count, visit, context)
+        walk_binders(expr.body, visit, context + ((expr.index, expr.count),))
+        return
+    for a in expr.args:
+        if isinstance(a, sp.Basic):
+            walk_binders(a, visit, context)
+
+
+def stacked_families(expr) -> dict:
+    """{family name: (rows, cols)} of the families with a member read at a bound head index: each is
+    one input array with a head axis."""
+    found: dict = {}
+
+    def visit(e, context):
+        if isinstance(e, FamilyMember) and e.index.free_symbols & {i for i, _ in context}:
+            found[e.family_name] = e.shape
+
+    walk_binders(expr, visit)
+    return found
+
+
+def head_count_equations(expr, stacked) -> list:
+    """(family, count expression) pairs: a family read at h (or at a group g(h) that simplifies to a
+    polynomial at h = count) over a binder of that count holds that many heads on its axis -3."""
+    eqs: list = []
+
+    def visit(e, context):
+        if not (isinstance(e, FamilyMember) and e.family_name in stacked):
+            return
+        bound = [(i, c) for i, c in context if i in e.index.free_symbols]
+        if len(bound) != 1:
+            return
+        index, count = bound[0]
+        last = sp.simplify(e.index.subs(index, count)) if e.index != index else count
+        if not last.has(sp.floor, sp.ceiling) and (e.family_name, last) not in eqs:
+            eqs.append((e.family_name, last))
+
+    walk_binders(expr, visit)
+    return eqs
+
+
+def has_symattn_node(expr) -> bool:
+    """True when a node of ``expr`` is one of symattn's classes."""
+    return any(type(x).__module__.startswith("symattn.") for x in sp.preorder_traversal(expr))
+
+
+def _lift(code: str, have: tuple, want: tuple) -> str:
+    """Insert length-1 head axes so that an array with head axes ``have`` lines up with ``want``."""
+    if have == want:
+        return code
+    spec = ", ".join(":" if w in have else "None" for w in want)
+    return f"({code})[..., {spec}, :, :]"
+
+
+class BatchedNumPyPrinter(NumPyPrinter):
+    """Print a matrix expression as one batched NumPy expression.
+
+    ``dims``: {dimension symbol: code of its size}; None reads each from an input array's shape.
+    ``names``: {input matrix, scalar symbol or function: code}; by default, the name.
+    ``stacked``: {family name: code of its array with a head axis}; by default ``<family>_h``
+    (``Family("WQ", ...)[sa.h]`` as a lambdify argument) for the families read at a bound h.
+    ``known``: {subexpression: code} computed elsewhere; ``dtype``: code of the result dtype.
+    """
+
+    _default_settings = {**NumPyPrinter._default_settings, "allow_unknown_functions": True}
+
+    def __init__(self, settings=None, *, dims=None, names=None, stacked=None, known=None, dtype="float"):
+        super().__init__(settings)
+        self.printmethod = "_symattn_numpycode"  # never bounce back into the hooks of install()
+        self.dims = dims
+        self.names = dict(names or {})
+        self.stacked = stacked
+        self.known = dict(known or {})
+        self.dtype = dtype
+        self.heads: list = []  # the binders around the node being printed: (index, count)
+        self._scalar_axes: tuple | None = None
+
+    # -- entry points --------------------------------------------------------------------
+    def print_root(self, expr) -> str:
+        """The code of ``expr``; dimensions and stacked families are found first when not given."""
+        if self.stacked is None:
+            self.stacked = {}
+            for fam, (rows, cols) in stacked_families(expr).items():
+                self.stacked[fam] = sp.sstr(FamilyMember(fam, sp.Symbol("h"), rows, cols))
+        if self.dims is None:
+            self.dims = self._dims_from_shapes(expr)
+        return self._print(expr)
+
+    def doprint(self, expr, assign_to=None):
+        if self.dims is None or self.stacked is None:
+            self.print_root(expr)  # finds the dimensions; the code is printed again below
+        return super().doprint(expr, assign_to)
+
+    def _dims_from_shapes(self, expr) -> dict:
+        dims: dict = {}
+        for fam, count in head_count_equations(expr, self.stacked):
+            if isinstance(count, sp.Symbol):
+                dims.setdefault(count, f"{self.stacked[fam]}.shape[-3]")
+
+        def visit(e, context):
+            if isinstance(e, FamilyMember) and e.family_name in self.stacked:
+                code = self.stacked[e.family_name]
+            elif self._is_leaf(e):
+                code = self._leaf(e)
+            else:
+                return
+            for axis, d in enumerate(e.shape):
+                d = sp.sympify(d)
+                if isinstance(d, sp.Symbol):
+                    dims.setdefault(d, f"{code}.shape[{axis - 2}]")
+
+        walk_binders(expr, visit)
+        return dims
+
+    # -- names -----------------------------------------------------------------------------
+    def helper(self, name: str) -> str:
+        """A helper of :mod:`symattn.lowering.runtime` (registered for lambdify's imports)."""
+        self.module_imports[RUNTIME].add(name)
+        return name
+
+    def call(self, fqn: str, *args) -> str:
+        """``numpy.<fn>(args)``: a function of the array library."""
+        return f"{self._module_format(fqn)}({', '.join(str(a) for a in args)})"
+
+    def _module_format(self, fqn, register=True):
+        short = super()._module_format(fqn, register)  # registers the import for lambdify
+        return fqn if fqn.startswith("numpy.") else short
+
+    def _is_leaf(self, e) -> bool:
+        from ..defs.permutation import Permutation
+
+        if isinstance(e, FamilyMember):
+            return e.family_name not in (self.stacked or {})
+        return isinstance(e, (sp.MatrixSymbol, Permutation))
+
+    def _leaf(self, e) -> str:
+        if e in self.names:
+            return self.names[e]
+        return str(e.name)
+
+    # -- head axes ---------------------------------------------------------------------------
+    def _axes(self, e) -> tuple:
+        """The binders around the node whose index occurs free in ``e``, outermost first."""
+        if not self.heads:
+            return ()
+        free = e.free_symbols if isinstance(e, sp.Basic) else set()
+        return tuple(lab for lab in self.heads if lab[0] in free)
+
+    def _aligned(self, e, want: tuple) -> str:
+        return _lift(self._print(e), self._axes(e), want)
+
+    def _scalar(self, e, want: tuple = (), trailing: int = 0) -> str:
+        """A scalar expression as code; a bound index in it is an integer array over the head axes
+        ``want`` followed by ``trailing`` length-1 axes."""
+        saved = self._scalar_axes
+        self._scalar_axes = (want, trailing)
+        try:
+            return self._print(sp.sympify(e))
+        finally:
+            self._scalar_axes = saved
+
+    def dim(self, d) -> str:
+        return self._scalar(d)
+
+    def _print(self, expr, **kwargs):
+        if self.known and isinstance(expr, sp.Basic) and expr in self.known:
+            return self.known[expr]
+        return super()._print(expr, **kwargs)
+
+    # -- scalars -------------------------------------------------------------------------------
+    def _print_Symbol(self, s):
+        for k, (index, count) in enumerate(self._scalar_axes[0] if self._scalar_axes else ()):
+            if s == index:
+                want, trailing = self._scalar_axes
+                return self.helper("head_positions") + f"({self.dim(count)}, {k}, {len(want) + trailing})"
+        if any(s == index for index, _ in self.heads):
+            raise LoweringError(f"the head index {s} occurs where no head axis is set up")
+        if self.dims and s in self.dims:
+            return self.dims[s]
+        if s in self.names:
+            return self.names[s]
+        return super()._print_Symbol(s)
+
+    def _print_AppliedUndef(self, e):
+        fn = self.names.get(e.func, e.func.__name__)
+        return f"{fn}({', '.join(self._print(a) for a in e.args)})"
+
+    def _print_floor(self, e):
+        num, den = sp.fraction(sp.together(e.args[0]))
+        if den != 1 and num.is_integer and den.is_integer:
+            return f"(({self._print(num)}) // ({self._print(den)}))"  # exact on integer arrays
+        return self.call("numpy.floor", self._print(e.args[0]))
+
+    def _print_Visible(self, e):
+        k, t = (self._print(a) for a in e.args)
+        return self.call("numpy.where", f"({k}) <= ({t})", "0.0", f"-{self._module_format('numpy.inf')}")
+
+    def _print_PermIndex(self, e):
+        sigma, _, k, inverse = e.args
+        s = self._print(sigma)
+        if inverse:
+            s = self.call("numpy.argsort", s)
+        return f"({s})[{self._print(k)}]"
+
+    def _coeff(self, c, want) -> str:
+        if not self._axes(c):
+            return f"float({self._scalar(c)})"
+        return self._scalar(c, want, 2)
+
+    # -- leaves -----------------------------------------------------------------------------
+    def _print_MatrixSymbol(self, e):
+        return self._leaf(e)
+
+    def _print_Permutation(self, e):
+        return self._leaf(e)
+
+    def _print_FamilyMember(self, e):
+        if e.family_name not in self.stacked:
+            return self._leaf(e)
+        code = self.stacked[e.family_name]
+        labels = self._axes(e.index)
+        if len(labels) == 1 and e.index == labels[0][0]:
+            return f"{code}[..., :{self.dim(labels[0][1])}, :, :]"
+        index = self._scalar(e.index, labels, 0)
+        return self.helper("take_heads") + f"({code}, {index}, {e.family_name!r}, {sp.sstr(e.index)!r})"
+
+    def _constant(self, fn, e) -> str:
+        shape = f"({self.dim(e.rows)}, {self.dim(e.cols)})"
+        return self.call(f"numpy.{fn}", shape, f"dtype={self.dtype}")
+
+    def _print_ZeroMatrix(self, e):
+        return self._constant("zeros", e)
+
+    def _print_OneMatrix(self, e):
+        return self._constant("ones", e)
+
+    def _print_Identity(self, e):
+        return self.call("numpy.eye", self.dim(e.rows), f"dtype={self.dtype}")
+
+    def _print_MatrixBase(self, e):
+        want = self._axes(e)
+        rows = ", ".join("[" + ", ".join(self._scalar(e[i, j], want, 0) for j in range(e.cols)) + "]"
+                         for i in range(e.rows))
+        return self.helper("explicit_matrix") + f"([{rows}], {self.dtype})"
+
+    def _print_CausalMask(self, e):
+        m, n = e.shape
+        return self.helper("column_causal_mask") + (
+            f"({self.dim(m)}, {self.dim(n)}, {self._scalar(e.offset)}, {self.dtype})")
+
+    def _print_PaddingMask(self, e):
+        m, n = e.shape
+        return self.helper("column_padding_mask") + (
+            f"({self.dim(m)}, {self.dim(n)}, {self.dim(e.length)}, {self.dtype})")
+
+    # -- products and sums ------------------------------------------------------------------------
+    def _print_MatMul(self, e):
+        c, mats = e.as_coeff_matrices()
+        want = self._axes(e)
+        codes = [self._aligned(m, want) for m in mats]
+        if len(codes) == 1:
+            prod = codes[0]
+        elif len(codes) == 2:
+            prod = self.call("numpy.matmul", *codes)
+        elif not want and all(sp.sympify(d).is_Integer for m in mats for d in m.shape):
+            prod = self._parenthesize(chain_order([tuple(int(d) for d in m.shape) for m in mats]), codes)
+        else:
+            prod = self.helper("matmul_chain") + f"({', '.join(codes)})"
+        return prod if c == 1 else f"{self._coeff(c, want)} * {prod}"
+
+    def _parenthesize(self, order, codes) -> str:
+        if isinstance(order, int):
+            return codes[order]
+        return self.call("numpy.matmul", *(self._parenthesize(o, codes) for o in order))
+
+    def _print_MatAdd(self, e):
+        want = self._axes(e)
+        return "(" + " + ".join(self._aligned(t, want) for t in e.args) + ")"
+
+    def _print_HadamardProduct(self, e):
+        want = self._axes(e)
+        return "(" + " * ".join(self._aligned(t, want) for t in e.args) + ")"
+
+    def _print_Transpose(self, e):
+        return self.call("numpy.swapaxes", self._print(e.arg), -1, -2)
+
+    def _print_Inverse(self, e):
+        return self.call("numpy.linalg.inv", self._print(e.arg))
+
+    def _print_MatPow(self, e):
+        return self.call("numpy.linalg.matrix_power", self._print(e.base), self._scalar(e.exp))
+
+    def _print_BlockMatrix(self, e):
+        want = self._axes(e)
+        B = e.blocks
+        rows = ", ".join("[" + ", ".join(self._aligned(B[i, j], want) for j in range(B.cols)) + "]"
+                         for i in range(B.rows))
+        return self.helper("batched_block") + f"([{rows}])"
+
+    def _print_MatrixSlice(self, e):
+        parts = []
+        for start, stop, step in (e.rowslice, e.colslice):
+            step = "" if step == 1 else f":{self._scalar(step)}"
+            parts.append(f"{self._scalar(start)}:{self._scalar(stop)}{step}")
+        return f"({self._print(e.parent)})[..., {parts[0]}, {parts[1]}]"
+
+    # -- symattn's nodes -------------------------------------------------------------------------
+    def _print_Softmax(self, e):
+        return self.helper("softmax_of") + f"({self._print(e.arg)}, {-2 if e.axis == 0 else -1})"
+
+    def _print_Exp(self, e):
+        return self.call("numpy.exp", self._print(e.args[0]))
+
+    def _print_Log(self, e):
+        return self.call("numpy.log", self._print(e.args[0]))
+
+    def _rowwise(self, e, x, col, op):
+        want = self._axes(e)
+        a, b = self._aligned(x, want), self._aligned(col, want)
+        return f"({b} {op} {a})" if op == "*" else f"({a} {op} {b})"
+
+    def _print_ShiftRows(self, e):
+        return self._rowwise(e, e.args[0], e.args[1], "-")
+
+    def _print_ScaleRows(self, e):
+        return self._rowwise(e, e.args[1], e.args[0], "*")
+
+    def _print_DivideRows(self, e):
+        return self._rowwise(e, e.args[0], e.args[1], "/")
+
+    def _print_RowOf(self, e):
+        k = self._scalar(e.args[1])
+        return f"({self._print(e.args[0])})[..., {k}:{k} + 1, :]"
+
+    def _print_Score(self, e):
+        want = self._axes(e)
+        fn = self.names.get(e.function, str(e.function))
+        return f"{fn}({self._aligned(e.args[1], want)}, {self._aligned(e.args[2], want)})"
+
+    def _over(self, e, reduce: str) -> str:
+        label = (e.index, e.count)
+        self.heads.append(label)
+        try:
+            body = self._print(e.body)
+            have = self._axes(e.body)
+        finally:
+            self.heads.pop()
+        if label not in have:  # (..., outer head axes, H, r, c): the new axis is the innermost
+            body = self.helper("repeat_head") + f"({body}, {self.dim(e.count)})"
+        return self.helper(reduce) + f"({body})"
+
+    def _print_HeadSum(self, e):
+        return self._over(e, "heads_sum")
+
+    def _print_HeadStack(self, e):
+        return self._over(e, "heads_stack")
+
+    def _print_HeadConcat(self, e):
+        return self._over(e, "heads_concat")
+
+    def _print_BlockDiag(self, e):
+        return self._over(e, "block_diagonal")
+
+    def emptyPrinter(self, expr):
+        if isinstance(expr, MatrixExpr):
+            raise LoweringError(f"cannot lower a {type(expr).__name__} node to NumPy: {sp.sstr(expr)[:80]}")
+        return super().emptyPrinter(expr)
