@@ -490,6 +490,7 @@ def installed(wheel, tmp_path_factory):
     added = set(os.listdir(purelib)) - before
     (purelib / "_symattn_test_dependencies.pth").write_text("\n".join(folders) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["SYMATTN_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))  # a verdict cache of its own, not the user's
     return {"python": python, "bin": python.parent, "purelib": purelib, "added": added, "env": env,
             "cwd": tmp_path_factory.mktemp("elsewhere")}
 
