@@ -41,9 +41,10 @@ def test_head_range_and_families_in_latex():
     assert stmts[1].names[0] == ast.Name((0, 0), "W", ast.Name((0, 0), "h"), "O")
 
 
-def test_text_outside_formulas_is_an_error_with_position():
-    with pytest.raises(ParseError, match=r"line 2, column 1: found 'T' outside a formula"):
-        parse_latex("$$ Q = Q $$\nThe next step\n")
+def test_text_outside_formulas_is_prose_and_skipped():
+    stmts = parse_latex("$$ Q = Q $$\nThe next step, with \\textbf{bold} words and a comma.\n$$ K = K $$\n")
+    assert [type(s).__name__ for s in stmts] == ["Chain", "Chain"]
+    assert stmts[1].pos == (3, 4)
 
 
 def test_unsupported_command_names_the_subset():

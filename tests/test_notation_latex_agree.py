@@ -91,7 +91,7 @@ def read_notation(text):
 
 
 def read_latex(text):
-    p = LatexParser(tokenize_latex(text))
+    p = LatexParser(tokenize_latex(text, math=True))
     node = p.expr()
     assert p.at("eof"), text
     return node

@@ -11,16 +11,40 @@ import sys
 
 from ..errors import DerivationError, SymattnError
 
+TEX_SUFFIXES = (".tex", ".latex", ".ltx")
 
-def load(path: str, budget: float):
-    """Parse and check the file: ``.tex`` with the LaTeX front end, anything else as notation."""
+
+def file_format(path: str, fmt: str | None = None) -> str:
+    """``tex`` for ``.tex``/``.latex``/``.ltx`` in any case (or ``fmt`` when given), else ``notation``."""
+    if fmt is not None:
+        return fmt
+    return "tex" if path.lower().endswith(TEX_SUFFIXES) else "notation"
+
+
+def load(path: str, budget: float, fmt: str | None = None):
+    """Parse and check the file: LaTeX (``.tex``, ``.latex``, or ``fmt="tex"``) or the plain notation."""
     from ..derivation import check_statements, parse_notation
     from ..derivation.latex import parse_latex
 
     with open(path, encoding="utf-8") as fh:
         text = fh.read(1_000_001)
-    stmts = parse_latex(text) if path.endswith(".tex") else parse_notation(text)
-    return check_statements(stmts, source=path, budget=budget)
+    tex = file_format(path, fmt) == "tex"
+    stmts = parse_latex(text) if tex else parse_notation(text)
+    return check_statements(stmts, source=path, budget=budget, dialect="latex" if tex else "notation")
+
+
+def _error(args, message: str, exc=None) -> int:
+    """An unreadable file: the message on stderr, and with --json a JSON error object on stdout; exit 2."""
+    print(message, file=sys.stderr)
+    if getattr(args, "json", False):
+        import json
+
+        err = {"kind": type(exc).__name__ if exc is not None else "Error", "message": message}
+        if isinstance(exc, DerivationError):
+            err.update(message=exc.detail, line=exc.line, column=exc.column, expected=exc.expected)
+        print(json.dumps({"source": args.file, "ok": False, "error": err, "steps": []}, indent=2,
+                         ensure_ascii=False))
+    return 2
 
 
 def list_examples() -> int:
@@ -59,19 +83,15 @@ def cmd_check(args) -> int:
         print("symattn check: give a FILE, --example NAME or --list-examples", file=sys.stderr)
         return 2
     try:
-        report = load(args.file, args.budget)
+        report = load(args.file, args.budget, getattr(args, "format", None))
     except OSError as exc:
-        print(f"symattn check: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-        return 2
+        return _error(args, f"symattn check: cannot read {args.file}: {exc.strerror}", exc)
     except UnicodeDecodeError as exc:
-        print(f"symattn check: {args.file} is not UTF-8 text (byte {exc.start})", file=sys.stderr)
-        return 2
+        return _error(args, f"symattn check: {args.file} is not UTF-8 text (byte {exc.start})", exc)
     except DerivationError as exc:
-        print(f"{args.file}:{exc.line}:{exc.column}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        return _error(args, f"{args.file}:{exc.line}:{exc.column}: {type(exc).__name__}: {exc}", exc)
     except SymattnError as exc:
-        print(f"{args.file}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        return _error(args, f"{args.file}: {type(exc).__name__}: {exc}", exc)
     if args.json:
         print(R.to_json(report))
     elif args.markdown:
@@ -97,8 +117,12 @@ def register(sub) -> None:
     p.add_argument("file", nargs="?", help="the derivation: .tex (LaTeX subset) or plain notation")
     p.add_argument("--example", metavar="NAME", help="check a bundled example instead of a FILE (see --list-examples)")
     p.add_argument("--list-examples", action="store_true", help="list the bundled examples and exit")
+    p.add_argument("--format", choices=("tex", "notation"), default=None,
+                   help="read FILE as LaTeX or as the plain notation (default: by its suffix; .tex and .latex "
+                        "in any case are LaTeX)")
     fmt = p.add_mutually_exclusive_group()  # two formats of one report: give one
-    fmt.add_argument("--json", action="store_true", help="print the report as JSON")
+    fmt.add_argument("--json", action="store_true", help="print the report as JSON (an error object if FILE "
+                                                       "cannot be read)")
     fmt.add_argument("--markdown", action="store_true", help="print the report as Markdown with LaTeX")
     p.add_argument("--wide", action="store_true", help="do not shorten the claims in the table")
     p.add_argument("--budget", type=positive_seconds, default=20.0, help="seconds per step (default 20)")

@@ -29,7 +29,7 @@ from ..proof.budget import Budget
 from ..proof.refute import search
 from . import ast
 
-MAX_CANDIDATES = 40
+MAX_CANDIDATES = 120  # tried in order until one is proved, within the budget
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,113 @@ def expr_candidates(L, R):
             yield ("heads summed in the wrong order",
                    f"the heads are {what} with {show(F)} where {show(G)} belongs (reversed head order)",
                    lambda N=N, F=F, G=G: R.xreplace({N: type(N)(N.body.xreplace({F: G}), N.index, N.count)}))
+
+
+def _t(n):
+    return ast.T(n.pos, n if isinstance(n, (ast.Name, ast.Group, ast.Call, ast.Block)) else ast.Group(n.pos, n))
+
+
+def _bare(n):
+    return n.body if isinstance(n, ast.Group) else n
+
+
+def _product(pos, factors):
+    return factors[0] if len(factors) == 1 else ast.Mul(pos, tuple(factors))
+
+
+def structural_candidates(node, scales=()):
+    """(slip, detail, node') for the slips of the catalogue that change the structure of a product:
+
+    - transposed product: (A B)^T written A^T B^T (the factors not reversed);
+    - transpose of a product inside a projection: (K W^K)^T written K W^{K T} or K^T W^K;
+    - transposed operand: a transpose dropped from a sub-product, (K W^K) for (K W^K)^T;
+    - heads summed in the wrong order: the factors of a summand over heads swapped;
+    - off-by-one in an index: K_{t-1} for K_t, W_{h+1} for W_h (a cache, mask or head index);
+    - scale dropped: the 1/sqrt(d_k) of the scores missing (``scales`` are the d_k of the left side).
+    """
+    out = []
+
+    def walk(n, rebuild, in_sum=False):
+        if not isinstance(n, ast.Node):
+            return
+        if isinstance(n, ast.Mul):
+            fs = list(n.factors)
+            for k in range(len(fs) - 1):
+                a, b = fs[k], fs[k + 1]
+                if isinstance(a, ast.T) and isinstance(b, ast.T):
+                    new = fs[:k] + [b, a] + fs[k + 2:]
+                    out.append(("transposed product",
+                                f"{a.text()} {b.text()} should be {b.text()} {a.text()}: "
+                                f"({_bare(b.arg).text()} {_bare(a.arg).text()})^T reverses the factors",
+                                rebuild(_product(n.pos, new))))
+                elif isinstance(b, ast.T) and not isinstance(a, ast.T):
+                    new = fs[:k] + [_t(ast.Group(a.pos, ast.Mul(a.pos, (a, b.arg))))] + fs[k + 2:]
+                    out.append(("transpose of a product inside a projection",
+                                f"{a.text()} {b.text()} should be ({a.text()} {b.arg.text()})^T: the transpose "
+                                "applies to the whole projection", rebuild(_product(n.pos, new))))
+                elif isinstance(a, ast.T) and not isinstance(b, ast.T):
+                    new = fs[:k] + [_t(ast.Group(a.pos, ast.Mul(a.pos, (b, a.arg))))] + fs[k + 2:]
+                    out.append(("transpose of a product inside a projection",
+                                f"{a.text()} {b.text()} should be ({b.text()} {a.arg.text()})^T: the transpose "
+                                "applies to the whole projection", rebuild(_product(n.pos, new))))
+            for size in range(2, len(fs)):
+                for k in range(len(fs) - size + 1):
+                    run = ast.Mul(fs[k].pos, tuple(fs[k:k + size]))
+                    new = fs[:k] + [_t(ast.Group(run.pos, run))] + fs[k + size:]
+                    out.append(("transposed operand", f"({run.text()}) should be ({run.text()})^T "
+                                "(a transpose dropped)", rebuild(_product(n.pos, new))))
+            if in_sum and len(fs) >= 2:
+                for new in (fs[1:] + fs[:1], fs[-1:] + fs[:-1]):
+                    out.append(("heads summed in the wrong order",
+                                f"the factors of {n.text()} are in the wrong order",
+                                rebuild(_product(n.pos, new))))
+        if isinstance(n, ast.Call) and n.target.base in ("Softmax", "softmax") and len(n.args) == 1:
+            for d in scales:
+                arg = n.args[0]
+                if d in arg.text():
+                    continue
+                div = ast.Div(arg.pos, arg, ast.Sqrt(arg.pos, _dim_name(d, arg.pos)))
+                out.append(("scale dropped", f"the scores in {n.text()} lack the factor 1/sqrt({d})",
+                            rebuild(ast.Call(n.pos, n.target, (div,), n.axis))))
+        if isinstance(n, ast.Name) and n.sub is not None:
+            for sub2, how in _off_by_one(n.sub):
+                out.append(("off-by-one in an index", f"{n.text()} should be {how}",
+                            rebuild(ast.Name(n.pos, n.base, sub2, n.sup))))
+            return
+        for f in fields(n):
+            if f.name == "pos" or (isinstance(n, ast.Call) and f.name == "target"):
+                continue
+            v = getattr(n, f.name)
+            inner = in_sum or isinstance(n, ast.Sum)
+            if isinstance(v, ast.Node):
+                walk(v, lambda x, n=n, f=f: rebuild(_replace(n, f.name, x)), inner)
+            elif isinstance(v, tuple):
+                for k, item in enumerate(v):
+                    _walk_tuple(item, k, n, f.name, v, rebuild, lambda a, b, inner=inner: walk(a, b, inner))
+
+    walk(node, lambda x: x)
+    return out
+
+
+def _dim_name(d: str, pos):
+    base, _, sub = d.partition("_")
+    return ast.Name(pos, base, ast.Name(pos, sub) if sub else None)
+
+
+def _off_by_one(sub):
+    """Index nodes one away from ``sub``: t-1 -> t, t -> t-1 and t+1, 2 -> 1 and 3."""
+    out = []
+    if isinstance(sub, ast.Index) and isinstance(sub.right, ast.Num) and sub.right.value == 1:
+        out.append((sub.left, sub.left.text()))
+    elif isinstance(sub, ast.Name) and sub.sub is None and len(sub.base) == 1:
+        for op in ("-", "+"):
+            idx = ast.Index(sub.pos, sub, op, ast.Num(sub.pos, 1))
+            out.append((idx, idx.text()))
+    elif isinstance(sub, ast.Num):
+        for v in (sub.value - 1, sub.value + 1):
+            if v >= 1:
+                out.append((ast.Num(sub.pos, v), str(v)))
+    return out
 
 
 def node_candidates(node, convention: str = "column"):
@@ -182,13 +289,22 @@ def diagnose_step(step, budget: float = 10.0):
     deadline = Budget(budget)
     candidates = []
     scope = step.scope_obj
+    latex = getattr(scope, "dialect", "notation") == "latex"
+    scales = sorted({str(p.base) for p in _nodes(L, sp.Pow) if p.exp == -sp.Rational(1, 2) and p.base.is_Symbol})
+
+    def add_nodes(found):
+        for slip, detail, node in found:
+            candidates.append((slip, detail, lambda node=node: scope.expr(node),
+                               node.latex() if latex else node.text()))
+
     if step.rhs_node is not None and scope is not None:
-        for slip, detail, node in node_candidates(step.rhs_node, scope.convention):
-            candidates.append((slip, detail, lambda node=node: scope.expr(node), node.text()))
+        add_nodes(structural_candidates(step.rhs_node, scales))
     R = step.rhs_expr
     if not isinstance(R, Exception) and R is not None:
         for slip, detail, make in expr_candidates(L, R):
             candidates.append((slip, detail, make, None))
+    if step.rhs_node is not None and scope is not None:
+        add_nodes(node_candidates(step.rhs_node, scope.convention))
     best = None
     for slip, detail, make, text in candidates[:MAX_CANDIDATES]:
         if deadline.left() <= 0:

@@ -30,6 +30,8 @@ from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
 from . import ast
 
+VOCABULARY_ARITY = {"Attention": 3, "Softmax": 1, "softmax": 1, "MultiHead": 3}
+ONES = "\U0001d7cf"  # \mathbf{1}, the vector of ones
 HOLE = "\u27e8k\u27e9"  # the placeholder index of an ellipsis pattern (cannot be typed)
 MAX_WORK = 5_000  # syntax nodes elaborated for one expression, definitions expanded included
 
@@ -111,6 +113,9 @@ class Scope:
         self.notes: list[str] = []
         self.work, self.nesting, self.expanding, self.top = 0, 0, [], None
         self.plain_subs: dict[str, str] = {}  # matrices named with a one-letter subscript
+        self.scalars: dict[str, sp.Symbol] = {}  # c \in \mathbb{R}
+        self.partitions: dict[str, object] = {}  # W^O declared whole beside its blocks W^O_i
+        self.dialect = "notation"  # the language of the file: "notation" or "latex"
 
     # declarations ----------------------------------------------------------
 
@@ -119,7 +124,7 @@ class Scope:
         raise cls(message, line, col, expected)
 
     def known_names(self) -> list[str]:
-        return sorted(set(self.matrices) | {k + "_h" for k in self.families} | set(self.defs)
+        return sorted(set(self.matrices) | {k + "_h" for k in self.families} | set(self.defs) | set(self.scalars)
                       | {k + "_h" for k in self.indexed}
                       | set(self.functions) | set(self.dims))
 
@@ -167,6 +172,13 @@ class Scope:
         return count
 
     def declare(self, st: ast.Declare):
+        if st.shape.rows is None:  # c \in \mathbb{R}: a real scalar
+            for n in st.names:
+                k = key_of(n)
+                if k in self.scalars or k in self.matrices or k in self.dims:
+                    self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
+                self.scalars[k] = sp.Symbol(k, real=True)
+            return
         rows, cols = self.dim(st.shape.rows), self.dim(st.shape.cols)
         if st.index is not None:
             self.head_range(st.index, st.upper, st)
@@ -174,19 +186,74 @@ class Scope:
             letter = n.sub.base if isinstance(n.sub, ast.Name) and n.sub.sub is None else None
             if letter is not None and (letter == st.index or (st.index is None and letter in self.counts)):
                 k = family_key(n)
-                if k in self.families or k in self.matrices:
+                if k in self.families:
                     self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
                 self.families[k] = D.Family(k, rows, cols)
+                if k in self.matrices:  # the whole W^O declared before its blocks W^O_h
+                    self.partition(k, n, self.counts[letter])
                 continue
             if st.index is not None:
                 self.fail(n, f"{n.text()} has no subscript {st.index}",
                           f"a name indexed by the head index, as in W_{st.index}^Q")
             k = key_of(n)
-            if k in self.matrices or k in self.families:
+            if k in self.matrices or k in self.partitions or k in self.scalars:
                 self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
             self.matrices[k] = sp.MatrixSymbol(k, rows, cols)
+            if k in self.families:  # the blocks W^O_h declared before the whole W^O
+                count = next((c for c in self.counts.values()), None)
+                self.partition(k, n, count)
             if letter is not None and len(letter) == 1:
                 self.plain_subs[k] = letter
+
+    def partition(self, k, node, count, family_shape=None):
+        """Read the whole matrix ``k`` (W^O) as its head blocks W^O_h: stacked when its rows are
+        count × the rows of a block, side by side when its columns are; any other shape is an error."""
+        whole = self.matrices[k]
+        R, C = whole.shape
+        if count is None:
+            self.fail(node, f"{k} is declared whole and by blocks, but the number of heads is not declared",
+                      "a head range, as in h = 1, \\cdots, H")
+        fam = self.families.get(k)
+        options = []
+        for stacked, big, other in ((True, R, C), (False, C, R)):
+            part = sp.cancel(big / count)
+            if not (part.free_symbols & set(sp.sympify(count).free_symbols)) and part.is_positive and (
+                    part.is_Integer or not part.is_Rational):
+                options.append((stacked, part, other))
+        fits = []
+        for stacked, part, other in options:
+            r, c = (part, other) if stacked else (other, part)
+            if fam is None or (same_dim(fam.rows, r) and same_dim(fam.cols, c)):
+                fits.append((stacked, r, c))
+        if not fits:
+            blocks = f" of blocks {shape_text(fam)}" if fam is not None else ""
+            self.fail(node, f"{k} ({shape_text(whole)}) is not {sp.sstr(count)} blocks{blocks} stacked or side "
+                      "by side", f"a whole {k} whose rows or columns are {sp.sstr(count)} times a block's",
+                      NotationShapeError)
+        stacked, r, c = fits[0]
+        if fam is None:
+            self.families[k] = fam = D.Family(k, r, c)
+        del self.matrices[k]
+        self.partitions[k] = (D.head_stack if stacked else D.head_concat)(fam[D.h], count)
+        b, sup = k.split("^") if "^" in k else (k, "")
+        sup = f"^{sup}" if sup else ""
+        how = "stacked" if stacked else "side by side"
+        self.notes.append(f"{k} ({sp.sstr(R)} × {sp.sstr(C)}) is read as its {sp.sstr(count)} blocks "
+                          f"{b}_1{sup}, ..., {b}_{sp.sstr(count)}{sup} ({shape_text(fam)}) {how}")
+
+    def partition_uses(self, nodes):
+        """Names W^O_i used beside a whole W^O declared without blocks: a block partition."""
+        for n in nodes:
+            if not isinstance(n, ast.Name) or n.sub is None:
+                continue
+            whole = family_key(n)
+            if whole in self.families or whole not in self.matrices or key_of(n) in self.matrices:
+                continue
+            sub = n.sub
+            if isinstance(sub, ast.Name) and sub.sub is None and sub.base in self.counts:
+                self.partition(whole, n, self.counts[sub.base])
+            elif isinstance(sub, ast.Num) and len({sp.sstr(c) for c in self.counts.values()}) == 1:
+                self.partition(whole, n, next(iter(self.counts.values())))
 
     def define(self, st: ast.Define):
         t = st.target
@@ -197,7 +264,9 @@ class Scope:
             taken = k in self.families or k in self.indexed
         else:
             k = key_of(t)
-            taken = k in self.matrices or k in self.defs or k in self.dims
+            if t.base in VOCABULARY_ARITY and st.params:  # Attention(X): the document's own function
+                k = f"{t.base}/{len(st.params)}"
+            taken = k in self.matrices or k in self.defs or k in self.dims or k in self.scalars
         if taken:
             self.fail(t, f"{t.text()} is already declared or defined", "a new name")
         for p in st.params:
@@ -219,13 +288,24 @@ class Scope:
                       f"{sp.sstr(rows)} × {sp.sstr(cols)}", f"M^{{{shape_text(value)}}}", NotationShapeError)
 
     def is_undefined_name(self, n) -> bool:
-        """True for a name that nothing declares or defines (``head_i = ...`` then defines it)."""
+        """True for a name that nothing declares or defines (``head_i = ...`` then defines it), or
+        for a new function of plain names (``MQA(Q, K, V) = ...``, the one-argument ``Attention(X)``)."""
+        if isinstance(n, ast.Call):
+            if n.axis is not None or not n.args or not all(
+                    isinstance(a, ast.Name) and a.sub is None and a.sup is None for a in n.args):
+                return False
+            t = n.target
+            if t.base in VOCABULARY_ARITY:
+                return t.sub is None and len(n.args) != VOCABULARY_ARITY[t.base] and (
+                    f"{t.base}/{len(n.args)}" not in self.defs)
+            return t.sub is None and self.is_undefined_name(t) and t.base not in ("exp", "log")
         if not isinstance(n, ast.Name):
             return False
-        if n.base in ("Attention", "Softmax", "softmax", "MultiHead", "Concat"):
+        if n.base in VOCABULARY_ARITY or n.base in ("exp", "log", ONES):
             return False
         k = key_of(n)
         return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions
+                    or k in self.scalars or k in self.partitions
                     or family_key(n) in self.families or family_key(n) in self.indexed)
 
     # expressions -----------------------------------------------------------
@@ -335,6 +415,15 @@ class Scope:
         return acc * v
 
     def _sum(self, node, L):
+        up = node.upper
+        if isinstance(up, ast.Name) and up.sub is None and up.base not in L and up.base not in self.counts and not (
+                self.resolve(up.base) in self.dims
+                and any(same_dim(self.dims[self.resolve(up.base)], c) for c in self.counts.values())):
+            self.fail(node, f"the sum over {node.index} runs to {up.text()}, which is not a number of heads: "
+                      "sums over positions are not read",
+                      f"the matrix product it stands for (\\sum_{{{node.index}=1}}^{{{up.text()}}} \\alpha_"
+                      f"{node.index} x_{node.index} is \\alpha X), or a head range {node.index} = 1, \\dots, "
+                      f"{up.text()} if {node.index} counts heads", UnknownSymbolError)
         count = self.index_value(node.upper, L)
 
         def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
@@ -376,8 +465,16 @@ class Scope:
             self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
         if k in self.matrices:
             return self.matrices[k]
+        if k in self.partitions:
+            return self.partitions[k]
+        if k in self.scalars:
+            return self.scalars[k]
         if k in self.dims:
             return self.dims[k]
+        if node.base == ONES:
+            if node.sub is None or node.sup is not None:
+                self.fail(node, "the vector of ones without its length", "\\mathbf{1}_N (N entries)")
+            return sp.OneMatrix(self.dim(node.sub), 1)
         fk = self.resolve(family_key(node))
         if node.sub is not None and fk in self.member_aliases:
             return self.member_alias(node, fk, L)
@@ -496,6 +593,18 @@ class Scope:
     def _call(self, node, L):
         name = node.target
         base = name.base
+        own = f"{base}/{len(node.args)}"
+        if own in self.defs and name.sub is None:  # the document's Attention(X)
+            d = self.defs[own]
+            vals = self.args(node, L, len(d.params))
+            return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
+        if base in ("exp", "log") and name.sub is None and name.sup is None:
+            if len(node.args) != 1 or isinstance(node.args[0], ast.Dots):
+                self.fail(node, f"{base} takes 1 argument, got {len(node.args)}", "exp(x)")
+            v = self._expr(node.args[0], L)
+            if is_matrix(v):
+                return (D.Exp if base == "exp" else D.Log)(v)
+            return sp.exp(v) if base == "exp" else sp.log(v)
         if base in ("Softmax", "softmax") and name.sub is None and name.sup is None:
             (X,) = self.args(node, L, 1)
             axis = {"col": 0, "row": 1}.get(node.axis, 0 if self.convention == "column" else 1)
@@ -566,6 +675,9 @@ class Scope:
     def sequence(self, node, items, direction, L):
         """``e_1, e_2, ..., e_H`` with one ellipsis: a stack or concatenation over heads."""
         dots = [k for k, c in enumerate(items) if isinstance(c, ast.Dots)]
+        if not dots:  # an explicit list: Concat(head_1, head_2, head_3, head_4)
+            rows = tuple((c,) for c in items) if direction == "column" else (tuple(items),)
+            return self._block(ast.Block(node.pos, rows), L)
         if len(dots) != 1 or dots[0] in (0, len(items) - 1):
             self.fail(node, "the list must have one ellipsis between its first and last element",
                       "e_1, ..., e_H")

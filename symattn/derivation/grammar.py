@@ -207,6 +207,11 @@ class Parser:
             while self.at_op("+", "-"):
                 op = self.next()
                 node = ast.Index(node.pos, node, op.value, self.sub_atom(True))
+            if self.at_op(":", ","):
+                what = "a slice" if self.at_op(":") else "a double subscript"
+                self.fail(f"{what} in a subscript ({'K_{1:t}' if what == 'a slice' else 'A_{t,:}'}) is not read",
+                          "whole matrices (the KV cache and causal-mask theorems of `symattn prove` state "
+                          "the sliced forms)")
             self.expect_op("}", "'}' closing the subscript")
         return node
 
@@ -244,8 +249,12 @@ class Parser:
                     self.fail("a second superscript", "one label per name", op)
                 sup = label
         node = ast.Name((t.line, t.col), t.value, sub, sup)
-        if self.at_op("(") and not transpose:  # Q^T (K) is a product, not a call
+        if not transpose and (self.at_op("(") or (self.at_op("[") and self.dialect == "latex"
+                                                   and t.value in VOCABULARY)):  # Q^T (K) is a product
             node = self.call(node)
+        if self.at_op("_") and isinstance(node, ast.Call):
+            self.fail(f"a subscript after {node.text()}: entries and rows of a result ({node.target.text()}"
+                      "(X)_{t,:}) are not read", "the whole matrix, as in Softmax(A) X W")
         for op in transpose:
             node = ast.T((op.line, op.col), node)
         return node
@@ -256,10 +265,11 @@ class Parser:
                 and target.base.lower() == "softmax":
             axis = AXES[target.sub.base]
             target = ast.Name(target.pos, target.base, None, target.sup)
-        open_ = self.expect_op("(")
+        open_ = self.next()
+        close = ")" if open_.value == "(" else "]"
         self.enter()
         args = []
-        if not self.at_op(")"):
+        if not self.at_op(close):
             while True:
                 if self.at("dots"):
                     d = self.next()
@@ -270,9 +280,13 @@ class Parser:
                     self.next()
                     continue
                 break
-        if not self.at_op(")"):
+        if self.at_op(";"):
+            self.fail(f"parameters after ';' in the arguments of {target.text()} are not read",
+                      f"the arguments alone, {target.text()}(...), with the parameter written into the "
+                      "definition (as in softmax(Q K^T / sqrt(d)) V for omega)")
+        if not self.at_op(close):
             self.fail(f"found {self.peek().show()} in the arguments of {target.text()}",
-                      f"',' or ')' closing the '(' at line {open_.line}, column {open_.col}")
+                      f"',' or '{close}' closing the '{open_.value}' at line {open_.line}, column {open_.col}")
         self.next()
         self.leave()
         return ast.Call(target.pos, target, tuple(args), axis)

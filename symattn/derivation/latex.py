@@ -25,42 +25,111 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
+from .elaborate import ONES
 from .grammar import Parser, chain_or_definition
 from .notation import NotationParser
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number, tokenize_plain
 
 WORD_COMMANDS = ("mathbf", "boldsymbol", "bm", "mathit", "mathbfit", "operatorname", "mathrm", "text",
-                 "textrm", "mathsf", "mathbb", "mathcal", "textbf", "textit")
-SKIP = ("quad", "qquad", ",", ";", ":", "!", " ", "displaystyle", "limits", "notag", "nonumber",
-        "left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "biggl", "biggr", "middle")
-SKIP_WITH_ARG = ("tag", "label")
+                 "textrm", "mathsf", "mathbb", "mathcal", "textbf", "textit", "mbox", "textnormal")
+TEXT_COMMANDS = ("text", "textrm", "mbox", "textnormal", "textit", "textbf")
+# words that join two statements in a display: "MultiHead(Q,K,V) = ... \text{where}~head_i = ..."
+JOIN_WORDS = ("where", "and", "with", "for", "for all", "s.t.", "i.e.", "here", "then", "so", "thus", "hence")
+SKIP = ("quad", "qquad", ",", ";", ":", "!", " ", "displaystyle", "textstyle", "limits", "notag", "nonumber",
+        "left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "biggl", "biggr", "Biggl", "Biggr",
+        "middle", "enspace", "thinspace", "medspace", "thickspace", "nolimits")
+SKIP_WITH_ARG = ("tag", "label", "hspace", "vspace", "eqref", "ref", "cite")
 GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto")
-DOTS = ("cdots", "dots", "ldots", "vdots", "ddots")
+SYNONYMS = {"tfrac": ("cmd", "frac"), "dfrac": ("cmd", "frac"), "cfrac": ("cmd", "frac"),
+            "coloneqq": ("op", ":="), "coloneq": ("op", ":="), "triangleq": ("op", ":="),
+            "equiv": ("op", "="), "rightarrow": ("cmd", "to"),
+            "exp": ("ident", "exp"), "log": ("ident", "log"), "ell": ("ident", "ell")}
+DOTS = ("cdots", "dots", "ldots", "vdots", "ddots", "dotsc", "dotsb", "dotsm")
 TOP = ("top", "intercal", "mathsf{T}")
-GREEK = ("alpha beta gamma delta epsilon theta lambda mu nu pi rho sigma tau phi psi omega "
-         "Alpha Beta Gamma Delta Theta Lambda Pi Sigma Phi Psi Omega").split()
-ENVS = ("align*", "align", "aligned", "equation", "equation*", "gather*", "bmatrix", "pmatrix", "matrix")
+GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho "
+         "sigma tau upsilon phi varphi chi psi omega "
+         "Alpha Beta Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega").split()
+ENVS = ("align*", "align", "aligned", "equation", "equation*", "gather*", "gather", "split", "multline",
+        "multline*", "bmatrix", "pmatrix", "matrix")
 MATRIX_ENVS = ("bmatrix", "pmatrix", "matrix")
+MACRO_DEFINERS = ("newcommand", "renewcommand", "providecommand", "def", "DeclareMathOperator")
+MAX_MACROS = 200
+MAX_EXPANSION = 2_000  # macro uses expanded in one file
+MAX_MACRO_ARGS = 9
+
+# Constructs of papers that are refused, each with what to write instead (listed in the README).
+REFUSED = {
+    "otimes": "the Kronecker product (A \\otimes W) x is not read: write the matrix product it stands for, "
+              "W x A^{\\mathsf{T}} in the column convention",
+    "odot": "the entrywise product is not read: write matrix products",
+    "circ": "composition and the entrywise product are not read: write the applications out",
+    "max": "maxima are not read: state the step with \\operatorname{softmax}, whose shift invariance is proved",
+    "min": "minima are not read: state the step with matrices and softmax",
+    "lceil": "ceilings in subscripts (group maps) are not read: write the groups out, as in W^K_1, ..., W^K_G",
+    "rceil": "ceilings in subscripts (group maps) are not read: write the groups out",
+    "lfloor": "floors in subscripts (group maps) are not read: write the groups out, as in W^K_1, ..., W^K_G",
+    "rfloor": "floors in subscripts (group maps) are not read: write the groups out",
+    "cos": "entries of rotations are not read: state the claim about the matrices (the RoPE theorems in "
+           "`symattn prove` cover R_{\\Theta,m})",
+    "sin": "entries of rotations are not read: state the claim about the matrices",
+    "infty": "infinite entries are not read (causal masks): write the masked attention without its entries",
+    "leftarrow": "algorithm assignments are not read: write a definition with := or =",
+    "gets": "algorithm assignments are not read: write a definition with := or =",
+    "prime": "\\prime is not read: write a prime as W'",
+    "partial": "derivatives are not read",
+    "int": "integrals are not read",
+    "prod": "products over an index are not read: write the matrix product",
+    "setminus": "set operations are not read",
+    "le": "inequalities are not read: a derivation is a chain of equalities",
+    "leq": "inequalities are not read: a derivation is a chain of equalities",
+    "ge": "inequalities are not read: a derivation is a chain of equalities",
+    "geq": "inequalities are not read: a derivation is a chain of equalities",
+    "approx": "approximations are not read: a derivation is a chain of equalities",
+    "propto": "proportionality is not read: write the normalizing factor",
+    "input": "files are not included: paste the formulas into the derivation",
+    "include": "files are not included: paste the formulas into the derivation",
+}
+REFUSED_ENVS = {
+    "cases": "a cases environment (a causal mask written entry by entry) is not read: write the masked "
+             "attention as a whole, or check it with the theorems of `symattn prove` (causal_*)",
+    "array": "an array is not read: write the block matrix with bmatrix",
+    "tabular": "a table is not a formula",
+}
 
 
 class Lexer:
-    def __init__(self, text: str):
-        check_size(text, "the LaTeX file")
+    """Tokens of a LaTeX file: formulas are tokenized, text between them (prose) is skipped.
+
+    ``\\newcommand``/``\\def`` macros (anywhere in the file) are expanded where they are used;
+    the tokens of an expansion point at the macro's use.
+    """
+
+    def __init__(self, text: str, *, math: bool = False, macros: dict | None = None, depth: int = 0):
+        if depth == 0:
+            check_size(text, "the LaTeX file")
         self.s, self.i, self.line, self.col0 = text, 0, 1, 0
         self.out: list[Token] = []
+        self.macros = {} if macros is None else macros
+        self.depth = depth
+        self.expansions = [0]
+        self.math = "sub" if math else None  # None: prose; else what closes the formula
+        self.env_depth = 0
+        self.at = None  # (line, col) that every token takes in an expansion
 
     def col(self, i=None):
         return (self.i if i is None else i) - self.col0 + 1
 
     def fail(self, message, expected="", i=None):
-        raise ParseError(message, self.line, self.col(i), expected)
+        line, col = self.at or (self.line, self.col(i))
+        raise ParseError(message, line, col, expected)
 
     def emit(self, kind, value, i):
-        self.out.append(Token(kind, value, self.line, self.col(i)))
+        line, col = self.at or (self.line, self.col(i))
+        self.out.append(Token(kind, value, line, col))
         if len(self.out) > MAX_TOKENS:
             self.fail(f"more than {MAX_TOKENS} tokens", "a shorter file")
 
-    def braced(self, what: str) -> str:
+    def braced(self, what: str, multiline: bool = False) -> str:
         """The text of ``{...}`` right after a command (no nesting beyond MAX_DEPTH)."""
         s, i = self.s, self.i
         while i < len(s) and s[i] in " \t":
@@ -70,6 +139,9 @@ class Lexer:
         depth, j = 0, i
         while j < len(s):
             c = s[j]
+            if c == "\\":
+                j += 2
+                continue
             if c == "{":
                 depth += 1
                 if depth > MAX_DEPTH:
@@ -79,30 +151,39 @@ class Lexer:
                 if depth == 0:
                     self.i = j + 1
                     return s[i + 1:j]
-            elif c == "\n":
+            elif c == "\n" and not multiline:
                 self.fail(f"the '{{' of \\{what} is not closed on its line", "'}'", i)
             j += 1
         self.fail(f"the '{{' of \\{what} is never closed", "'}'", i)
 
-    def run(self) -> list[Token]:
+    def newline(self, i):
+        self.line, self.col0, self.i = self.line + 1, i + 1, i + 1
+
+    def run(self, eof: bool = True) -> list[Token]:
         s = self.s
         n = len(s)
         while self.i < n:
             i, c = self.i, s[self.i]
             if c == "\n":
-                self.line, self.col0, self.i = self.line + 1, i + 1, i + 1
-            elif c in " \t\r~":
-                self.i += 1
+                self.newline(i)
             elif c == "%":
                 j = s.find("\n", i)
                 j = n if j < 0 else j
-                if s.startswith("%:", i):
+                if s.startswith("%:", i) and self.depth == 0:
                     self.emit("directive", s[i + 2:j], i + 2)
                 self.i = j
             elif c == "$":
                 two = s.startswith("$$", i)
                 self.emit("math", "$$" if two else "$", i)
                 self.i += 2 if two else 1
+                if self.math is None:
+                    self.math = "$$" if two else "$"
+                elif self.math in ("$$", "$"):
+                    self.math = None
+            elif self.math is None:
+                self.prose(i)
+            elif c in " \t\r~":
+                self.i += 1
             elif c == "\\":
                 self.command(i)
             elif c.isascii() and c.isalpha():
@@ -112,24 +193,165 @@ class Lexer:
                 j = i
                 while j < n and s[j].isdigit():
                     j += 1
-                self.out.append(number(s[i:j], self.line, self.col(i)))
+                line, col = self.at or (self.line, self.col(i))
+                self.out.append(number(s[i:j], line, col))
                 self.i = j
             elif s.startswith(":=", i):
                 self.emit("op", ":=", i)
                 self.i += 2
             elif c in "[]":
-                self.emit("op", "(" if c == "[" else ")", i)  # brackets group, as parentheses do
+                self.emit("op", c, i)  # a group [x], a call Softmax[x] or a list [x_1, ..., x_N]
                 self.i += 1
-            elif c in "(){},;+-*/=:^_&|":
+            elif c in "(){},;+-*/=:^_&|<>":
                 self.emit("op", c, i)
                 self.i += 1
+            elif c == "'" and self.out and self.out[-1].kind == "ident":
+                last = self.out[-1]  # a prime belongs to the name: V'_i, W'
+                self.out[-1] = Token("ident", last.value + "'", last.line, last.col)
+                self.i += 1
+            elif s.startswith("...", i):
+                self.emit("dots", "...", i)
+                self.i += 3
             elif c == ".":
                 self.i += 1  # punctuation at the end of a formula
             else:
                 self.fail(f"unexpected character {c!r}", "LaTeX math: letters, digits, \\commands, "
                           "+ - = ^ _ { } ( ) , &")
-        self.emit("eof", "", self.i)
+        if eof:
+            self.emit("eof", "", self.i)
         return self.out
+
+    def prose(self, i):
+        """Text between formulas is prose: skipped, except what opens a formula or defines a macro."""
+        s = self.s
+        if s.startswith("\\[", i):
+            self.emit("math", "\\[", i)
+            self.math, self.i = "\\]", i + 2
+            return
+        if s.startswith("\\(", i):
+            self.emit("math", "\\(", i)
+            self.math, self.i = "\\)", i + 2
+            return
+        if s.startswith("\\]", i) or s.startswith("\\)", i):
+            self.emit("math", s[i:i + 2], i)  # closes nothing: the parser reports it
+            self.i = i + 2
+            return
+        if s.startswith("\\begin", i) or s.startswith("\\end", i):
+            word = "begin" if s.startswith("\\begin", i) else "end"
+            self.i = i + 1 + len(word)
+            save = self.i
+            try:
+                env = self.braced(word).strip()
+            except ParseError:
+                self.i = save
+                return
+            if env in ENVS:
+                self.emit(word, env, i)
+                if word == "begin":
+                    self.math, self.env_depth = "env", 1
+            return
+        if s[i] == "\\":
+            j = i + 1
+            while j < len(s) and s[j].isascii() and s[j].isalpha():
+                j += 1
+            name = s[i + 1:j]
+            self.i = j if name else i + 2
+            if name in MACRO_DEFINERS:
+                self.define_macro(name, i)
+            return
+        self.i += 1
+
+    def define_macro(self, how, i):
+        """``\\newcommand{\\name}[n]{body}``, ``\\newcommand\\name{body}``, ``\\def\\name{body}``,
+        ``\\DeclareMathOperator{\\name}{text}``."""
+        s = self.s
+        while self.i < len(s) and s[self.i] in " \t":
+            self.i += 1
+        if s.startswith("{", self.i):
+            name = self.braced(how).strip()
+        else:
+            j = self.i + 1
+            while j < len(s) and s[j].isascii() and s[j].isalpha():
+                j += 1
+            name, self.i = s[self.i:j], j
+        if not (name.startswith("\\") and name[1:].isalpha() and name[1:].isascii()):
+            self.fail(f"\\{how} defines {name!r}, which is not a command name", "\\newcommand{\\name}{body}", i)
+        nargs = 0
+        if how != "def" and s.startswith("[", self.i):
+            close = s.find("]", self.i)
+            text = s[self.i + 1:close] if close > 0 else ""
+            if not text.isdigit() or not 0 <= int(text) <= MAX_MACRO_ARGS:
+                self.fail(f"\\{how}{{{name}}} has {text!r} arguments", f"0 to {MAX_MACRO_ARGS}", i)
+            nargs, self.i = int(text), close + 1
+            if s.startswith("[", self.i):
+                self.fail(f"\\{how}{{{name}}} has an optional argument, which is not read",
+                          "a macro with mandatory arguments only", i)
+        if how == "def" and self.i < len(s) and s[self.i] == "#":
+            self.fail(f"\\def{name} takes parameters, which are not read", "\\newcommand{\\name}[n]{body}", i)
+        body = self.braced(how, multiline=True)
+        if how == "DeclareMathOperator":
+            body = "\\operatorname{" + body + "}"
+        if len(self.macros) >= MAX_MACROS:
+            self.fail(f"more than {MAX_MACROS} macros", "fewer macros", i)
+        self.macros[name[1:]] = (nargs, body)
+
+    def expand(self, name, i):
+        nargs, body = self.macros[name]
+        self.expansions[0] += 1
+        if self.expansions[0] > MAX_EXPANSION or self.depth >= MAX_DEPTH:
+            self.fail(f"the macro \\{name} expands too often (does it use itself?)", "macros that end", i)
+        for k in range(1, nargs + 1):
+            arg = self.braced(name)
+            body = body.replace(f"#{k}", arg)
+        sub = Lexer(body, math=True, macros=self.macros, depth=self.depth + 1)
+        sub.expansions = self.expansions
+        sub.at = self.at or (self.line, self.col(i))
+        try:
+            toks = sub.run(eof=False)
+        except ParseError as exc:
+            raise ParseError(f"in the expansion of \\{name}: {exc.detail}", sub.at[0], sub.at[1],
+                             exc.expected) from None
+        for t in toks:
+            self.out.append(t)
+        if len(self.out) > MAX_TOKENS:
+            self.fail(f"more than {MAX_TOKENS} tokens", "a shorter file")
+
+    def sublex(self, text, i):
+        """Tokens of ``text`` (a name's subscript inside ``\\mathrm{head_i}``) placed at ``i``."""
+        sub = Lexer(text, math=True, macros=self.macros, depth=self.depth + 1)
+        sub.expansions = self.expansions
+        sub.at = self.at or (self.line, self.col(i))
+        self.out.extend(sub.run(eof=False))
+
+    def word(self, name, i):
+        """``\\mathbf{W}``, ``\\mathrm{head_i}``, ``\\text{where}``, ``\\operatorname{Self-Attention}``."""
+        word = self.braced(name).strip()
+        if name == "mathsf" and word == "T":
+            self.emit("top", "\\mathsf{T}", i)
+            return
+        if name in TEXT_COMMANDS and " ".join(word.split()).lower().strip(",.;:") in JOIN_WORDS:
+            self.emit("op", ",", i)  # "\text{where}" joins two statements
+            return
+        if name in TEXT_COMMANDS and word in ("-", ""):
+            self.fail(f"\\{name}{{{word}}} inside a name", "a name in one command, as in \\mathrm{GQA}", i)
+        m = len(word)
+        for k, ch in enumerate(word):
+            if ch in "_^'":
+                m = k
+                break
+        head, rest = word[:m].strip(), word[m:]
+        plain = head.replace(" ", "").replace("-", "")
+        if not plain or not plain.isalnum() or not plain.isascii() or head.startswith("-") or head.endswith("-"):
+            self.fail(f"\\{name}{{{word[:30]}}} is not a name", "letters, as in \\mathbf{W}", i)
+        if plain.isdigit():
+            if not (plain == "1" and name in ("mathbf", "boldsymbol", "bm")):
+                self.fail(f"\\{name}{{{word}}} is a number written as a name", "the number itself, or "
+                          "\\mathbf{1}_N for the vector of ones", i)
+            self.emit("ident", ONES, i)
+        else:
+            self.emit("ident", " ".join(head.split()), i)
+        if rest:
+            self.sublex(rest, i)
 
     def command(self, i):
         s = self.s
@@ -144,14 +366,24 @@ class Lexer:
         if not name:  # \, \; \[ \] \{ \}
             ch = s[i + 1:i + 2]
             self.i = i + 2
-            if ch in "[]":
+            if ch in "[]()":
                 self.emit("math", "\\" + ch, i)
+                if self.math == "\\" + ch:
+                    self.math = None
             elif ch in ",;:! ":
                 pass
+            elif ch in "{}":
+                self.emit("op", "(" if ch == "{" else ")", i)  # \{ \} group, as brackets do
             else:
                 self.fail(f"unsupported LaTeX command \\{ch}", "a command of the supported subset", i)
             return
         self.i = j
+        if name in self.macros:
+            self.expand(name, i)
+            return
+        if name in MACRO_DEFINERS:
+            self.define_macro(name, i)
+            return
         if name in SKIP:
             return
         if name in SKIP_WITH_ARG:
@@ -159,21 +391,25 @@ class Lexer:
             return
         if name in ("begin", "end"):
             env = self.braced(name).strip()
+            if env in REFUSED_ENVS:
+                what, _, instead = REFUSED_ENVS[env].partition(": ")
+                self.fail(f"unsupported environment {env}: {what}", instead, i)
             if env not in ENVS:
                 self.fail(f"unsupported environment {env}",
                           "align*, aligned, equation, bmatrix or pmatrix", i)
             self.emit(name, env, i)
+            if self.math == "env" and env not in MATRIX_ENVS:
+                self.env_depth += 1 if name == "begin" else -1
+                if self.env_depth == 0:
+                    self.math = None
             return
         if name in WORD_COMMANDS:
-            word = self.braced(name).strip()
-            if name == "mathsf" and word == "T":
-                self.emit("top", "\\mathsf{T}", i)
-                return
-            if not word.replace(" ", "").isalnum() or not word.isascii():
-                self.fail(f"\\{name}{{{word[:30]}}} is not a name", "letters, as in \\mathbf{W}", i)
-            self.emit("ident", " ".join(word.split()), i)
+            self.word(name, i)
             return
-        if name in TOP:
+        if name in SYNONYMS:
+            kind, value = SYNONYMS[name]
+            self.emit(kind, value, i)
+        elif name in TOP:
             self.emit("top", "\\" + name, i)
         elif name in GRAMMAR:
             self.emit("cmd", name, i)
@@ -181,20 +417,26 @@ class Lexer:
             self.emit("dots", "\\" + name, i)
         elif name in GREEK:
             self.emit("ident", name, i)
+        elif name in REFUSED:
+            what, _, instead = REFUSED[name].partition(": ")
+            self.fail(f"unsupported LaTeX command \\{name}: {what}", instead, i)
         else:
             self.fail(f"unsupported LaTeX command \\{name}",
                       "one of \\mathbf \\operatorname \\mathrm \\text \\frac \\sqrt \\sum \\top \\mathsf{T} "
                       "\\left \\right \\cdot \\cdots \\vdots \\in \\times \\begin{bmatrix} "
-                      "\\begin{align*}", i)
+                      "\\begin{align*}, or a macro defined with \\newcommand", i)
 
 
-def tokenize_latex(text: str) -> list[Token]:
-    """The tokens of a LaTeX file (formulas, comments, ``%:`` directives)."""
-    return Lexer(text).run()
+
+def tokenize_latex(text: str, *, math: bool = False) -> list[Token]:
+    """The tokens of a LaTeX file (formulas, comments, ``%:`` directives; prose is skipped), or with
+    ``math=True`` of one formula's body (``\\frac{Q}{2}``)."""
+    return Lexer(text, math=math).run()
 
 
 class LatexParser(Parser):
     dialect = "latex"
+    mentions = False  # inline math ($x$, \\(x\\)) may mention a symbol without stating anything
 
     def starts_primary(self) -> bool:
         if self.at("begin") and self.peek().value in MATRIX_ENVS:
@@ -203,6 +445,8 @@ class LatexParser(Parser):
 
     def primary(self):
         t = self.peek()
+        if t.kind == "op" and t.value == "[":
+            return self.bracket(t)
         if t.kind == "begin" and t.value in MATRIX_ENVS:
             self.next()
             self.enter()
@@ -213,6 +457,33 @@ class LatexParser(Parser):
             self.leave()
             return ast.Block((t.line, t.col), rows)
         return super().primary()
+
+    def bracket(self, t: Token):
+        """``[x]`` groups as parentheses do; ``[x_1, \\dots, x_N]`` is one block row, as in the notation."""
+        self.next()
+        self.enter()
+        if self.at("dots"):
+            d = self.next()
+            first = ast.Dots((d.line, d.col))
+        else:
+            first = self.expr()
+        if self.at_op(","):
+            cells = [first]
+            while self.at_op(","):
+                self.next()
+                if self.at("dots"):
+                    d = self.next()
+                    cells.append(ast.Dots((d.line, d.col)))
+                else:
+                    cells.append(self.expr())
+            node = ast.Block((t.line, t.col), (tuple(cells),))
+        else:
+            node = ast.Group((t.line, t.col), first)
+        if not self.at_op("]"):
+            self.fail(f"found {self.peek().show()}", f"']' closing the '[' at line {t.line}, column {t.col}")
+        self.next()
+        self.leave()
+        return node
 
     def command(self, t: Token):
         p = (t.line, t.col)
@@ -249,14 +520,25 @@ class LatexParser(Parser):
     # statements ----------------------------------------------------------------
 
     def space(self):
-        """``M^{r \\times c}`` or ``\\mathbb{R}^{r \\times c}``; returns a Shape."""
+        """``M^{r \\times c}``, ``\\mathbb{R}^{r \\times c}``, ``\\mathbb{R}^{n}`` (a column of n entries) or
+        ``\\mathbb{R}`` (a scalar, Shape with no rows); returns a Shape."""
         t = self.peek()
         if not (t.kind == "ident" and t.value in ("M", "R")):
-            self.fail(f"found {t.show()}", "a matrix space such as M^{d_{k} \\times n}")
+            self.fail(f"found {t.show()}", "a matrix space such as M^{d_{k} \\times n} or \\mathbb{R}^{n \\times d}")
         self.next()
-        self.expect_op("^", "^{rows \\times columns}")
-        self.expect_op("{", "^{rows \\times columns}")
+        if not self.at_op("^"):
+            if t.value == "M":
+                self.fail("M without its shape", "M^{rows \\times columns}")
+            return ast.Shape((t.line, t.col), None, None)
+        self.next()
+        if not self.at_op("{"):
+            rows = self.sub_atom()  # \mathbb{R}^n
+            return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1))
+        self.next()
         rows = self.expr()
+        if self.at_op("}"):
+            self.next()
+            return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1))
         if not self.at("cmd", "times"):
             self.fail(f"found {self.peek().show()}", "\\times between rows and columns")
         self.next()
@@ -294,6 +576,8 @@ class LatexParser(Parser):
         if self.at("cmd", "in"):
             self.next()
             shape = self.space()
+        if not links and shape is None and self.mentions:
+            return []  # "$d_k$" in a sentence names a symbol: a mention, not a statement
         return chain_or_definition(first, links, p, shape)
 
     def name_list(self):
@@ -315,6 +599,8 @@ class LatexParser(Parser):
         """Statements separated by ',' up to ``end()``."""
         out = []
         while True:
+            while self.at_op(","):  # "\\quad\\text{where}" after a comma: an empty statement
+                self.next()
             if end():
                 return out
             out.extend(self.statement())
@@ -339,7 +625,7 @@ def _align_rows(tokens: list[Token]) -> list[Token]:
             continue
         if t.kind == "op" and t.value == "\\\\":
             nxt = next((u for u in tokens[k + 1:k + 3] if not (u.kind == "op" and u.value == "&")), None)
-            if nxt is None or (nxt.kind == "op" and nxt.value in ("=", ":=")) or nxt.kind == "end":
+            if nxt is None or (nxt.kind == "op" and nxt.value in ("=", ":=", ",")) or nxt.kind == "end":
                 continue
             out.append(Token("op", ",", t.line, t.col))
             continue
@@ -351,7 +637,7 @@ def _math_block(tokens: list[Token], k: int) -> tuple[list[Token], int]:
     """The tokens of the formula opened at ``tokens[k]``, and the index after it."""
     t = tokens[k]
     if t.kind == "math":
-        close = {"$$": "$$", "$": "$", "\\[": "\\]"}.get(t.value)
+        close = {"$$": "$$", "$": "$", "\\[": "\\]", "\\(": "\\)"}.get(t.value)
         if close is None:
             raise ParseError(f"{t.value} closes a formula that was never opened", t.line, t.col,
                              "$$, \\[ or \\begin{align*} to open a formula")
@@ -379,7 +665,7 @@ def _math_block(tokens: list[Token], k: int) -> tuple[list[Token], int]:
     raise ParseError(f"\\begin{{{t.value}}} is never closed", t.line, t.col, f"\\end{{{t.value}}}")
 
 
-def _formula(tokens: list[Token]) -> list:
+def _formula(tokens: list[Token], inline: bool = False) -> list:
     """Statements of one formula, unwrapping align*/equation environments."""
     if not tokens:
         return []
@@ -389,6 +675,7 @@ def _formula(tokens: list[Token]) -> list:
         if plain:
             last = plain[-1]
             parser = LatexParser(plain + [Token("eof", "formula", last.line, last.col + len(last.value))])
+            parser.mentions = inline
             out.extend(parser.statements(lambda: parser.at("eof")))
             plain.clear()
 
@@ -433,7 +720,7 @@ def parse_latex(text: str) -> list:
             k += 1
         elif t.kind == "math" or (t.kind == "begin" and t.value not in MATRIX_ENVS):
             body, k = _math_block(tokens, k)
-            out.extend(_formula(body))
+            out.extend(_formula(body, inline=t.value in ("$", "\\(")))
         else:
             raise ParseError(f"found {t.show()} outside a formula", t.line, t.col,
                              "a formula ($$ ... $$, \\[ ... \\], $ ... $ or \\begin{align*}) or a % comment")

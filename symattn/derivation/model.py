@@ -10,7 +10,7 @@ that is not proved, :mod:`.diagnose` looks for the usual slip.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import sympy as sp
@@ -253,36 +253,93 @@ def _check_assumptions_reach(scope: Scope):
         scope.notes.append(f"assumption {text} is not used by any step")
 
 
+def _walk(node):
+    """Every syntax node under ``node`` (statements included), depth first."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(n)
+            continue
+        if not isinstance(n, ast.Node):
+            continue
+        yield n
+        for f in fields(n):
+            if f.name != "pos":
+                stack.append(getattr(n, f.name))
+
+
+def _infer_head_ranges(scope: Scope, stmts) -> None:
+    """A sum over heads \\sum_{i=1}^{h} in a document that declares no range for i: i runs over 1..h
+    (the Transformer paper never writes i = 1, ..., h). Only for an index that subscripts a
+    declaration (W^Q_i), so a sum over positions is not taken for heads."""
+    declared = set()
+    for st in stmts:
+        if isinstance(st, ast.HeadRange):
+            declared.add(st.index)
+    subscripts = {n.sub.base for st in stmts if isinstance(st, ast.Declare) for n in st.names
+                  if isinstance(n.sub, ast.Name) and n.sub.sub is None}
+    for st in stmts:
+        if not isinstance(st, (ast.Chain, ast.Define)):
+            continue
+        for n in _walk(st):
+            if isinstance(n, ast.Sum) and n.index not in declared and n.index in subscripts:
+                declared.add(n.index)
+                scope.head_range(n.index, n.upper, n)
+                scope.notes.append(f"{n.index} = 1, ..., {n.upper.text()} read from the sum over {n.index}")
+
+
+def _is_definition(scope: Scope, st) -> bool:
+    """``x = e`` (or ``F(Q, K, V) = e = e' ...``) with x a name nothing declares yet defines x."""
+    return isinstance(st, ast.Chain) and st.links[0][0] == "=" and scope.is_undefined_name(st.first)
+
+
 def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_BUDGET,
-                     diagnose: bool = True) -> Report:
-    """Check a parsed document: settings and declarations in order, then every chain."""
+                     diagnose: bool = True, dialect: str = "notation") -> Report:
+    """Check a parsed document.
+
+    Declarations come first (settings, head ranges, shapes, in document order), then definitions
+    (``:=``, or ``=`` with a new name on the left, in document order), then every chain: a paper
+    may declare a name after its use in the same display, or define head_i after the line that
+    uses it ("where head_i = ...").
+    """
     start = time.perf_counter()
     scope = Scope()
+    scope.dialect = dialect
     for st in stmts:
         if isinstance(st, ast.Assume):
             _assume(scope, st)
-    definitions, steps = [], []
+    definitions, steps, chains = [], [], []
     for st in stmts:
         if isinstance(st, (ast.Setting, ast.ScoreDecl)):
             _setting(scope, st)
-        elif isinstance(st, ast.HeadRange):
+    _infer_head_ranges(scope, stmts)
+    for st in stmts:
+        if isinstance(st, ast.HeadRange):
             scope.head_range(st.index, st.upper, st)
         elif isinstance(st, ast.Declare):
             scope.declare(st)
-        elif isinstance(st, ast.Define):
+    scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in _walk(st))
+    for st in stmts:
+        if isinstance(st, ast.Define):
             scope.define(st)
             params = f"({', '.join(p.text() for p in st.params)})" if st.params else ""
             definitions.append(f"{st.target.text()}{params} := {st.body.text()}")
+        elif _is_definition(scope, st):
+            first = st.first
+            target, params = (first.target, first.args) if isinstance(first, ast.Call) else (first, ())
+            d = ast.Define(st.pos, target, params, st.links[0][2], st.shape if len(st.links) == 1 else None)
+            scope.define(d)
+            definitions.append(f"{first.text()} := {d.body.text()}  (written with '=')")
+            if len(st.links) > 1:  # F(Q, K, V) = e = e': the rest is a chain from F(Q, K, V)
+                chains.append(ast.Chain(st.links[1][1], first, st.links[1:], st.shape))
         elif isinstance(st, ast.Chain):
-            if len(st.links) == 1 and st.links[0][0] == "=" and scope.is_undefined_name(st.first):
-                d = ast.Define(st.pos, st.first, (), st.links[0][2], st.shape)
-                scope.define(d)
-                definitions.append(f"{st.first.text()} := {d.body.text()}  (written with '=')")
-                continue
-            steps.extend(_chain_steps(scope, st, len(steps), 1 + (steps[-1].chain if steps else -1)))
-            if len(steps) > MAX_STEPS:
-                raise DerivationError(f"more than {MAX_STEPS} steps", st.pos[0], st.pos[1],
-                                      "a shorter derivation (split it into several files)")
+            chains.append(st)
+    for st in chains:
+        steps.extend(_chain_steps(scope, st, len(steps), 1 + (steps[-1].chain if steps else -1)))
+        if len(steps) > MAX_STEPS:
+            raise DerivationError(f"more than {MAX_STEPS} steps", st.pos[0], st.pos[1],
+                                  "a shorter derivation (split it into several files)")
     _check_assumptions_reach(scope)
     notes = [_convention_note(scope)] + scope.notes
     report = Report(source, steps, definitions, notes)
