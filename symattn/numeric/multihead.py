@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import HeadError, ShapeError
 from ..lowering import runtime
-from . import blocked, checks, parallel, workspace
+from . import blocked, checks, dask_arrays, parallel, workspace
 from .blocked import blocked_core
 from .kernels import get, run
 
@@ -62,6 +62,10 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     key-blocked online-softmax kernel with this block (automatic for very long sequences).
     """
     H, G = _heads(num_heads, num_kv_heads)
+    if dask_arrays.is_dask(query, key, value):  # lazily, per chunk of batch elements
+        return dask_arrays.multihead_attention(query, key, value, w_q, w_k, w_v, w_o, num_heads=H, num_kv_heads=G,
+                                               b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o, mask=mask, causal=causal,
+                                               block_size=block_size)
     r = H // G
     x_q, x_k, x_v = (checks.array(nm, a) for nm, a in (("query", query), ("key", key), ("value", value)))
     W = {nm: checks.array(nm, a, 2) for nm, a in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o))}

@@ -1,0 +1,166 @@
+"""The numeric core on Dask arrays: batch elements are chunks, the NumPy kernels run per chunk.
+
+``symattn.numeric.attention``, ``multihead_attention``, ``attention_pool`` and ``mean_pool`` call
+the function of the same name here when an array input is a Dask array. The result is a Dask
+array: nothing is computed until it is asked for (``.compute()``, ``.persist()``, ``da.store``).
+
+How the work is split: the batch axes (all but the last two) keep the chunks of the input
+(``query``'s for attention); the last two axes (positions and features) of every array input
+are made one chunk each, since a softmax row needs all its keys and a projection all its
+features. Each output chunk is then the NumPy function (the proved kernels of ``kernels.py``)
+applied to one chunk of batch elements (``dask.array.map_blocks``); the weights, biases and
+masks are put into the graph once (``dask.delayed``) and shared by every chunk. Key and value
+are broadcast to the query's batch shape and rechunked to its batch chunks. With a
+``dask.distributed`` client the chunks run on its workers, in processes or on other machines;
+the scheduler is Dask's, symattn adds none.
+
+What stays out: masks with batch axes (a Dask mask, or one whose leading axes are batch axes)
+are refused with an ``InputError``; a mask of shape (n, m), or (H, n, m) for multi-head
+attention, is shared by every chunk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError, ShapeError
+
+
+def is_dask(*arrays) -> bool:
+    """True when any argument is a Dask array (checked without importing Dask)."""
+    return any(type(a).__module__.split(".")[0] == "dask" for a in arrays if a is not None)
+
+
+def _lazy(name, a, da):
+    """A Dask array of ``a`` (NumPy arrays and lists become one chunk)."""
+    if isinstance(a, da.Array):
+        return a
+    a = np.asarray(a)
+    return da.from_array(a, chunks=a.shape) if a.ndim else a
+
+
+def _matrix(name, a):
+    if a.ndim < 2:
+        raise InputError(f"{name}: expected a matrix (at least 2 axes, batch axes first), got shape {a.shape}")
+    if np.dtype(a.dtype).kind != "f":
+        raise InputError(f"{name}: attention works on real floating-point arrays; got dtype {a.dtype}; "
+                         "convert with .astype(numpy.float32) or .astype(numpy.float64)")
+    return a
+
+
+def _aligned(named, da):
+    """The arrays broadcast to one batch shape, with the first one's batch chunks and whole matrices."""
+    arrays = [_matrix(nm, _lazy(nm, a, da)) for nm, a in named]
+    try:
+        batch = np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
+    except ValueError as exc:
+        shapes = ", ".join(f"{nm} {a.shape}" for (nm, _), a in zip(named, arrays))
+        raise ShapeError(f"batch axes do not broadcast: {shapes}") from exc
+    arrays = [a if a.shape[:-2] == batch else da.broadcast_to(a, batch + a.shape[-2:]) for a in arrays]
+    chunks = arrays[0].chunks[:-2]
+    return [a.rechunk(chunks + (a.shape[-2], a.shape[-1])) for a in arrays]
+
+
+def _constant(name, a, dask):
+    """A weight, bias or mask shared by every chunk: put into the graph once."""
+    if a is None:
+        return None
+    if is_dask(a):
+        return dask.delayed(a)  # computed once, then handed to every chunk
+    return dask.delayed(np.asarray(a), pure=True)
+
+
+def _no_batched_mask(mask, allowed: int, what: str):
+    if mask is not None and (is_dask(mask) or np.ndim(mask) > allowed):
+        raise InputError(f"mask: on Dask arrays {what} takes a mask of at most {allowed} axes "
+                         f"((n, m){', (H, n, m)' if allowed == 3 else ''}), shared by every batch chunk; "
+                         f"got shape {np.shape(mask)}{' (a Dask array)' if is_dask(mask) else ''}")
+
+
+def _run(fn, arrays, da, constants: dict, values: dict):
+    """fn(*chunks, **constants) per batch chunk of the (aligned) ``arrays``.
+
+    First ``fn`` runs here on empty batches (no batch element; ``values`` are the constants
+    themselves): the NumPy function checks every shape, dtype and head count now, not when the
+    graph is computed, and its empty result gives the shape and dtype of every output chunk."""
+    probe = fn(*(np.empty((0,) + a.shape[-2:], dtype=a.dtype) for a in arrays), **values)
+    first = arrays[0]
+    chunks = first.chunks[:-2] + ((probe.shape[-2],), (probe.shape[-1],))
+    return da.map_blocks(fn, *arrays, chunks=chunks, dtype=probe.dtype,
+                         meta=np.empty((0,) * first.ndim, dtype=probe.dtype), **constants)
+
+
+def _shared(named: dict, dask) -> tuple[dict, dict]:
+    """(constants for the graph, their values for the probe) of the named weights, biases and masks."""
+    graph = {nm: _constant(nm, a, dask) for nm, a in named.items()}
+    values = {nm: (np.asarray(a.compute()) if is_dask(a) else a) for nm, a in named.items()}
+    return graph, values
+
+
+def attention(query, key, value, *, convention="row", mask=None, causal=False, scale=None):
+    """``symattn.numeric.attention`` on Dask arrays, per chunk of batch elements."""
+    import dask
+    import dask.array as da
+
+    from .attention import attention as numpy_attention
+
+    _no_batched_mask(mask, 2, "attention")
+    q, k, v = _aligned([("query", query), ("key", key), ("value", value)], da)
+    def chunk(qc, kc, vc, mask=None):
+        return numpy_attention(qc, kc, vc, convention=convention, mask=mask, causal=causal, scale=scale)
+
+    return _run(chunk, [q, k, v], da, *_shared({"mask": mask}, dask))
+
+
+def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num_kv_heads=None, b_q=None,
+                        b_k=None, b_v=None, b_o=None, mask=None, causal=False, block_size=None):
+    """``symattn.numeric.multihead_attention`` on Dask arrays, per chunk of batch elements.
+
+    Self-attention stays self-attention: when query, key and value are one Dask array, each
+    chunk gets one array (the fused QKV projection)."""
+    import dask
+    import dask.array as da
+
+    from .multihead import multihead_attention as numpy_multihead
+
+    _no_batched_mask(mask, 3, "multihead_attention")
+    if query is key and key is value:
+        arrays = _aligned([("query", query)], da)
+    else:
+        arrays = _aligned([("query", query), ("key", key), ("value", value)], da)
+    shared = {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o, "b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o,
+              "mask": mask}
+    options = dict(num_heads=num_heads, num_kv_heads=num_kv_heads, causal=causal, block_size=block_size)
+
+    def chunk(*parts, **named):
+        x_q, x_k, x_v = (parts[0],) * 3 if len(parts) == 1 else parts
+        return numpy_multihead(x_q, x_k, x_v, **named, **options)
+
+    return _run(chunk, arrays, da, *_shared(shared, dask))
+
+
+def attention_pool(x, query, w_q, w_k, w_v, w_o=None, *, num_heads=1, b_q=None, b_k=None, b_v=None, b_o=None):
+    """``symattn.numeric.attention_pool`` on a Dask ``x``, per chunk of batch elements."""
+    import dask
+    import dask.array as da
+
+    from .pooling import attention_pool as numpy_pool
+
+    (xs,) = _aligned([("x", x)], da)
+    shared = {"query": query, "w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o, "b_q": b_q, "b_k": b_k, "b_v": b_v,
+              "b_o": b_o}
+
+    def chunk(xc, **parts):
+        return numpy_pool(xc, parts.pop("query"), **parts, num_heads=num_heads)
+
+    return _run(chunk, [xs], da, *_shared(shared, dask))
+
+
+def mean_pool(x):
+    """``symattn.numeric.mean_pool`` on a Dask ``x``, per chunk of batch elements."""
+    import dask.array as da
+
+    from .pooling import mean_pool as numpy_mean
+
+    (xs,) = _aligned([("x", x)], da)
+    return _run(numpy_mean, [xs], da, {}, {})

@@ -1,0 +1,137 @@
+"""symattn.numeric on Dask arrays: lazy, per chunk of batch elements, equal to NumPy; on a real cluster."""
+
+import numpy as np
+import pytest
+
+import symattn.numeric as sn
+from symattn.errors import InputError, ShapeError
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+
+def _weights(rng, d_model, widths, dtype=np.float32):
+    return [(rng.standard_normal((d_model, w)) / np.sqrt(d_model)).astype(dtype) for w in widths]
+
+
+@pytest.fixture
+def small():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 16, 32)).astype(np.float32)
+    y = rng.standard_normal((6, 9, 32)).astype(np.float32)
+    return rng, x, y
+
+
+def _counting(monkeypatch):
+    """Count the calls of the NumPy multi-head function (each chunk calls it once)."""
+    import symattn.numeric.multihead as mh
+
+    calls = []
+    real = mh.multihead_attention
+
+    def counted(*args, **kwargs):
+        calls.append(args[0].shape)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mh, "multihead_attention", counted)
+    return calls
+
+
+def test_multihead_on_dask_is_lazy_chunked_by_batch_and_equals_numpy(small, monkeypatch):
+    rng, x, _ = small
+    w_q, w_k, w_v, w_o = _weights(rng, 32, (32, 32, 32, 32))
+    b = [rng.standard_normal((1, 32)).astype(np.float32) for _ in range(4)]
+    lazy = da.from_array(x, chunks=(2, 16, 32))
+    calls = _counting(monkeypatch)
+    got = sn.multihead_attention(lazy, lazy, lazy, w_q, w_k, w_v, w_o, num_heads=4, causal=True,
+                                 b_q=b[0], b_k=b[1], b_v=b[2], b_o=b[3])
+    assert isinstance(got, da.Array) and got.chunks == ((2, 2, 2), (16,), (32,)) and got.dtype == np.float32
+    assert [s[0] for s in calls] == [0]  # only the probe on an empty batch ran: nothing is computed yet
+    want = sn.multihead_attention(x, x, x, w_q, w_k, w_v, w_o, num_heads=4, causal=True,
+                                  b_q=b[0], b_k=b[1], b_v=b[2], b_o=b[3])
+    out = got.compute(scheduler="sync")
+    assert sorted(s[0] for s in calls[1:]) == [2, 2, 2]  # one call per chunk of two batch elements
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+
+
+def test_cross_gqa_attention_rechunks_keys_like_the_queries(small):
+    rng, x, y = small
+    w_q, w_k, w_v, w_o = _weights(rng, 32, (32, 16, 16, 32))
+    got = sn.multihead_attention(da.from_array(x, chunks=(2, 16, 32)), da.from_array(y, chunks=(3, 9, 32)), y,
+                                 w_q, w_k, w_v, w_o, num_heads=4, num_kv_heads=2)
+    assert got.chunks[0] == (2, 2, 2)
+    want = sn.multihead_attention(x, y, y, w_q, w_k, w_v, w_o, num_heads=4, num_kv_heads=2)
+    np.testing.assert_allclose(got.compute(scheduler="sync"), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("convention", ["row", "column"])
+def test_attention_on_dask_equals_numpy_in_both_conventions(small, convention):
+    _, x, y = small
+    if convention == "column":
+        x, y = (np.ascontiguousarray(np.swapaxes(a, -1, -2)) for a in (x, y))
+    got = sn.attention(da.from_array(x, chunks=(4,) + x.shape[1:]), y, y, convention=convention)
+    want = sn.attention(x, y, y, convention=convention)
+    assert got.shape == want.shape and got.chunks[0] == (4, 2)
+    np.testing.assert_allclose(got.compute(scheduler="sync"), want, rtol=1e-6, atol=1e-6)
+
+
+def test_pooling_on_dask_equals_numpy(small):
+    rng, x, _ = small
+    w_q, w_k, w_v, w_o = _weights(rng, 32, (32, 32, 32, 32))
+    q = rng.standard_normal((1, 32)).astype(np.float32)
+    lazy = da.from_array(x, chunks=(1, 16, 32))
+    got = sn.attention_pool(lazy, q, w_q, w_k, w_v, w_o, num_heads=4)
+    assert got.chunks == ((1,) * 6, (1,), (32,))
+    np.testing.assert_allclose(got.compute(scheduler="sync"), sn.attention_pool(x, q, w_q, w_k, w_v, w_o, num_heads=4),
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sn.mean_pool(lazy).compute(scheduler="sync"), sn.mean_pool(x), rtol=1e-6, atol=1e-6)
+
+
+def test_dask_inputs_are_checked_before_anything_is_computed(small):
+    rng, x, _ = small
+    w_q, w_k, w_v, w_o = _weights(rng, 32, (32, 32, 32, 16))
+    lazy = da.from_array(x, chunks=(2, 16, 32))
+    with pytest.raises(ShapeError, match=r"w_o should be \(num_heads·d_v, d_model\) = \(32, 32\), got \(32, 16\)"):
+        sn.multihead_attention(lazy, lazy, lazy, w_q, w_k, w_v, w_o, num_heads=4)
+    with pytest.raises(InputError, match="x: attention works on real floating-point arrays; got dtype int64"):
+        sn.mean_pool(da.zeros((2, 3, 4), dtype=np.int64))
+    with pytest.raises(InputError, match="mask: on Dask arrays attention takes a mask of at most 2 axes"):
+        sn.attention(lazy, lazy, lazy, mask=np.ones((6, 16, 16), dtype=bool))
+    with pytest.raises(ShapeError, match="batch axes do not broadcast"):
+        sn.attention(lazy, x[:4], x[:4])
+
+
+def test_multihead_and_pooling_on_a_local_cluster_of_worker_processes(tmp_path):
+    """A real scheduler with two worker processes, each with a memory limit smaller than the input
+    (the input is made on the workers, chunk by chunk, and never whole in one of them)."""
+    distributed = pytest.importorskip("distributed")
+    limit = 64 * 2**20
+    # the limit is what the workers' managed memory spills to disk at; a worker process with NumPy,
+    # SymPy and symattn loaded is itself near this size, so pausing and restarting on the process's
+    # whole memory are turned off (they would stop a worker before it holds any data)
+    settings = {"distributed.worker.memory.target": 0.5, "distributed.worker.memory.spill": 0.6,
+                "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False}
+    B, n, d_model, H = 4608, 64, 64, 4
+    x = da.random.default_rng(7).standard_normal((B, n, d_model), chunks=(256, n, d_model), dtype=np.float32)
+    assert x.nbytes > limit and x.numblocks[0] == 18  # 72 MiB in 18 chunks of 4 MiB
+    rng = np.random.default_rng(8)
+    w_q, w_k, w_v, w_o = _weights(rng, d_model, (d_model,) * 4)
+    q = rng.standard_normal((1, d_model)).astype(np.float32)
+    with dask.config.set(settings):
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=limit,
+                                      dashboard_address=None, local_directory=str(tmp_path)) as cluster, \
+                distributed.Client(cluster) as client:
+            workers = client.scheduler_info()["workers"].values()
+            assert len(workers) == 2 and all(w["memory_limit"] == limit for w in workers)
+            y = sn.multihead_attention(x, x, x, w_q, w_k, w_v, w_o, num_heads=H, causal=True)
+            p = sn.attention_pool(x, q, w_q, w_k, w_v, w_o, num_heads=H)
+            got_y, got_p = client.compute([y, p], sync=True)
+            ran = client.run(lambda: __import__("os").getpid())
+    assert len(set(ran.values())) == 2 and __import__("os").getpid() not in ran.values()
+    x_np = x.compute(scheduler="sync")  # the same values (the generator is seeded per chunk)
+    for b0 in range(0, B, 1536):  # NumPy on the whole array in a few slices, to bound the test's memory
+        s = slice(b0, b0 + 1536)
+        np.testing.assert_allclose(got_y[s], sn.multihead_attention(x_np[s], x_np[s], x_np[s], w_q, w_k, w_v, w_o,
+                                                                    num_heads=H, causal=True), rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(got_p, sn.attention_pool(x_np, q, w_q, w_k, w_v, w_o, num_heads=H),
+                               rtol=2e-5, atol=2e-5)
