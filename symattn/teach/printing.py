@@ -350,11 +350,15 @@ class ReadableLatexPrinter(LatexPrinter):
         i, H = self._print(expr.index), self._print(expr.count)
         return rf"\sum_{{{i}=1}}^{{{H}}} {self._print(expr.body)}"
 
+    def _print_Expectation(self, expr, exp=None):
+        out = rf"\mathbb{{E}}\left[{self._print(expr.args[0])}\right]"
+        return out if exp is None else rf"{out}^{{{exp}}}"
+
     def _print_Visible(self, expr):
         return rf"M\left[{self._print(expr.args[0])} \le {self._print(expr.args[1])}\right]"
 
 
-_LATEX_NODES = {"HeadStack", "HeadConcat", "HeadSum", "Visible"}
+_LATEX_NODES = {"HeadStack", "HeadConcat", "HeadSum", "Visible", "Expectation"}
 
 
 def _latex_name(name: str) -> str:
@@ -376,7 +380,11 @@ def latex(expr, names: dict | None = None) -> str:
     if not isinstance(expr, sp.Basic):
         return rf"\text{{{expr}}}"
     names = dummy_names(expr) if names is None else names
-    return ReadableLatexPrinter(names).doprint(expr)
+    try:
+        return ReadableLatexPrinter(names).doprint(expr)
+    except Exception:  # a node SymPy's LaTeX printer cannot lay out: its readable text, verbatim
+        plain = text(expr, names=names).replace("\\", "/").replace("{", "(").replace("}", ")")
+        return rf"\text{{{plain}}}"
 
 
 class ReadableMathMLPrinter(MathMLPresentationPrinter):

@@ -23,9 +23,9 @@ CELL = 16
 FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
 
 
-def _rect(x, y, w, h, fill, stroke="#333", extra="") -> str:
+def _rect(x, y, w, h, fill, stroke="#333", width=1) -> str:
     return (f"<rect x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' height='{h:.1f}' fill='{fill}' "
-            f"stroke='{stroke}' stroke-width='1' {extra}/>")
+            f"stroke='{stroke}' stroke-width='{width}'/>")
 
 
 def _text(x, y, s, size=12, anchor="middle", weight="normal", fill="#111") -> str:
@@ -167,7 +167,7 @@ def heatmap(cex, lhs=None, rhs=None) -> str:
                 cx, cy = x + j * cell, 50 + i * cell
                 hit = entry == (i, j)
                 parts.append(_rect(cx, cy, cell, cell, _color(arr[i, j], lo, hi), "#c0392b" if hit else "#666",
-                                   "stroke-width='3'" if hit else ""))
+                                   3 if hit else 1))
                 parts.append(_text(cx + cell / 2, cy + cell / 2 + 4, f"{arr[i, j]:.2f}", 10))
         x += arr.shape[1] * cell + 40
     height = 50 + max(a.shape[0], b.shape[0]) * cell + 20

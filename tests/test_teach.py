@@ -1,0 +1,192 @@
+"""Teaching output: readable printing, `symattn explain`, notebook display and pictures."""
+
+import re
+import xml.dom.minidom
+from html import unescape
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import symattn as sa
+from symattn.cli import main
+from symattn.teach.conventions import TOPICS, explain_topic, to_markdown, to_text
+from symattn.teach.printing import balanced_cut, dummy_names, latex, mathml, text
+from symattn.teach.svg import heatmap, shape_diagram
+
+n, m, d_k, d_v = sa.dims("n m d_k d_v")
+INTERNAL = re.compile(r"(?<![\w^])_\w")  # an engine-internal name such as _k, _b0, X[_j, _i]
+
+
+def balanced(s: str) -> bool:
+    pairs, stack = {")": "(", "]": "[", "}": "{", "⌋": "⌊"}, []
+    for ch in s:
+        if ch in "([{⌊":
+            stack.append(ch)
+        elif ch in pairs:
+            if not stack or stack.pop() != pairs[ch]:
+                return False
+    return not stack
+
+
+def test_sum_over_a_dummy_prints_sigma_and_subscripts():
+    X = sp.MatrixSymbol("X", m, n)
+    k, j = sp.Dummy("k"), sp.Dummy("j")
+    assert text(sp.Sum(sp.exp(X[k, j]), (k, 0, m - 1))) == "Σ_{k<m} exp(Xₖⱼ)"
+
+
+def test_nested_dummies_with_one_name_get_distinct_names():
+    X = sp.MatrixSymbol("X", m, n)
+    k1, k2 = sp.Dummy("k"), sp.Dummy("k")
+    e = sp.Sum(sp.exp(X[k1, 0]) * sp.Sum(X[k2, k1], (k2, 0, m - 1)), (k1, 0, m - 1))
+    names = dummy_names(e)
+    assert len(set(names.values())) == 2
+    assert not INTERNAL.search(text(e)) and balanced(text(e))
+
+
+def test_dummy_names_avoid_the_users_symbols():
+    k = sp.Symbol("k", integer=True)
+    K = sp.MatrixSymbol("K", m, n)
+    d = sp.Dummy("k")
+    e = sp.Sum(K[d, 0] * k, (d, 0, m - 1))
+    assert dummy_names(e)[d] != "k"
+
+
+def test_explicit_matrix_prints_on_one_line_and_transposes_as_superscript_t():
+    A = sp.MatrixSymbol("A", n, n)
+    s = text(A.T * sp.ImmutableMatrix([[1, 2], [3, 4]]))
+    assert "\n" not in s and s == "Aᵀ·[[1, 2], [3, 4]]"
+
+
+def test_row_softmax_and_scale_read_like_the_paper():
+    Q, K, V = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k), sp.MatrixSymbol("V", m, d_v)
+    assert text(sa.attention(Q, K, V, convention="row")) == "softmax_row(Q·Kᵀ/√d_k)·V"
+    assert r"\operatorname{softmax}_{\mathrm{row}}" in latex(sa.attention(Q, K, V, convention="row"))
+
+
+_balanced_text = st.recursive(
+    st.text(alphabet="ab +", max_size=4),
+    lambda inner: st.tuples(st.sampled_from(["()", "[]", "{}"]), inner, inner).map(
+        lambda t: t[1] + t[0][0] + t[2] + t[0][1]),
+    max_leaves=12)
+
+
+@given(_balanced_text, st.integers(1, 40))
+@settings(max_examples=200, deadline=None)
+def test_balanced_cut_of_balanced_text_stays_balanced(s, limit):
+    cut = balanced_cut(s, limit)
+    assert balanced(cut)
+    assert cut == s if len(s) <= limit else (cut.startswith(s[:limit].rstrip()) and "…" in cut)
+
+
+def test_mathml_of_definitions_is_well_formed_xml():
+    Q, K, V = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m), sp.MatrixSymbol("V", d_v, m)
+    for e in (sa.attention(Q, K, V), sa.causal_attention(Q, sp.MatrixSymbol("K", d_k, n),
+                                                         sp.MatrixSymbol("V", d_v, n))):
+        xml.dom.minidom.parseString(unescape(mathml(e)))  # raises on a parse error
+        assert "merror" not in mathml(e)
+
+
+@pytest.mark.parametrize("name", list(TOPICS))
+def test_explain_shows_both_conventions_and_every_operand_shape(name):
+    e = explain_topic(name, prove=False)
+    out = to_text(e, 120)
+    assert "COLUMN convention" in out and "ROW convention" in out
+    for s in e.shapes:
+        assert s.column in out and s.row in out
+        # the row operand's shape is the column operand's shape reversed
+        a, b = s.column.split(" × ")
+        assert s.row == f"{b} × {a}"
+    assert not INTERNAL.search(out)
+    # side by side: each column, read down, closes every bracket it opens
+    left = "\n".join(ln.split(" │ ")[0] for ln in out.splitlines())
+    right = "\n".join(ln.split(" │ ")[1] for ln in out.splitlines() if " │ " in ln)
+    assert balanced(left) and balanced(right)
+    md = to_markdown(e)
+    assert "$" in md and r"\times" in md
+
+
+def test_explain_softmax_axis_is_read_off_the_definitions():
+    e = explain_topic("attention", prove=False)
+    assert e.softmax["column"].startswith("Softmax normalizes each column of the m × n")
+    assert e.softmax["row"].startswith("softmax_row normalizes each row of the n × m")
+
+
+@pytest.mark.parametrize("name", ["attention", "multihead"])
+def test_explain_proves_the_correspondence_live(name, capsys):
+    assert main(["explain", name]) == 0
+    out = capsys.readouterr().out
+    assert "column_row_transpose: proved, general" in out
+    assert "= (column form)ᵀ: proved, general" in out
+
+
+def test_explain_markdown_format(capsys):
+    assert main(["explain", "attention", "--format", "md", "--no-prove"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## Scaled dot-product attention")
+    assert r"\operatorname{Softmax}" in out
+
+
+def test_explain_rejects_an_unknown_topic(capsys):
+    with pytest.raises(SystemExit):
+        main(["explain", "transformers"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_verdict_displays_in_a_notebook_and_a_repl():
+    X = sp.MatrixSymbol("X", m, n)
+    v = sa.verify(sa.softmax(X).T, sa.softmax(X.T))
+    assert repr(v).startswith("<Verdict refuted: counterexample at")
+    assert str(v) == v.explain()
+    md = v._repr_markdown_()
+    assert "**refuted**" in md and "$$" in md and "Counterexample" in md
+    html = v._repr_html_()
+    assert "<math" in html and "<svg" in html and "merror" not in html
+    assert repr(v.counterexample).startswith("<Counterexample at")
+    assert "<svg" in v.counterexample._repr_html_()
+
+
+def test_theorem_and_result_display():
+    from symattn.theorems import load_library, prove
+
+    th = load_library()["column_row_transpose"]
+    assert "column_row_transpose" in th._repr_markdown_()
+    res = prove(th)
+    assert "**proved, general**" in res._repr_markdown_()
+    assert "<section class='theorem' id='column_row_transpose'>" in res._repr_html_()
+    assert str(res).startswith("column_row_transpose: proved, general")
+
+
+def test_derivation_report_displays_in_a_notebook():
+    X = sp.MatrixSymbol("X", m, n)
+    r = sa.check_steps([sa.softmax(X).T, sa.softmax(X.T, 1)])
+    assert r.steps[0].lhs == "softmax_row(Xᵀ)"  # readable default texts
+    assert "$$" in r._repr_markdown_()
+    assert "<math" in r._repr_html_()
+    assert str(r).startswith("<python>")
+
+
+def test_shape_diagram_is_svg_drawn_to_scale():
+    svg = shape_diagram({"n": 4, "m": 6, "d_k": 3, "d_v": 2})
+    xml.dom.minidom.parseString(svg)
+    doc = xml.dom.minidom.parseString(svg)
+    rects = doc.getElementsByTagName("rect")
+    # column convention: Q (d_k × n = 3 × 4) is 4 cells wide and 3 tall; the row Q (4 × 3) the reverse
+    sizes = [(float(r.getAttribute("width")), float(r.getAttribute("height"))) for r in rects]
+    assert (64.0, 48.0) in sizes and (48.0, 64.0) in sizes
+    assert "softmax ↓ each column" in svg and "softmax → each row" in svg
+
+
+def test_heatmap_of_a_counterexample_shows_the_attention_weights():
+    Q, K, V = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k), sp.MatrixSymbol("V", m, d_v)
+    v = sa.verify(sa.attention(Q, K, V, convention="row"), sa.softmax(Q * K.T / sp.sqrt(d_k), axis=0) * V)
+    assert v.status == "refuted"
+    svg = heatmap(v.counterexample, v.lhs, v.rhs)
+    xml.dom.minidom.parseString(svg)
+    # the two sides' values, with the certified entry outlined: still well-formed
+    xml.dom.minidom.parseString(heatmap(v.counterexample))
+    assert "attention weights" in svg
+    values = [float(t.firstChild.data) for t in xml.dom.minidom.parseString(svg).getElementsByTagName("text")
+              if re.fullmatch(r"-?\d+\.\d\d", t.firstChild.data)]
+    assert values and all(0.0 <= x <= 1.0 for x in values)  # softmax weights
