@@ -39,6 +39,21 @@ def _split(x, n, G, r, d):
     return np.moveaxis(x.reshape(x.shape[:-1] + (G, r, d)), -4, -2)
 
 
+def _check_mask_batches(mask, lead, H, **arrays):
+    """A mask broadcasts to (..., H, n, m), with no batch axis the inputs lack."""
+    if mask is None or mask.ndim == 2:
+        return
+    want = lead + (H,)
+    try:
+        fits = np.broadcast_shapes(mask.shape[:-2], want) == want
+    except ValueError:
+        fits = False
+    if not fits:
+        shapes = ", ".join(f"{nm} {a.shape}" for nm, a in arrays.items())
+        raise ShapeError(f"multihead_attention: mask {mask.shape} does not broadcast to (batch axes, num_heads, n, m)"
+                         f" = {want + mask.shape[-2:]}: {shapes}")
+
+
 def _head_mask(mask, H, G, r):
     if mask is None or mask.ndim == 2:
         return mask
@@ -92,7 +107,10 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     b = {nm: checks.bias_row(nm, bb, wd, dtype) for nm, bb, wd in (
         ("b_q", b_q, H * d_k), ("b_k", b_k, G * d_k), ("b_v", b_v, G * d_v), ("b_o", b_o, d_model))}
     n, m = x_q.shape[-2], x_k.shape[-2]
-    mask = _head_mask(checks.additive_mask(mask, n, m, dtype), H, G, r)
+    lead = checks.batches("multihead_attention", query=x_q, key=x_k, value=x_v)
+    mask = checks.additive_mask(mask, n, m, dtype)
+    _check_mask_batches(mask, lead, H, query=x_q, key=x_k, value=x_v)
+    mask = _head_mask(mask, H, G, r)
     sizes = {"H": H, "G": G, "d_k": d_k, "d_v": d_v}
 
     biased = any(b[nm] is not None for nm in ("b_q", "b_k", "b_v"))
