@@ -252,3 +252,41 @@ def test_chunked_elementwise_helpers_equal_numpy_and_survive_fork():
         with ctx.Pool(1) as pool:  # the child must not wait on the parent's (absent) threads
             got = pool.apply_async(runtime.rowsum, (x,)).get(timeout=60)
         np.testing.assert_allclose(got, x.sum(-1, keepdims=True), rtol=1e-5)
+
+
+def test_arguments_follow_the_statement_inputs_then_weights_by_head_then_biases():
+    from symattn.lowering.lower import theorem_side
+
+    k = lower(theorem_side("scale_folds_into_query_projection", 1, "lhs"))
+    assert k.arg_names == ("X", "Y", "M", "W^Q", "W^K", "W^V", "b^Q", "b^K", "b^V")
+    two = lower(theorem_side("repeat_kv_equals_sharing", 0, "lhs"))
+    heads = [x for x in two.arg_names if x.startswith("W")]
+    assert heads[:4] == ["W^Q_1", "W^K_1", "W^V_1", "W^O_1"]  # head 1 before head 2
+
+
+def test_a_size_shown_only_inside_a_sum_is_solved_and_a_position_is_a_keyword():
+    from symattn.lowering.lower import theorem_side
+
+    k = lower(theorem_side("causal_mask_attends_to_prefix", 0, "lhs"))  # inputs have s + t columns
+    assert [str(d) for d in k.extra_dims] == ["t"]
+    rng = np.random.default_rng(6)
+    q, kk, v = rng.normal(size=(2, 5)), rng.normal(size=(2, 5)), rng.normal(size=(3, 5))
+    out = k(q, kk, v, t=2)  # s = 5 - 2 is read from the arrays
+    concrete = theorem_side("causal_mask_attends_to_prefix", 0, "lhs").subs(
+        {sa.dims("s"): 3, sa.dims("t"): 2, sa.dims("d_k"): 2, sa.dims("d_v"): 3})
+    np.testing.assert_allclose(out, evaluate(concrete.doit(), {"Q": q, "K": kk, "V": v}), rtol=1e-12)
+    with pytest.raises(ShapeError, match=r"dimension s = \(Q columns\) - t is -1, not a positive integer"):
+        k(q, kk, v, t=6)
+
+
+def test_a_group_size_is_solved_from_the_head_counts_and_must_divide():
+    from symattn.lowering.lower import theorem_side
+
+    k = lower(theorem_side("gqa_row_convention_is_the_transpose", 0, "lhs"))
+    assert k.extra_dims == []  # G from W^K's heads, r = H / G from W^Q's
+    rng = np.random.default_rng(8)
+    arrays = {"Q": rng.normal(size=(4, 3)), "K": rng.normal(size=(4, 5)), "V": rng.normal(size=(4, 5)),
+              "W^Q": rng.normal(size=(6, 2, 4)), "W^K": rng.normal(size=(4, 2, 4)),
+              "W^V": rng.normal(size=(4, 3, 4)), "W^O": rng.normal(size=(6, 4, 3))}
+    with pytest.raises(ShapeError, match=r"dimension r = \(W\^Q heads \(axis -3\)\)/G is 1.5, not a positive integer"):
+        k(**arrays)

@@ -12,6 +12,16 @@ returns a batched NumPy function. The root of such an expression is often a SymP
 ``_numpycode`` too, which prints batched only when the expression holds a symattn node and
 otherwise calls the printer's own method (a pure SymPy expression prints exactly as before).
 The definitions in :mod:`symattn.defs` are not edited: the methods are attached from here.
+
+>>> import numpy as np, sympy as sp, symattn as sa
+>>> n, m, d_k, d_v = sa.dims("n m d_k d_v")
+>>> Q, K, V = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m), sp.MatrixSymbol("V", d_v, m)
+>>> f = sp.lambdify([Q, K, V], sa.attention(Q, K, V))
+>>> f(np.ones((8, 4, 3)), np.ones((8, 4, 5)), np.ones((8, 2, 5))).shape    # a batch of 8
+(8, 2, 3)
+
+Names of matrices must be Python identifiers for lambdify (it replaces other arguments by scalar
+dummies); :func:`symattn.lower` takes any name (``W^Q`` becomes ``W_Q``).
 """
 
 from __future__ import annotations

@@ -127,6 +127,22 @@ def _is_permutation(e) -> bool:
     return isinstance(e, Permutation)
 
 
+def position_symbols(expr) -> set:
+    """The symbols of slice bounds and of the offsets and lengths of masks (positions, not sizes)."""
+    from ..defs.mask import CausalMask, PaddingMask
+
+    out = set()
+    for x in sp.preorder_traversal(expr):
+        if isinstance(x, sp.MatrixSlice):
+            for b in (*x.rowslice, *x.colslice):
+                out |= sp.sympify(b).free_symbols
+        elif isinstance(x, CausalMask):
+            out |= x.offset.free_symbols
+        elif isinstance(x, PaddingMask):
+            out |= x.length.free_symbols
+    return out
+
+
 def dimension_symbols(expr) -> set:
     """The symbols of the sizes: in the shapes of the matrix nodes, the head counts of the binders,
     the bounds of slices and the offsets and lengths of masks."""
@@ -235,6 +251,8 @@ def solve_sizes(expr, args, names, dims) -> tuple[list[str], list]:
     bound: set = set()
     lines: list[str] = []
     pending = list(eqs)
+    extra: set = set()
+    positions = sorted(position_symbols(expr) & set(dims), key=str)
     progress = True
     while progress:
         progress = False
@@ -249,7 +267,7 @@ def solve_sizes(expr, args, names, dims) -> tuple[list[str], list]:
             continue
         for eq in list(pending):
             d, code, arr, what = eq
-            unknown = (d.free_symbols & set(dims)) - bound
+            unknown = (d.free_symbols & set(dims)) - bound - extra
             if len(unknown) != 1:
                 continue
             (u,) = unknown
@@ -264,6 +282,14 @@ def solve_sizes(expr, args, names, dims) -> tuple[list[str], list]:
             pending.remove(eq)
             progress = True
             break
+        if not progress:
+            # a position (a slice bound t, a mask's length L) that no axis shows alone becomes a
+            # keyword; the axis s + t then gives s = Q.shape[-1] - t
+            stuck = set().union(*(d.free_symbols for d, *_ in pending)) if pending else set()
+            choice = [x for x in positions if x in stuck and x not in bound | extra]
+            if choice:
+                extra.add(choice[0])
+                progress = True
     extra = sorted(set(dims) - bound, key=str)
     known = bound | set(extra)
     printer = ScalarPrinter(dims)

@@ -43,6 +43,21 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     ...         V=rng.random((5, 6), dtype=np.float32))
     >>> out.shape, out.dtype
     ((2, 3, 6), dtype('float32'))
+
+    A symbolic head count H is a head axis: each family is one array (..., H, rows, cols), and H is
+    read from the arrays when the kernel runs.
+
+    >>> d, H = sa.dims("d H")
+    >>> X = sp.MatrixSymbol("X", d, n)
+    >>> W_Q, W_K = sa.Family("W^Q", d_k, d), sa.Family("W^K", d_k, d)
+    >>> W_V, W_O = sa.Family("W^V", d_v, d), sa.Family("W^O", d, d_v)
+    >>> mh = lower(sa.multihead(X, X, X, W_Q, W_K, W_V, W_O, H=H, form="sum"))
+    >>> mh.arg_names
+    ('X', 'W^Q', 'W^K', 'W^V', 'W^O')
+    >>> w = {"W^Q": np.ones((4, 2, 8)), "W^K": np.ones((4, 2, 8)), "W^V": np.ones((4, 3, 8)),
+    ...      "W^O": np.ones((4, 8, 3))}                                       # H = 4 heads
+    >>> mh(np.ones((16, 8, 5)), **w).shape                                   # a batch of 16
+    (16, 8, 5)
     """
     expr = as_matrix(expr, "expr", "lower(expr)")
     subst = tuple(sorted(((e, s) for e, s in (inputs or {}).items()), key=lambda p: p[1].name))

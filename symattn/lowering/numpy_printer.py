@@ -17,6 +17,17 @@ One method per node (``_print_<Node>``), as in SymPy's printers:
 - family members W_{g(h)}: ``take_heads`` with the index array g(1..H) (GQA's shared groups);
 - slices, explicit matrices, RowOf, Score (a callable), permutations (an input matrix).
 
+>>> import numpy as np, sympy as sp, symattn as sa
+>>> n, d, d_v, H = sa.dims("n d d_v H")
+>>> X = sp.MatrixSymbol("X", d, n)
+>>> W_V, W_O = sa.Family("WV", d_v, d), sa.Family("WO", d, d_v)
+>>> total = sa.head_sum(W_O[sa.h] * W_V[sa.h] * X, H)           # Σ_h W_h^O W_h^V X
+>>> print(BatchedNumPyPrinter().doprint(total))
+heads_sum(matmul_chain(WO_h[..., :WO_h.shape[-3], :, :], WV_h[..., :WO_h.shape[-3], :, :], (X)[..., None, :, :]))
+>>> g = sp.lambdify([X, W_V[sa.h], W_O[sa.h]], total)            # the families: (H, rows, cols)
+>>> float(g(np.ones((4, 3)), np.ones((5, 2, 4)), np.ones((5, 4, 2)))[0, 0])  # H = 5 heads of 2·4 ones
+40.0
+
 Stock ``sympy.lambdify`` reaches this printer through the ``_numpycode`` methods installed by
 :func:`install` (SymPy's ``printmethod`` protocol): a symattn node, or a SymPy matrix expression
 holding one, prints its whole subtree with this printer. Subclasses (other array libraries) override

@@ -15,7 +15,11 @@ broadcast. The printing rules, one method per node (``_print_<Node>``):
 - BlockMatrix: concatenation with broadcast batch axes; Exp, ShiftRows, ScaleRows,
   DivideRows elementwise (in place on temporaries; exp(X - c 1ᵀ), exp and row sums of large
   temporaries in row chunks on every core, see ``runtime``);
-- scalars: SymPy's Python printer (math.sqrt, ...) inside ``float(...)``, so float32 stays float32.
+- scalars: SymPy's Python printer (math.sqrt, ...) inside ``float(...)``, so float32 stays float32;
+- every other node (sums, stacks and concatenations over heads, family members, slices, explicit
+  matrices, masks, RoPE blocks, RowOf, score functions): one expression of
+  :class:`~symattn.lowering.numpy_printer.BatchedNumPyPrinter`, the printer stock ``sympy.lambdify``
+  uses, with the temporaries computed so far known to it by name (:meth:`BatchedPrinter.expression_printer`).
 
 Every subexpression is computed once (common subexpressions share a temporary), and a
 temporary is modified in place only when it has a single use.

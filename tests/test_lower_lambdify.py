@@ -1,0 +1,163 @@
+"""Stock ``sympy.lambdify`` on every node class symattn exports: a batched NumPy function that agrees
+with symattn's evaluator (``symattn.proof.evaluate``) on each matrix of a batch."""
+
+import inspect
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symattn as sa
+import symattn.defs
+from symattn.defs.heads import Binder
+from symattn.defs.mask import Visible
+from symattn.defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
+from symattn.defs.permutation import PermIndex, PermutationSymbol
+from symattn.lowering.hooks import node_classes
+from symattn.proof.evaluate import evaluate
+
+n, m, d_k, d_v, d, H, p, L = sa.dims("n m d_k d_v d H p L")
+SIZES = {n: 3, m: 4, d_k: 2, d_v: 3, d: 4, H: 3, p: 2, L: 2}
+BATCH = 2
+Q, K, V = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m), sp.MatrixSymbol("V", d_v, m)
+X, c = sp.MatrixSymbol("X", m, n), sp.MatrixSymbol("c", m, 1)
+k_, t_, a_ = sp.Symbol("k", integer=True), sp.Symbol("t", integer=True), sp.Symbol("a", integer=True)
+WQ, WK = sa.Family("WQ", d_k, d), sa.Family("WK", d_k, d)
+WV, WO = sa.Family("WV", d_v, d), sa.Family("WO", d, d_v)
+Xd = sp.MatrixSymbol("Xd", d, n)
+h = sa.h
+
+
+def exported_node_classes() -> set:
+    """The SymPy node classes symattn exports (``symattn``, ``symattn.defs``) and the nodes of its
+    definitions, without the abstract bases of other ones."""
+    found = {c for mod in (sa, symattn.defs) for name, c in vars(mod).items()
+             if inspect.isclass(c) and issubclass(c, sp.Basic) and not name.startswith("_")}
+    found |= {c for c in node_classes() if not c.__name__.startswith("_")}
+    return {c for c in found if not any(o is not c and issubclass(o, c) for o in found)}
+
+
+def _multihead_sum():
+    return sa.multihead(Xd, Xd, Xd, WQ, WK, WV, WO, H=H, form="sum")
+
+
+#: class -> (expression holding it, lambdify arguments, scalar values, function instances)
+EXAMPLES = {
+    sa.Softmax: lambda: (sa.attention(Q, K, V), [Q, K, V], {}, {}),
+    Exp: lambda: (Exp(X), [X], {}, {}),
+    Log: lambda: (Log(sa.softmax(X)), [X], {}, {}),
+    ShiftRows: lambda: (ShiftRows(X, c), [X, c], {}, {}),
+    ScaleRows: lambda: (ScaleRows(c, X), [c, X], {}, {}),
+    DivideRows: lambda: (DivideRows(X, Exp(c)), [X, c], {}, {}),
+    RowOf: lambda: (RowOf(X, k_), [X, k_], {k_: 1}, {}),
+    sa.CausalMask: lambda: (sa.softmax(X + sa.CausalMask(m, n, offset=1)), [X], {}, {}),
+    sa.PaddingMask: lambda: (sa.softmax(X + sa.PaddingMask(m, n, L)), [X, L], {}, {}),
+    sa.Permutation: lambda: (X * sa.Permutation("P", n), [X, sa.Permutation("P", n)], {}, {}),
+    sa.Symmetric: lambda: (sa.Symmetric("S", m) * X, [sa.Symmetric("S", m), X], {}, {}),
+    sa.Score: lambda: (sa.attention(Q, K, V, score=sa.ScoreFunction("f")), [Q, K, V, sp.Symbol("f")], {},
+                       {"f": lambda q, k: np.swapaxes(k, -1, -2) @ q - 1.0}),
+    sa.FamilyMember: lambda: (WO[1] * sp.MatrixSymbol("Z", d_v, n), [WO[1], sp.MatrixSymbol("Z", d_v, n)], {}, {}),
+    sa.HeadSum: lambda: (_multihead_sum(), [Xd, WQ[h], WK[h], WV[h], WO[h]], {}, {}),
+    sa.HeadStack: lambda: (sa.head_stack(WV[h] * Xd, H), [Xd, WV[h]], {}, {}),
+    sa.HeadConcat: lambda: (sa.head_concat(WV[h] * Xd, H), [Xd, WV[h]], {}, {}),
+    sa.BlockDiag: lambda: (sa.rope(a_, p) * sp.MatrixSymbol("x", 2 * p, n), [sp.MatrixSymbol("x", 2 * p, n), a_, p],
+                           {a_: 3}, {}),
+}
+
+
+def _values(rng, expr, args):
+    """Random batched values for the matrices, permutation matrices for P, symmetric ones for S, and
+    the stacked heads of the families (no batch axis: they broadcast); the evaluator's values; the
+    names of the batched ones."""
+    values, env, batched = {}, {}, set()
+    for x in args:
+        if isinstance(x, sa.FamilyMember) and x.index == h:
+            shape = tuple(int(sp.sympify(s).subs(SIZES)) for s in x.shape)
+            stack = rng.normal(size=(SIZES[H],) + shape)
+            values[str(x)] = stack
+            env.update({f"{x.family_name}_{j + 1}": stack[j] for j in range(SIZES[H])})
+        elif isinstance(x, (sp.MatrixSymbol, sa.Permutation, sa.FamilyMember)):
+            shape = tuple(int(sp.sympify(s).subs(SIZES)) for s in x.shape)
+            if isinstance(x, sa.Permutation):
+                v = np.stack([np.eye(shape[0])[rng.permutation(shape[0])] for _ in range(BATCH)])
+            else:
+                v = rng.normal(size=(BATCH,) + shape)
+                v = sa.Symmetric.impose(v) if isinstance(x, sa.Symmetric) else v
+            values[x.name] = env[x.name] = v
+            batched.add(x.name)
+    return values, env, batched
+
+
+def _argument(x, values, scalars, functions):
+    if isinstance(x, sp.Symbol) and x in SIZES:
+        return SIZES[x]
+    if isinstance(x, sp.Symbol) and x in scalars:
+        return scalars[x]
+    if isinstance(x, sp.Symbol) and x.name in functions:
+        return functions[x.name]
+    return values[str(x) if isinstance(x, sa.FamilyMember) and x.index == h else x.name]
+
+
+def test_every_exported_node_class_has_an_example():
+    missing = sorted(c.__name__ for c in exported_node_classes() - set(EXAMPLES) - {Visible, PermIndex})
+    assert not missing, f"no lambdify example for {missing}"
+    assert Binder not in exported_node_classes()  # an abstract base: its subclasses are the nodes
+
+
+@pytest.mark.parametrize("cls", sorted(EXAMPLES, key=lambda c: c.__name__), ids=lambda c: c.__name__)
+def test_stock_lambdify_is_batched_and_agrees_with_the_evaluator(cls):
+    expr, args, scalars, functions = EXAMPLES[cls]()
+    assert any(isinstance(x, cls) for x in sp.preorder_traversal(expr)) or expr.has(cls)
+    f = sp.lambdify(args, expr)  # stock SymPy: no printer given
+    rng = np.random.default_rng(sorted(EXAMPLES, key=lambda c: c.__name__).index(cls))
+    values, env, batched = _values(rng, expr, args)
+    got = f(*[_argument(x, values, scalars, functions) for x in args])
+    concrete = expr.subs(SIZES).subs(scalars).doit()
+    for b in range(BATCH):
+        env_b = {k: v[b] if k in batched else v for k, v in env.items()}
+        want = evaluate(concrete, env_b, functions=functions)
+        np.testing.assert_allclose(got[b], want, rtol=1e-10, atol=1e-12)
+
+
+def test_lambdify_reads_the_head_count_from_the_stacked_arrays():
+    f = sp.lambdify([Xd, WQ[h], WK[h], WV[h], WO[h]], _multihead_sum())
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(4, 3))
+    for heads in (1, 2, 5):
+        ws = [rng.normal(size=(heads, *s)) for s in ((2, 4), (2, 4), (3, 4), (4, 3))]
+        concrete = _multihead_sum().subs({**SIZES, H: heads}).doit()
+        env = {"Xd": x, **{f"{nm}_{j + 1}": w[j] for nm, w in zip(("WQ", "WK", "WV", "WO"), ws) for j in range(heads)}}
+        np.testing.assert_allclose(f(x, *ws), evaluate(concrete, env), rtol=1e-10)
+
+
+def test_visible_and_permutation_index_print_for_numpy_and_python():
+    k, t = sp.symbols("k t", integer=True)
+    f = sp.lambdify([k, t], Visible(k, t))
+    ks = np.arange(5)
+    np.testing.assert_array_equal(f(ks, 2), [float(Visible(int(j), 2)) for j in ks])
+    g = sp.lambdify([k, t], Visible(k, t), modules="math")
+    assert g(1, 2) == 0.0 and g(3, 2) == -np.inf
+    sigma = PermutationSymbol("sigma")
+    perm = np.array([2, 0, 1])
+    forward = sp.lambdify([sigma, k], PermIndex(sigma, 3, k, 0))
+    inverse = sp.lambdify([sigma, k], PermIndex(sigma, 3, k, 1))
+    assert [forward(perm, j) for j in range(3)] == [2, 0, 1]
+    assert [inverse(perm, forward(perm, j)) for j in range(3)] == [0, 1, 2]
+
+
+def test_a_pure_sympy_expression_prints_as_before():
+    A, B = sp.MatrixSymbol("A", 2, 3), sp.MatrixSymbol("B", 3, 2)
+    source = inspect.getsource(sp.lambdify([A, B], A * B.T.T))
+    assert ").dot(" in source and "matmul" not in source
+
+
+def test_user_lambdify_of_attention_is_a_batched_kernel():
+    f = sp.lambdify([Q, K, V], sa.attention(Q, K, V))
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(5, 2, 3)), rng.normal(size=(5, 2, 4)), rng.normal(size=(5, 3, 4))
+    got = f(q, k, v)
+    assert got.shape == (5, 3, 3)
+    concrete = sa.attention(Q, K, V).subs({n: 4, m: 3, d_k: 2, d_v: 3})
+    for b in range(5):
+        want = evaluate(concrete, {"Q": q[b], "K": k[b], "V": v[b]})
+        np.testing.assert_allclose(got[b], want, rtol=1e-12)
