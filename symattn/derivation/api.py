@@ -61,9 +61,29 @@ class Derivation:
         return self
 
     def declare(self, names: str, rows, cols, *, heads: str | None = None) -> Derivation:
-        """``declare("W_h^Q, W_h^K", "d_k", "d_model", heads="h in 1..H")``."""
+        """``declare("W_h^Q, W_h^K", "d_k", "d_model", heads="h in 1..H")``.
+
+        A bad argument is reported by its name (``rows``, ``cols``, ``names``, ``heads``), not by a
+        position in text the caller never wrote.
+        """
+        for what, v in (("rows", rows), ("cols", cols)):
+            ok = (isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and v > 0)
+                  or (isinstance(v, sp.Expr) and (v.is_Symbol or v.is_Integer or v.is_Mul or v.is_Add)))
+            if not ok:
+                raise DerivationError(f"declare({names!r}, ...): {what} = {v!r} ({type(v).__name__}) is not a "
+                                      "dimension", 0, 0, "a dimension name such as 'd_k', a positive integer, "
+                                      "or a symbol from symattn.dims")
+        for what, v in (("names", names), ("heads", heads)):
+            if v is not None and not isinstance(v, str):
+                raise DerivationError(f"declare: {what} = {v!r} ({type(v).__name__}) must be text", 0, 0,
+                                      "names such as 'W_h^Q, W_h^K' and heads such as 'h in 1..H'")
         tail = f" for {heads}" if heads else ""
-        return self._add(f"{names}: {_text(rows)} x {_text(cols)}{tail}")
+        try:
+            return self._add(f"{names}: {_text(rows)} x {_text(cols)}{tail}")
+        except DerivationError as exc:
+            raise DerivationError(f"declare({names!r}, {rows!r}, {cols!r}"
+                                  f"{f', heads={heads!r}' if heads else ''}): {exc.detail}", 0, 0,
+                                  exc.expected) from None
 
     def heads(self, index: str = "h", count="H") -> Derivation:
         """The head index and the number of heads (``h = 1..H``)."""

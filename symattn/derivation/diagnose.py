@@ -168,9 +168,9 @@ def structural_candidates(node, scales=()):
                 out.append(("scale dropped", f"the scores in {n.text()} lack the factor 1/sqrt({d})",
                             rebuild(ast.Call(n.pos, n.target, (div,), n.axis))))
         if isinstance(n, ast.Name) and n.sub is not None:
-            for sub2, how in _off_by_one(n.sub):
-                out.append(("off-by-one in an index", f"{n.text()} should be {how}",
-                            rebuild(ast.Name(n.pos, n.base, sub2, n.sup))))
+            for sub2, _ in _off_by_one(n.sub):
+                fixed = ast.Name(n.pos, n.base, sub2, n.sup)
+                out.append(("off-by-one in an index", f"{n.text()} should be {fixed.text()}", rebuild(fixed)))
             return
         for f in fields(n):
             if f.name == "pos" or (isinstance(n, ast.Call) and f.name == "target"):
@@ -263,7 +263,8 @@ def _walk_tuple(item, k, n, fname, v, rebuild, walk):
 
 
 def _is_function_name(n) -> bool:
-    return isinstance(n, ast.Name) and n.base in ("Attention", "Softmax", "softmax", "MultiHead", "Concat")
+    return isinstance(n, ast.Name) and n.base in ("Attention", "Softmax", "softmax", "MultiHead", "Concat",
+                                                  "exp", "log")
 
 
 def _replace(n, name, value):

@@ -20,6 +20,7 @@ Vocabulary (the seeds' own words):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 
 import sympy as sp
@@ -183,6 +184,12 @@ class Scope:
         if st.index is not None:
             self.head_range(st.index, st.upper, st)
         for n in st.names:
+            top = self.superscript_family(n)
+            if top is not None and st.index is None:  # W_Q^h (Elhage et al.): the head index on top
+                if top in self.families or top in self.matrices:
+                    self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
+                self.families[top] = D.Family(top, rows, cols)
+                continue
             letter = n.sub.base if isinstance(n.sub, ast.Name) and n.sub.sub is None else None
             if letter is not None and (letter == st.index or (st.index is None and letter in self.counts)):
                 k = family_key(n)
@@ -204,6 +211,14 @@ class Scope:
                 self.partition(k, n, count)
             if letter is not None and len(letter) == 1:
                 self.plain_subs[k] = letter
+
+    def superscript_family(self, n, L=()):
+        """``W_Q^h`` with h a head index: the family key ``W_Q`` (the label below, the index on top)."""
+        if (isinstance(n, ast.Name) and n.sup is not None and len(n.sup) == 1 and (n.sup in self.counts or n.sup in L)
+                and isinstance(n.sub, ast.Name) and n.sub.sub is None and n.sub.base not in self.counts
+                and n.sub.base not in L):
+            return f"{n.base}_{n.sub.base}"
+        return None
 
     def partition(self, k, node, count, family_shape=None):
         """Read the whole matrix ``k`` (W^O) as its head blocks W^O_h: stacked when its rows are
@@ -242,7 +257,15 @@ class Scope:
                           f"{b}_1{sup}, ..., {b}_{sp.sstr(count)}{sup} ({shape_text(fam)}) {how}")
 
     def partition_uses(self, nodes):
-        """Names W^O_i used beside a whole W^O declared without blocks: a block partition."""
+        """Names W^O_i used beside a whole W^O declared without blocks: a block partition; and so is
+        a whole W^O where MultiHead or head_i needs the blocks of the output projection."""
+        nodes = list(nodes)
+        counts = {sp.sstr(c): c for c in self.counts.values()}
+        needs = any((isinstance(n, ast.Call) and n.target.base == "MultiHead")
+                    or (isinstance(n, ast.Name) and n.base == "head" and n.sub is not None) for n in nodes)
+        for k in [k for k in self.matrices if needs and k.endswith("^O") and "_" not in k]:
+            if k not in self.families and not any(f.endswith("^O") for f in self.families) and len(counts) == 1:
+                self.partition(k, nodes[0], next(iter(counts.values())))
         for n in nodes:
             if not isinstance(n, ast.Name) or n.sub is None:
                 continue
@@ -322,9 +345,23 @@ class Scope:
             raise
         except SymattnError as exc:  # a misfit found by the definitions themselves
             cls = NotationShapeError if isinstance(exc, D.shapes.ShapeError) else DerivationError
-            self.fail(node, str(exc), "", cls)
+            self.fail(node, self.speak(str(exc)), "", cls)
         finally:
             self.nesting -= 1
+
+    def speak(self, message: str) -> str:
+        """A message of the Python library in the file's language: no ``symattn.dims(...)`` advice
+        in a derivation file, but the declaration that file would use."""
+        m = re.search(r"declare (.+?) with symattn\.dims\(\.\.\.\) \(positive integer symbols\)", message)
+        if not m:
+            return message
+        names = m.group(1)
+        if self.dialect == "latex":
+            advice = (f"declare {names} as a dimension in a shape of the file (as in "
+                      f"\\mathbb{{R}}^{{{names} \\times d}}), or use a declared dimension")
+        else:
+            advice = f"declare {names} as a dimension in a shape (as in X: {names} x d), or use a declared dimension"
+        return message[:m.start()] + advice + message[m.end():]
 
     def expand(self, node, d: Definition, locals_):
         """The body of definition ``d`` (refusing a definition that refers to itself)."""
@@ -471,6 +508,9 @@ class Scope:
             return self.scalars[k]
         if k in self.dims:
             return self.dims[k]
+        top = self.superscript_family(node, L)
+        if top is not None and top in self.families:
+            return self.families[top][self.index_value(ast.Name(node.pos, node.sup), L)]
         if node.base == ONES:
             if node.sub is None or node.sup is not None:
                 self.fail(node, "the vector of ones without its length", "\\mathbf{1}_N (N entries)")

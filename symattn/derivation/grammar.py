@@ -34,6 +34,7 @@ class Parser:
         self.i = 0
         self.depth = 0
         self.stop_words: set[str] = set()
+        self.label_transposed = False  # the last superscript was a label with a transpose (W^{K\top})
 
     # token helpers ---------------------------------------------------------
 
@@ -160,6 +161,8 @@ class Parser:
                 node = ast.T((caret.line, caret.col), node)
             elif isinstance(node, ast.Name) and node.sup is None and not isinstance(node, ast.Call):
                 node = ast.Name(node.pos, node.base, node.sub, label)
+                if self.label_transposed:
+                    node = ast.T((caret.line, caret.col), node)
             else:
                 self.fail(f"the superscript ^{label} can only label a name", "^T or ^\\top (transpose)",
                           caret)
@@ -191,8 +194,12 @@ class Parser:
             if self.at_op("}"):
                 self.next()
                 break
+        self.label_transposed = False
         if parts == [None] or parts == ["T"]:
             return None
+        if self.dialect == "latex" and len(parts) > 1 and parts[-1] in (None, "T") and None not in parts[:-1]:
+            self.label_transposed = True  # W^{K\top}, W_Q^{h\,T}: the label, then a transpose
+            return "".join(parts[:-1])
         if None in parts:
             self.fail("a transpose mark mixed with a label", "^T alone or a label alone", caret)
         return "".join(parts)
@@ -231,6 +238,8 @@ class Parser:
 
     def name(self, t: Token):
         """A name with its subscript and label, in either order (W_h^Q or W^Q_h)."""
+        if t.value == "e" and self.dialect == "latex" and self.at_op("^"):
+            self.fail("e^{...} (the exponential) is not read as a power", "\\exp(...)", t)
         sub, sup, transpose = None, None, []
         while self.at_op("_", "^"):
             op = self.next()
@@ -240,6 +249,14 @@ class Parser:
                 sub = self.subscript()
             else:
                 label = self.superscript(op)
+                if label is not None and self.label_transposed:
+                    if sup is not None:
+                        self.fail("a second superscript", "one label per name", op)
+                    sup = label
+                    transpose.append(op)
+                    if self.at_op("_"):
+                        self.fail("a subscript after the transpose mark", "the subscript before ^T", op)
+                    break
                 if label is None:
                     transpose.append(op)
                     if self.at_op("_"):
@@ -391,7 +408,7 @@ class Parser:
         self.fail(f"found {t.show()}", "a name, a number, '(' or a block matrix")
 
 
-VOCABULARY = ("Attention", "Softmax", "softmax", "MultiHead", "Concat")
+VOCABULARY = ("Attention", "Softmax", "softmax", "MultiHead", "Concat", "exp", "log")
 
 
 def chain_or_definition(first, links, pos, shape=None):

@@ -562,9 +562,17 @@ class LatexParser(Parser):
         if names and len(names) == 1 and self.at_op(":"):
             self.next()
             self.space()
+            arity = 1
             while self.at("cmd", "times"):
                 self.next()
                 self.space()
+                arity += 1
+            if arity != 2:
+                self.fail(f"{names[0].text()} is declared as a function of {arity} argument"
+                          f"{'s' if arity > 1 else ''}: only a score function of two arguments "
+                          "(f : M^{..} \\times M^{..} \\to M^{..}) is read; a feature map such as \\phi is not",
+                          "the matrices the map produces, declared as matrices (\\phi(Q) written as a "
+                          "declared Q_\\phi \\in \\mathbb{R}^{N \\times C})", t)
             if not self.at("cmd", "to"):
                 self.fail(f"found {self.peek().show()}", "\\to and the space of the scores")
             self.next()

@@ -138,6 +138,9 @@ def check_steps(exprs, texts=None, *, budget: float = DEFAULT_BUDGET, diagnose: 
     """
     start = time.perf_counter()
     exprs = list(exprs)
+    if len(exprs) < 2:
+        raise DerivationError(f"check_steps needs a chain of at least two expressions, got {len(exprs)}: "
+                              "with one there is no step to check", 0, 0, "[lhs, rhs, ...]")
     texts = list(texts) if texts is not None else [readable_text(e) for e in exprs]
     steps = []
     for k in range(1, len(exprs)):
@@ -157,16 +160,23 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
     from .diagnose import diagnose_step
 
     chains = set()
+    previous = None
     for s in report.steps:
         L, R = s.lhs_expr, s.rhs_expr
         first_of_chain = s.chain not in chains
         chains.add(s.chain)
-        if isinstance(R, Exception):
+        if isinstance(L, Exception) and first_of_chain:  # the chain's first expression: say why
+            s.status = "ill-formed"
+            s.error = f"the left side {s.lhs} is ill-formed: {L}"
+            if isinstance(R, Exception):
+                s.error += f"\nthe right side is ill-formed too: {R}"
+        elif isinstance(R, Exception):
             s.status, s.error = "ill-formed", str(R)
-            continue
-        if isinstance(L, Exception):
-            s.status, s.error = (("ill-formed", str(L)) if first_of_chain else
-                                 ("skipped", "the left side is ill-formed (see the step before)"))
+        elif isinstance(L, Exception):
+            s.status = "skipped"
+            s.error = f"the left side is ill-formed (see step {previous.number}, whose right side it is)"
+        previous = s
+        if isinstance(L, Exception) or isinstance(R, Exception):
             continue
         if not (is_matrix(L) and is_matrix(R)):
             s.status, s.error = "ill-formed", "both sides of a step must be matrices"
@@ -184,11 +194,11 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         if s.assumptions and v.proved:
             s.scope += "; under " + ", ".join(s.assumptions)
     if diagnose:
-        first = report.first_failure
-        # a slip is looked for only where the step is shown false or cannot be built: an
-        # undecided ("unknown") step may well be true
-        if first is not None and first.status in ("refuted", "ill-formed"):
-            first.diagnosis = diagnose_step(first, budget=min(budget, 10.0))
+        # a slip is looked for in every step shown false or that cannot be built: an undecided
+        # ("unknown") step may well be true
+        for s in report.steps:
+            if s.status in ("refuted", "ill-formed"):
+                s.diagnosis = diagnose_step(s, budget=min(budget, 10.0))
 
 
 # documents (statements from a front end) ------------------------------------

@@ -40,11 +40,16 @@ def table(report, wide: bool = False) -> str:
         out.append("no steps: the file declares and defines, but claims nothing")
     proved = sum(s.proved for s in report.steps)
     out.append(f"\n{proved} of {len(report.steps)} steps proved in {report.seconds:.1f} s")
-    first = report.first_failure
-    if first is not None:
+    for s in failing(report):
         out.append("")
-        out.append(detail(first))
+        out.append(detail(s))
     return "\n".join(out)
+
+
+def failing(report) -> list:
+    """The steps to explain: every step not proved, except those skipped after an ill-formed one
+    (the step before explains them)."""
+    return [s for s in report.steps if not s.proved and s.status != "skipped"]
 
 
 def _array(a) -> str:
@@ -101,9 +106,10 @@ def to_markdown(report) -> str:
     for s in report.steps:
         out.append(f"| ({s.number}) | {icon[s.status]} {_verdict(s)} | {s.scope or '-'} "
                    f"| {s.method or '-'} |")
-    first = report.first_failure
-    if first is not None:
-        out += ["", f"**Step ({first.number}) is {first.status}.**", "", "```", detail(first), "```"]
+    bad = failing(report)
+    if bad:
+        for s in bad:
+            out += ["", f"**Step ({s.number}) is {s.status}.**", "", "```", detail(s), "```"]
     else:
         out += ["", f"Every step is proved ({len(report.steps)} steps, {report.seconds:.1f} s)."]
     return "\n".join(out) + "\n"

@@ -1,0 +1,254 @@
+"""The constructs papers typeset, each read (and the step proved) or refused with a message that
+names it and says what to write instead."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+import sympy as sp
+
+import symattn as sa
+from symattn.cli import main
+from symattn.derivation import ast, check_statements
+from symattn.derivation.latex import parse_latex
+from symattn.errors import DerivationError, ParseError
+
+ROW = "%: convention: row\n"
+SHAPES = r"$Q \in \mathbb{R}^{n \times d}$, $K \in \mathbb{R}^{m \times d}$, $V \in \mathbb{R}^{m \times d}$" + "\n"
+HEADS = (r"$W^Q_i \in \mathbb{R}^{d \times d_k}$, $W^K_i \in \mathbb{R}^{d \times d_k}$, "
+         r"$W^V_i \in \mathbb{R}^{d \times d_v}$ and $W^O \in \mathbb{R}^{hd_v \times d}$" + "\n")
+
+
+def check(text):
+    return check_statements(parse_latex(text), dialect="latex")
+
+
+def statuses(text):
+    return [s.status for s in check(text).steps]
+
+
+def test_mathrm_with_a_subscript_inside_is_a_name_with_its_subscript():
+    (st,) = parse_latex(r"$$ \mathrm{head_i} = \mathrm{head_1} $$")
+    assert st.first == ast.Name((0, 0), "head", ast.Name((0, 0), "i"))
+    assert st.links[0][2] == ast.Name((0, 0), "head", ast.Num((0, 0), 1))
+
+
+@pytest.mark.parametrize("dots", ["...", r"\dots", r"\cdots", r"\ldots"])
+def test_the_transformer_papers_multihead_with_where_and_any_ellipsis(dots):
+    text = ROW + SHAPES + HEADS + (
+        r"\begin{align*} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mathrm{head_1}, " + dots
+        + r", \mathrm{head_h})W^O\\ \text{where}~\mathrm{head_i} &= \mathrm{Attention}(QW^Q_i, KW^K_i, VW^V_i)"
+        r"\end{align*}" "\n"
+        r"$$ \mathrm{Concat}(\mathrm{head_1}, " + dots + r", \mathrm{head_h})W^O = "
+        r"\sum_{i=1}^{h} \mathrm{head_i} W^O_i $$")
+    r = check(text)
+    assert [s.status for s in r.steps] == ["proved", "proved"], r.steps
+    assert any("read as its h blocks" in n for n in r.notes)  # W^O beside W^O_i: a block partition
+    assert any("read from the sum" in n for n in r.notes)
+
+
+def test_an_explicit_list_of_heads():
+    text = ROW + SHAPES + r"$$ i = 1, \dots, 3 $$" + HEADS.replace("hd_v", "3 d_v") + (
+        r"$$ \mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \mathrm{head}_2, \mathrm{head}_3)W^O $$")
+    assert statuses(text) == ["proved"]
+
+
+def test_a_new_name_defined_by_a_chain_with_several_equals():
+    text = ROW + SHAPES + HEADS.replace(r"W^K_i \in", r"W^K \in").replace(r"W^V_i \in", r"W^V \in") + (
+        r"$$ \mathrm{MQA}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)W^O"
+        r" = \sum_{i=1}^{h} \mathrm{head}_i W^O_i, \quad \mathrm{head}_i = \mathrm{Attention}(QW^Q_i, KW^K, VW^V) $$")
+    r = check(text)
+    assert [s.status for s in r.steps] == ["proved"]
+    assert any(d.startswith("MQA(Q, K, V) :=") for d in r.definitions)
+
+
+def test_a_declaration_after_its_use_in_the_same_display():
+    text = (r"$$ h = 1, \cdots, H, \quad \mathbf{X}_{h} \in M^{d \times n} $$" "\n"
+            r"$$ \mathbf{W}^{O} = \begin{bmatrix} \mathbf{W}_{1}^{O} & \cdots & \mathbf{W}_{H}^{O} \end{bmatrix},"
+            r" \quad \mathbf{W}_{h}^{O} \in M^{e \times d} $$" "\n"
+            r"$$ \mathbf{W}^{O} \begin{bmatrix} \mathbf{X}_{1} \\ \vdots \\ \mathbf{X}_{H} \end{bmatrix} = "
+            r"\sum_{h=1}^{H} \mathbf{W}_{h}^{O} \mathbf{X}_{h} $$")
+    assert statuses(text) == ["proved", "proved"]  # W^O = [...] holds as the seed reads W^O
+
+
+def test_a_whole_matrix_that_is_not_h_blocks_is_an_error_naming_both():
+    text = ROW + SHAPES + HEADS.replace("hd_v", "d_v") + r"$$ W^O = \sum_{i=1}^{h} W^O_i $$"
+    with pytest.raises(DerivationError, match=r"W\^O \(d_v × d\) is not h blocks"):
+        check(text)
+
+
+def test_macros_newcommand_def_and_arguments():
+    text = (r"\newcommand{\dmodel}{d_{\text{model}}} \def\sm{\mathrm{softmax}} \newcommand{\proj}[2]{#1 W^{#2}}"
+            "\n" + ROW + r"$$ Q \in \mathbb{R}^{n \times \dmodel}, K \in \mathbb{R}^{m \times \dmodel}, "
+            r"W^Q, W^K \in \mathbb{R}^{\dmodel \times d_k} $$" "\n"
+            r"$$ \sm(\proj{Q}{Q} (\proj{K}{K})^\top) = \sm(Q W^Q W^{K\top} K^\top) $$")
+    assert statuses(text) == ["proved"]
+
+
+def test_a_macro_that_uses_itself_is_refused_quickly():
+    start = time.perf_counter()
+    with pytest.raises(ParseError, match=r"the macro \\a expands too often"):
+        parse_latex(r"\def\a{\a} $$ \a $$")
+    assert time.perf_counter() - start < 5.0
+
+
+def test_primes_belong_to_the_name():
+    (st,) = parse_latex(r"$$ V'_i = W' $$")
+    assert st.first == ast.Name((0, 0), "V'", ast.Name((0, 0), "i"))
+    assert st.links[0][2] == ast.Name((0, 0), "W'")
+
+
+def test_hyphenated_operator_names():
+    (st,) = parse_latex(r"$$ \operatorname{Self-Attention}(X) = X $$")
+    assert st.first.target.base == "Self-Attention"
+
+
+@pytest.mark.parametrize("rel, kind", [(r"\coloneqq", "Define"), (r"\triangleq", "Define"), (r"\equiv", "Chain")])
+def test_definition_and_identity_signs(rel, kind):
+    (st,) = parse_latex(rf"$$ A {rel} B $$")
+    assert type(st).__name__ == kind
+
+
+@pytest.mark.parametrize("frac", [r"\frac", r"\tfrac", r"\dfrac"])
+def test_fractions(frac):
+    text = rf"$$ Q \in \mathbb{{R}}^{{n \times d}} $$ $$ {frac}{{Q}}{{\sqrt{{d}}}} = {frac}{{1}}{{\sqrt{{d}}}} Q $$"
+    assert statuses(text) == ["proved"]
+
+
+def test_scalars_vectors_ones_and_exp():
+    text = (r"$$ x \in \mathbb{R}^n, \quad c \in \mathbb{R}, \quad X \in \mathbb{R}^{n \times d} $$" "\n"
+            r"$$ \mathbf{1}_n^\top x = x^\top \mathbf{1}_n $$ $$ c X = X c $$ $$ \exp(X)^\top = \exp(X^\top) $$")
+    r = check(text)
+    assert [s.status for s in r.steps] == ["proved"] * 3
+    assert r.steps[0].lhs_expr.shape == (1, 1)
+
+
+def test_the_head_index_as_a_superscript():
+    text = (r"$$ x \in \mathbb{R}^{d \times n}, \quad h = 1, \dots, H $$ $$ W_Q^h, W_K^h \in \mathbb{R}^{e \times d} $$"
+            r"$$ \sum_{h=1}^{H} x^T W_Q^{h\,T} W_K^h x = \sum_{h=1}^{H} (W_Q^h x)^T W_K^h x $$")
+    assert statuses(text) == ["proved"]
+
+
+def test_the_seeds_one_argument_attention_is_the_documents_own_function():
+    text = (r"%: score: dot" "\n" r"$$ \mathbf{X} \in M^{d \times n}, \quad h = 1, \cdots, H $$"
+            r"$$ \mathbf{W}_{h}^{Q}, \mathbf{W}_{h}^{K} \in M^{e \times d}, "
+            r"\quad \mathbf{W}_{h}^{V} \in M^{d \times d} $$"
+            r"$$ \operatorname{Attention}(\mathbf{X}) = \mathbf{X} + \sum_{h=1}^{H} \left( \mathbf{W}_{h}^{V}\mathbf{X}"
+            r" \right) \operatorname{Softmax} \left[ (\mathbf{W}_{h}^{K}\mathbf{X})^{\mathsf{T}} (\mathbf{W}_{h}^{Q}"
+            r"\mathbf{X}) \right] $$"
+            r"$$ \operatorname{Attention}(\mathbf{X}) = \mathbf{X} + \sum_{h=1}^{H} \operatorname{Attention}("
+            r"\mathbf{W}_{h}^{Q}\mathbf{X}, \mathbf{W}_{h}^{K}\mathbf{X}, \mathbf{W}_{h}^{V}\mathbf{X}) $$")
+    assert statuses(text) == ["proved"]
+
+
+def test_prose_and_inline_mentions_between_formulas_are_skipped():
+    text = "Queries of dimension $d_k$ and \\textbf{keys}. " + r"$Q \in \mathbb{R}^{n \times d_k}$ so that $Q = Q$."
+    assert [type(s).__name__ for s in parse_latex(text)] == ["Declare", "Chain"]
+
+
+def test_a_list_in_brackets_names_its_own_bracket():
+    with pytest.raises(ParseError, match=r"closing the '\[' at line 1, column 8"):
+        parse_latex(r"$$ X = [x_1, x_2 $$")
+
+
+@pytest.mark.parametrize("text, construct, instead", [
+    (r"$$ A = (B \otimes C) x $$", r"\\otimes", "matrix product"),
+    (r"$$ W_{\lceil iG/h \rceil} = A $$", r"\\lceil", "write the groups out"),
+    (r"$$ m = \max(a, b) $$", r"\\max", "softmax"),
+    (r"$$ R = \cos(a) $$", r"\\cos", "matrices"),
+    (r"$$ d_j \leftarrow d $$", r"\\leftarrow", ":= or ="),
+    (r"$$ M = \begin{cases} 0 & a \\ 1 & b \end{cases} $$", "cases", "masked attention"),
+    (r"$$ o = K_{1:t} $$", r"a slice in a subscript \(K_\{1:t\}\)", "whole matrices"),
+    (r"$$ o = A_{t,:} $$", r"a double subscript", "whole matrices"),
+    (r"$$ o = F(X)_{t,:} $$", r"entries and rows of a result", "the whole matrix"),
+    (r"$$ a = e^{x} $$", r"e\^\{...\}", r"\exp"),
+    (r"$$ A = \mathrm{Att}(Q, K, V; \omega) $$", "parameters after ';'", "the arguments alone"),
+    (r"$$ \phi : \mathbb{R}^{D} \to \mathbb{R}^{C} $$", "feature map", "declared as matrices"),
+    (r"$$ A = \mathrm{GQA}\text{-}G $$", r"\\text\{-\} inside a name", "one command"),
+])
+def test_refused_constructs_name_themselves_and_what_to_write(text, construct, instead):
+    with pytest.raises(DerivationError) as info:
+        check(text)
+    assert re.search(construct, str(info.value)), str(info.value)
+    assert instead in info.value.expected, info.value.expected
+
+
+def test_a_sum_over_positions_is_refused_with_the_product_to_write():
+    text = r"$$ X \in \mathbb{R}^{N \times D}, a \in \mathbb{R}^{1 \times D} $$ $$ \sum_{j=1}^{N} a = a $$"
+    (s,) = check(text).steps
+    assert s.status == "ill-formed" and "sums over positions are not read" in s.error
+    assert r"\alpha X" in s.error
+
+
+# reports ----------------------------------------------------------------------
+
+
+def test_every_failing_step_gets_a_counterexample_and_a_diagnosis():
+    text = (ROW + r"$$ Q \in \mathbb{R}^{n \times d}, K \in \mathbb{R}^{m \times d} $$"
+            r"$$ Q K^\top = (K Q^\top)^\top = K Q^\top = (K Q^\top)^\top $$")
+    r = check(text)
+    assert [s.status for s in r.steps] == ["proved", "ill-formed", "ill-formed"]
+    assert all(s.diagnosis is not None for s in r.steps[1:]), [s.diagnosis for s in r.steps]
+
+
+def test_an_ill_formed_first_expression_says_why():
+    r = check(r"$$ Q \in \mathbb{R}^{n \times d} $$ $$ Q Q = Q $$")
+    (s,) = r.steps
+    assert s.status == "ill-formed" and "cannot multiply Q (n × d) by Q (n × d)" in s.error
+    assert "cannot multiply" in s.as_dict()["error"]
+
+
+def test_a_corrected_right_side_is_latex_in_the_files_own_names():
+    text = (r"$$ K \in \mathbb{R}^{m \times d}, W \in \mathbb{R}^{d \times e} $$"
+            r"$$ (K W)^\top = W^\top K^\top = K^\top W^\top $$")
+    r = check(text)
+    bad = r.steps[1]
+    assert bad.status == "ill-formed" and bad.diagnosis.slip == "transposed product"
+    assert bad.diagnosis.corrected == r"W^{\mathsf{T}} K^{\mathsf{T}}"
+
+
+def test_an_off_by_one_index_is_named():
+    text = (r"$$ h = 1, \dots, H $$ $$ W_h \in \mathbb{R}^{d \times d}, X \in \mathbb{R}^{d \times n} $$"
+            r"$$ \sum_{h=1}^{H} W_h X = \sum_{h=1}^{H} W_{h+1} X $$")
+    (s,) = check(text).steps
+    assert s.status == "refuted" and s.verdict.counterexample is not None
+    assert s.diagnosis.slip == "off-by-one in an index" and s.diagnosis.detail == "W_{h+1} should be W_h"
+    assert s.diagnosis.corrected == r"\sum_{h=1}^{H} W_{h} X" and s.diagnosis.proved
+
+
+# command line -------------------------------------------------------------------
+
+
+def test_json_on_an_unreadable_file_is_an_error_object(tmp_path, capsys):
+    bad = tmp_path / "bad.tex"
+    bad.write_text(r"$$ Q = \otimes $$", encoding="utf-8")
+    assert main(["check", "--json", str(bad)]) == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False and out["error"]["line"] == 1 and "otimes" in out["error"]["message"]
+    assert main(["check", "--json", str(tmp_path / "missing.tex")]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["kind"] == "FileNotFoundError"
+
+
+@pytest.mark.parametrize("name, fmt", [("d.latex", None), ("D.TEX", None), ("d.txt", "tex")])
+def test_latex_files_by_suffix_in_any_case_or_by_format(tmp_path, capsys, name, fmt):
+    f = tmp_path / name
+    f.write_text(r"$$ Q \in M^{d \times n} $$ $$ (Q^\top)^\top = Q $$", encoding="utf-8")
+    assert main(["check", str(f)] + (["--format", fmt] if fmt else [])) == 0, capsys.readouterr()
+
+
+# the Python API's rough edges -----------------------------------------------------
+
+
+def test_check_steps_with_one_expression_is_an_error():
+    n = sa.dims("n")
+    with pytest.raises(DerivationError, match="at least two expressions, got 1"):
+        sa.check_steps([sp.MatrixSymbol("A", n, n)])
+
+
+def test_declare_names_the_bad_argument_not_a_line_the_user_never_wrote():
+    with pytest.raises(DerivationError, match=r"rows = 2.5 \(float\) is not a dimension") as info:
+        sa.Derivation().declare("Q", 2.5, "n")
+    assert "line" not in str(info.value)
