@@ -99,7 +99,8 @@ def theorem_markdown(th) -> str:
 
 def badge(status: str, general: bool = False) -> str:
     color = BADGE.get(status, "#555")
-    return (f"<span class='badge' style='background:{color};color:white;padding:1px 7px;border-radius:4px'>"
+    return (f"<span class='badge' style='background:{color};color:white;padding:1px 7px;border-radius:4px;"
+            "white-space:nowrap'>"
             f"{escape(status + (', general' if general else ''))}</span>")
 
 

@@ -149,18 +149,21 @@ class ReadablePrinter(StrPrinter):
     def _print_KroneckerDelta(self, expr):
         return f"δ({self._print(expr.args[0])}, {self._print(expr.args[1])})"
 
-    def _print_Sum(self, expr):
+    def _print_Sum(self, expr, op="Σ"):
         body = self.parenthesize(expr.function, PRECEDENCE["Mul"])
         for lim in reversed(expr.limits):
             i, lo, hi = (lim + (None, None))[:3] if len(lim) == 3 else (lim[0], None, None)
             idx = self._print(i)
             if lo is None:
-                body = f"Σ_{idx} {body}"
+                body = f"{op}_{idx} {body}"
             elif lo == 0 and isinstance(hi, sp.Expr) and (hi + 1).is_Atom:
-                body = f"Σ_{{{idx}<{self._print(hi + 1)}}} {body}"
+                body = f"{op}_{{{idx}<{self._print(hi + 1)}}} {body}"
             else:
-                body = f"Σ_{{{idx}={self._print(lo)}}}^{{{self._print(hi)}}} {body}"
+                body = f"{op}_{{{idx}={self._print(lo)}}}^{{{self._print(hi)}}} {body}"
         return body
+
+    def _print_Product(self, expr):
+        return self._print_Sum(expr, op="Π")
 
     # matrices
     def _print_MatrixSymbol(self, expr):
