@@ -177,8 +177,9 @@ def report_html(report) -> str:
             claim = _equation(s.lhs_expr, s.rhs_expr)
         else:
             claim = f"<code>{escape(s.lhs)} {escape(s.relation)} {escape(s.rhs)}</code>"
-        out.append(f"<tr><td>({s.number})</td><td>{claim}</td><td>{badge(s.status, s.general)}</td>"
-                   f"<td>{escape(s.scope or '-')}</td><td>{escape(s.method or '-')}</td></tr>")
+        out.append(f"<tr><td>({s.number})</td><td><div class='scroll'>{claim}</div></td>"
+                   f"<td>{badge(s.status, s.general)}</td><td>{escape(s.scope or '-')}</td>"
+                   f"<td>{escape(s.method or '-')}</td></tr>")
     out.append("</table>")
     first = report.first_failure
     if first is not None:

@@ -491,7 +491,9 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
     _print_CausalMask = _generic
     _print_PaddingMask = _generic
     _print_Visible = _generic
-    _print_Score = _generic
+
+    def _print_Score(self, expr):
+        return self._apply(str(expr.function), *expr.args[1:])
 
     def _print_Permutation(self, expr):
         return self._el("msub", None, self._el("mi", "P"), self._el("mi", "σ"))

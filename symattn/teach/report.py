@@ -26,6 +26,10 @@ section.theorem h3 { margin: .3em 0; font-size: 1.05em; }
 table.meta th { text-align: left; padding-right: 1em; color: #555; font-weight: normal; }
 table.summary, table.steps { border-collapse: collapse; }
 table.summary td, table.summary th, table.steps td, table.steps th { border: 1px solid #ccd1d1; padding: 2px 8px; }
+table.steps { table-layout: fixed; width: 100%; }
+div.scroll { overflow-x: auto; }
+table.steps th:nth-child(1) { width: 3.5em; } table.steps th:nth-child(2) { width: 50%; }
+table.steps th:nth-child(3) { width: 9em; }
 ol.trace { font-family: 'DejaVu Sans Mono', monospace; font-size: .82em; color: #333; overflow-wrap: anywhere; }
 svg { max-width: 100%; height: auto; }
 details { margin: .3em 0; }
