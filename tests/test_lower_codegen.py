@@ -120,3 +120,15 @@ def test_every_matrix_side_of_every_theorem_generates_a_module_whose_self_test_p
     assert {"multihead_block_equals_head_sum", "single_head_reduces_to_attention",
             "causal_mask_attends_to_prefix", "rope_scores_depend_on_relative_position",
             "worked_example_thinking_machines", "kv_cache_decoding_is_last_causal_column"} <= names
+
+
+def test_a_fixed_head_count_is_the_fallback_with_one_input_per_head(tmp_path, capsys):
+    path = write(tmp_path, "multihead_block_equals_head_sum", "--at", "H=2")
+    text = path.read_text()
+    assert "--at H=2" in text and "W^Q_1, W^K_1, W^V_1, W^O_1, W^Q_2" in text
+    res = run(path)
+    assert res.returncode == 0, res.stderr
+    assert main(["codegen", "multihead_block_equals_head_sum", "--at", "H", "--out", str(tmp_path / "y.py")]) == 2
+    assert "--at takes NAME=SIZE" in capsys.readouterr().err
+    assert main(["codegen", "multihead_block_equals_head_sum", "--at", "Z=2", "--out", str(tmp_path / "y.py")]) == 1
+    assert "at: Z is not a dimension" in capsys.readouterr().err

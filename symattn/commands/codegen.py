@@ -33,8 +33,14 @@ def cmd_codegen(args) -> int:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):  # an error, not a new folder: a mistyped path stays visible
             return _fail(f"cannot write {args.out}: the directory {folder} does not exist (create it first)", 2)
+    at = {}
+    for item in args.at or ():
+        key, sep, value = item.partition("=")
+        if not sep or not value.strip().isdigit():
+            return _fail(f"--at takes NAME=SIZE (for example --at H=4), got {item!r}", 2)
+        at[key.strip()] = int(value)
     try:
-        source = generate(args.theorem, args.claim, args.side)
+        source = generate(args.theorem, args.claim, args.side, at=at or None)
     except SymattnError as exc:
         return _fail(f"{type(exc).__name__}: {exc}", 1)
     if args.out == "-":
@@ -97,6 +103,9 @@ def register(sub) -> None:
     p.add_argument("--claim", type=int, default=0, help="which claim of the theorem (default 0)")
     p.add_argument("--side", choices=("lhs", "rhs"), default="rhs",
                    help="which side to compute (default rhs, the rewritten form)")
+    p.add_argument("--at", action="append", metavar="NAME=SIZE",
+                   help="fix a size before lowering (--at H=4: one input per head); by default every size, "
+                        "the head count H included, is read from the arrays")
     p.add_argument("--all", action="store_true",
                    help="every side of every claim of every proved theorem whose sides are matrices")
     p.add_argument("--self-test", action="store_true", help="run each module's self-test after writing it")

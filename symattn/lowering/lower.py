@@ -19,7 +19,7 @@ _PROVED: dict = {}
 
 
 def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | None = None,
-          target: str = "numpy") -> Kernel:
+          target: str = "numpy", at=None) -> Kernel:
     """Lower a matrix expression to a batched NumPy kernel (cached: a second call is free).
 
     ``target``: "numpy" (default), or "array-api", "torch", "jax" for a kernel of another array
@@ -29,7 +29,9 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     the weights by head, see :func:`~symattn.lowering.kernel.statement_order`);
     ``inputs``: {subexpression: MatrixSymbol}, subexpressions that the caller computes and
     passes in (for example an accumulator of an online softmax);
-    ``donate``: input matrices the kernel may overwrite in place (the caller's temporaries).
+    ``donate``: input matrices the kernel may overwrite in place (the caller's temporaries);
+    ``at``: {dimension or its name: size}, sizes fixed before lowering (:func:`fix_sizes`). The rule is
+    a kernel for every size, read from the arrays; fixing H is the fallback (one input per head).
 
     >>> import sympy as sp, numpy as np, symattn as sa
     >>> n, m, d_k, d_v = sa.dims("n m d_k d_v")
@@ -60,6 +62,8 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     (16, 8, 5)
     """
     expr = as_matrix(expr, "expr", "lower(expr)")
+    if at:
+        expr = fix_sizes(expr, at)
     subst = tuple(sorted(((e, s) for e, s in (inputs or {}).items()), key=lambda p: p[1].name))
     for e, sym in subst:
         if tuple(e.shape) != tuple(sym.shape):
@@ -92,6 +96,34 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     k = Kernel(expr, tuple(args), src, compile_source(src), names, provenance, dims, extra)
     _CACHE[key] = k
     return k
+
+
+def fix_sizes(expr, at: dict):
+    """``expr`` with the dimension symbols of ``at`` ({symbol or name: positive integer}) fixed; sums,
+    stacks and concatenations over a head count that becomes a number are written out, so each
+    member W_1, ..., W_H is an input of its own.
+
+    >>> import sympy as sp, symattn as sa
+    >>> n, d, H = sa.dims("n d H")
+    >>> W = sa.Family("W", d, d)
+    >>> fix_sizes(sa.head_sum(W[sa.h] * sp.MatrixSymbol("X", d, n), H), {"H": 2})
+    W_1*X + W_2*X
+    """
+    from ..defs.heads import _OverHeads
+    from .kernel import dimension_symbols
+
+    syms = {str(s): s for s in dimension_symbols(expr)}
+    mapping = {}
+    for key, value in at.items():
+        sym = syms.get(str(key))
+        if sym is None:
+            raise LoweringError(f"at: {key} is not a dimension of {sp.sstr(expr)[:60]}; its dimensions: "
+                                f"{', '.join(sorted(syms)) or 'none'}")
+        if not (isinstance(value, (int, sp.Integer)) and int(value) >= 1):
+            raise LoweringError(f"at: {key} = {value!r} is not a positive integer")
+        mapping[sym] = sp.Integer(int(value))
+    fixed = expr.subs(mapping)
+    return fixed.replace(lambda e: isinstance(e, _OverHeads) and e.count.is_Integer, lambda e: e.expand_heads())
 
 
 def match_args(args, leaves) -> list:
@@ -191,12 +223,13 @@ def theorem_side(name: str, claim: int = 0, side: str = "rhs"):
 
 
 def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, inputs=None,
-                  part=None, donate=(), target: str = "numpy") -> Kernel:
+                  part=None, donate=(), target: str = "numpy", at=None) -> Kernel:
     """Prove the theorem, then lower one side of one of its claims, recording the verdict.
 
     ``inputs``: {subexpression: MatrixSymbol} computed by the caller and passed in;
     ``part``: a subexpression of that side to lower instead of the whole side (it must occur
-    in the side).
+    in the side); ``at``: sizes fixed first (the fallback, see :func:`fix_sizes`), recorded in the
+    provenance.
 
     Only the claim that is lowered is verified here (``symattn prove`` proves the whole theorem).
     """
@@ -213,6 +246,9 @@ def lower_theorem(name: str, claim: int = 0, side: str = "rhs", *, args=None, in
             raise LoweringError(f"{sp.sstr(part)[:60]} is not a subexpression of claim {claim} of {name}")
         side = f"{side}, the subexpression {sp.sstr(part)}"
         expr = part
+    if at:
+        expr = fix_sizes(expr, at)
+        side = f"{side}, at {', '.join(f'{k}={val}' for k, val in at.items())}"
     subst = tuple((sp.sstr(e), s.name) for e, s in (inputs or {}).items())
     prov = Provenance(name, statement, claim, side, v.status, v.general, v.scope, v.method, subst)
     return lower(expr, args=args, inputs=inputs, donate=donate, provenance=prov, target=target)
