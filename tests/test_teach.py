@@ -190,3 +190,32 @@ def test_heatmap_of_a_counterexample_shows_the_attention_weights():
     values = [float(t.firstChild.data) for t in xml.dom.minidom.parseString(svg).getElementsByTagName("text")
               if re.fullmatch(r"-?\d+\.\d\d", t.firstChild.data)]
     assert values and all(0.0 <= x <= 1.0 for x in values)  # softmax weights
+
+
+def test_trace_lines_keep_the_engines_text_and_survive_pickling():
+    import pickle
+
+    from symattn.proof.verdict import TraceLine
+
+    X = sp.MatrixSymbol("X", m, n)
+    line = TraceLine("canonical lhs: {}", sa.softmax(X).T)
+    assert line == "canonical lhs: Softmax(X.T, 1)"  # the engine's form, as JSON and tests see it
+    assert line.readable() == "canonical lhs: softmax_row(Xᵀ)"
+    assert ("A: " + line).readable() == "A: canonical lhs: softmax_row(Xᵀ)"
+    v = sa.verify(sa.softmax(X).T, sa.softmax(X.T))
+    w = pickle.loads(pickle.dumps(v))
+    assert w.explain() == v.explain() and list(w.trace) == list(v.trace)
+
+
+def test_report_command_writes_a_page_for_the_named_theorems(tmp_path, capsys):
+    out = tmp_path / "new" / "dir"
+    assert main(["report", "column_row_transpose", "mistake_transpose_keeps_order", "--html", str(out)]) == 0
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "id='column_row_transpose'" in html and "id='mistake_transpose_keeps_order'" in html
+    assert "1 of 1 theorems proved; 1 of 1 mistakes refuted" in html
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_report_command_refuses_a_missing_derivation_file(tmp_path, capsys):
+    assert main(["report", "column_row_transpose", "--html", str(tmp_path), "--check", str(tmp_path / "nope.tex")]) == 2
+    assert "cannot read" in capsys.readouterr().err
