@@ -161,3 +161,27 @@ def test_user_lambdify_of_attention_is_a_batched_kernel():
     for b in range(5):
         want = evaluate(concrete, {"Q": q[b], "K": k[b], "V": v[b]})
         np.testing.assert_allclose(got[b], want, rtol=1e-12)
+
+
+def test_a_printer_for_another_library_subclasses_the_batched_printer():
+    from sympy.printing.numpy import NumPyPrinter
+
+    from symattn.lowering.hooks import install_printmethod
+    from symattn.lowering.numpy_printer import BatchedNumPyPrinter
+
+    class OtherLibrary(BatchedNumPyPrinter):
+        runtime_module = "other.runtime"
+
+        def _module_format(self, fqn, register=True):
+            return super()._module_format(fqn.replace("numpy.", "xp.", 1), register)
+
+    class StockOther(NumPyPrinter):
+        def __init__(self, settings=None):
+            super().__init__(settings)
+            self.printmethod = "_othercode"
+
+    install_printmethod("_othercode", OtherLibrary)
+    printer = StockOther()
+    code = printer.doprint(sa.attention(Q, K, V))
+    assert "xp.matmul(" in code and "xp.swapaxes(" in code and "numpy." not in code
+    assert "softmax_of" in printer.module_imports["other.runtime"]

@@ -54,11 +54,11 @@ def node_classes() -> list:
     return sorted(set(found), key=lambda c: (c.__module__, c.__name__))
 
 
-def batched_code(expr, printer) -> str:
-    """``expr`` printed by the batched printer with the settings of ``printer``; the helpers it
-    uses are added to ``printer.module_imports`` (lambdify imports them)."""
-    settings = {k: v for k, v in printer._settings.items() if k in BatchedNumPyPrinter._default_settings}
-    batched = BatchedNumPyPrinter(settings)
+def batched_code(expr, printer, cls=BatchedNumPyPrinter) -> str:
+    """``expr`` printed by the batched printer ``cls`` with the settings of ``printer``; the helpers
+    it uses are added to ``printer.module_imports`` (lambdify imports them)."""
+    settings = {k: v for k, v in printer._settings.items() if k in cls._default_settings}
+    batched = cls(settings)
     code = batched.print_root(expr)
     imports = getattr(printer, "module_imports", None)
     if imports is not None:
@@ -95,6 +95,24 @@ def _perm_index_pythoncode(self, printer, **kwargs):
     sigma, _, k, inverse = self.args
     s, kk = printer._print(sigma), printer._print(k)
     return f"list({s}).index({kk})" if inverse else f"({s})[{kk}]"
+
+
+def install_printmethod(printmethod: str, cls) -> None:
+    """Attach ``printmethod`` (e.g. ``"_jaxcode"`` of SymPy's JaxPrinter) to every node class and to
+    SymPy's matrix roots, printing with the batched printer class ``cls`` (a subclass of
+    :class:`BatchedNumPyPrinter` for another array library)."""
+
+    def own(self, printer, **kwargs):
+        return batched_code(self, printer, cls)
+
+    def root(self, printer, **kwargs):
+        return batched_code(self, printer, cls) if has_symattn_node(self) else _stock(printer, self)
+
+    for node in node_classes():
+        setattr(node, printmethod, own)
+    for node in SYMPY_ROOTS:
+        if printmethod not in vars(node):
+            setattr(node, printmethod, root)
 
 
 _INSTALLED: list = []

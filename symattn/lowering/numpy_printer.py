@@ -31,8 +31,9 @@ heads_sum(matmul_chain(WO_h[..., :WO_h.shape[-3], :, :], WV_h[..., :WO_h.shape[-
 Stock ``sympy.lambdify`` reaches this printer through the ``_numpycode`` methods installed by
 :func:`install` (SymPy's ``printmethod`` protocol): a symattn node, or a SymPy matrix expression
 holding one, prints its whole subtree with this printer. Subclasses (other array libraries) override
-``_module_format`` and the ``_print_<Node>`` methods; :meth:`call` and :meth:`helper` are the two
-places where a function name is written.
+``_module_format`` (the array namespace), :attr:`runtime_module` (the helpers), ``dtype`` and the
+``_print_<Node>`` methods; :meth:`call` (a function of the array library) and :meth:`helper` (a
+helper function) are the two places where a function name is written.
 """
 
 from __future__ import annotations
@@ -119,6 +120,8 @@ class BatchedNumPyPrinter(NumPyPrinter):
     """
 
     _default_settings = {**NumPyPrinter._default_settings, "allow_unknown_functions": True}
+    #: where the helpers live (lambdify imports them from here; a subclass names its own runtime)
+    runtime_module = RUNTIME
 
     def __init__(self, settings=None, *, dims=None, names=None, stacked=None, known=None, dtype="float"):
         super().__init__(settings)
@@ -171,7 +174,7 @@ class BatchedNumPyPrinter(NumPyPrinter):
     # -- names -----------------------------------------------------------------------------
     def helper(self, name: str) -> str:
         """A helper of :mod:`symattn.lowering.runtime` (registered for lambdify's imports)."""
-        self.module_imports[RUNTIME].add(name)
+        self.module_imports[self.runtime_module].add(name)
         return name
 
     def call(self, fqn: str, *args) -> str:
