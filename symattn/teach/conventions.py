@@ -45,6 +45,7 @@ class Topic:
     weights: bool = False
     notes: tuple = ()
     scalar: bool = False  # the output is 1 × 1: the row form equals the column form itself (aᵀ = a)
+    parts: Callable | None = None  # parts(operands, convention) -> [(name, expression)], shown under the definition
 
 
 def _sym(name, rows, cols):
@@ -57,6 +58,21 @@ def _attention(o, c):
 
 def _multihead(o, c):
     return D.multihead(o["Q"], o["K"], o["V"], o["W^Q"], o["W^K"], o["W^V"], o["W^O"], H=H, convention=c)
+
+
+def _multihead_parts(o, c):
+    """head_h, and MultiHead in terms of the heads: W^O [head_1; …; head_H] (column) or
+    [head_1 … head_H] W^O (row)."""
+    h = D.h
+    head = D.head(o["Q"], o["K"], o["V"], o["W^Q"][h], o["W^K"][h], o["W^V"][h], convention=c)
+    W_O = o["W^O"]
+    if c == "column":
+        heads = Family("head", d_v, n)
+        combined = D.head_concat(lambda k: W_O[k], H) * D.head_stack(lambda k: heads[k], H)
+    else:
+        heads = Family("head", n, d_v)
+        combined = D.head_concat(lambda k: heads[k], H) * D.head_stack(lambda k: W_O[k], H)
+    return [("head_h", head), ("MultiHead", combined)]
 
 
 def _pooling(o, c):
@@ -99,7 +115,8 @@ TOPICS = {
          (Family("W^K", d_k, d_model), "key projection of head h"),
          (Family("W^V", d_v, d_model), "value projection of head h"),
          (Family("W^O", d_model, d_v), "output projection of head h (a block of W^O)")),
-        _multihead, ("column_row_transpose", "multihead_block_equals_head_sum"), weights=True),
+        _multihead, ("column_row_transpose", "multihead_block_equals_head_sum"), weights=True,
+        parts=_multihead_parts),
     "pooling": Topic(
         "pooling", "Attention pooling with a learnable query",
         "One learnable query q_pool attends to the N features of X: the pooled vector is "
@@ -178,6 +195,7 @@ class Explanation:
     shapes: list
     softmax: dict  # convention -> sentence
     turn: list  # (label, expression or None, reason) steps from the column form to the row form
+    parts: list = field(default_factory=list)  # (name, column expression, row expression)
     claim_verdict: object = None
     theorems: list = field(default_factory=list)  # theorems.Result
 
@@ -235,7 +253,10 @@ def explain_topic(name: str, prove: bool = True, budget: float = 20.0) -> Explan
             merged[-1] = (merged[-1][0] + "; " + label, expr, merged[-1][2] + "; " + why)
         else:
             merged.append((label, expr, why))
-    e = Explanation(topic, column, row, row_tr, shapes, softmax, merged)
+    parts = []
+    if topic.parts is not None:
+        parts = [(nm, a, b) for (nm, a), (_, b) in zip(topic.parts(col_ops, "column"), topic.parts(row_ops, "row"))]
+    e = Explanation(topic, column, row, row_tr, shapes, softmax, merged, parts)
     if prove:
         from ..proof import verify
         from ..theorems import load_library
@@ -289,6 +310,8 @@ def to_text(e: Explanation, width: int = 100) -> str:
     out += _side_by_side("vectors are columns", "vectors are rows", width)
     out.append(rule)
     out += _side_by_side(e.column_text, e.row_text, width)
+    for name, a, b in e.parts:
+        out += _side_by_side(f"{name} = {text(a)}", f"{name} = {text(b)}", width)
     out.append("")
     out += _side_by_side(e.softmax["column"], e.softmax["row"], width)
     out += ["", "shapes:"]
@@ -328,6 +351,7 @@ def to_markdown(e: Explanation) -> str:
            "| | column convention (seed 000) | row convention (Transformer, PyTorch) |", "|---|---|---|",
            "| vectors | columns | rows |",
            f"| definition | ${latex(e.column)}$ | ${latex(e.row)}$ |",
+           *[f"| ${latex(sp.Symbol(nm))}$ | ${latex(a)}$ | ${latex(b)}$ |" for nm, a, b in e.parts],
            f"| softmax | {e.softmax['column']} | {e.softmax['row']} |", "",
            "| operand | column | row | what it is |", "|---|---|---|---|"]
     for s, (x, _) in zip(e.shapes, t.operands):

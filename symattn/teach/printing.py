@@ -255,10 +255,20 @@ class ReadablePrinter(StrPrinter):
         return f"Σ_{{{self._print(expr.index)}=1}}^{{{self._print(expr.count)}}} {self._bracket(expr.body)}"
 
     def _print_HeadStack(self, expr):
-        return f"[{self._print(expr.body)}; {self._print(expr.index)}=1..{self._print(expr.count)}]"
+        return self._over_heads(expr, "; ")
 
     def _print_HeadConcat(self, expr):
-        return f"[{self._print(expr.body)}  {self._print(expr.index)}=1..{self._print(expr.count)}]"
+        return self._over_heads(expr, " ")
+
+    def _over_heads(self, expr, sep: str) -> str:
+        """[e_1; …; e_H] (stacked) or [e_1 ⋯ e_H] (side by side) when e_h is short, else
+        [e_h; h=1..H] / [e_h  h=1..H]."""
+        body = self._print(expr.body)
+        if len(body) <= 12:
+            first, last = self._print(expr.term(1)), self._print(expr.term(expr.count))
+            dots = "…" if sep == "; " else "⋯"
+            return f"[{first}{sep}{dots}{sep}{last}]"
+        return f"[{body}{sep if sep == '; ' else '  '}{self._print(expr.index)}=1..{self._print(expr.count)}]"
 
     def _print_BlockDiag(self, expr):
         rho = _rotation_angle(expr.body)
