@@ -20,6 +20,7 @@ checked as in the NumPy kernels; ``out=`` is refused (JAX and Dask arrays cannot
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import sympy as sp
@@ -27,7 +28,16 @@ import sympy as sp
 from ..defs.softmax import Softmax
 from ..errors import LoweringError
 from . import targets_runtime, targets_runtime_torch
-from .kernel import Kernel, Provenance, _dimension_binding, bindable
+from .kernel import (
+    FunctionInput,
+    Kernel,
+    Provenance,
+    ScalarInput,
+    StackedFamily,
+    dimension_symbols,
+    is_array,
+    solve_sizes,
+)
 from .printer import (
     BatchedPrinter,
     _is_broadcast_row,
@@ -36,11 +46,13 @@ from .printer import (
     identifier,
 )
 from .runtime import chain_order
+from .targets_expressions import ArrayAPIExpressionPrinter
 
 TARGETS = ("numpy", "array-api", "torch", "jax")
 _INPUTS = {"array-api": "inputs", "torch": "inputs_torch", "jax": "inputs_jax"}
-_HELPERS = ("attend", "transpose", "softmax", "rowsum", "colsum", "repeat_rows", "causal_masked", "causal_mask",
-            "block", "eye", "zeros", "ones", "exp", "log", "chain", "bind", "check_size", "no_out")
+_HELPERS = ("Ops", "solve_size", "attend", "transpose", "softmax", "rowsum", "colsum", "repeat_rows",
+            "causal_masked", "causal_mask", "block", "eye", "zeros", "ones", "exp", "log", "chain", "bind",
+            "check_size", "no_out")
 
 
 def check_target(target: str) -> str:
@@ -51,7 +63,14 @@ def check_target(target: str) -> str:
 
 class TargetPrinter(BatchedPrinter):
     """The batched printer for array-API, torch and JAX kernels: each node becomes a new array
-    (nothing is modified in place), made through the helpers of the target's runtime."""
+    (nothing is modified in place), made through the helpers of the target's runtime; the nodes it
+    does not specialise are printed by :class:`ArrayAPIExpressionPrinter`."""
+
+    def expression_printer(self):
+        known = {e: var for e, (var, _) in self.memo.items()}
+        return ArrayAPIExpressionPrinter({"fully_qualified_modules": True}, dims=self.dims,
+                                         names={**self.inputs, **self.scalars}, stacked=self.stacked,
+                                         known=known, dtype="dtype")
 
     def emit(self, e, code: str, owned: bool = False):
         return super().emit(e, code, False)
@@ -180,36 +199,40 @@ def _parenthesize(order, names, top=False) -> str:
     return text if top else f"({text})"
 
 
-def build_target_source(expr, args, target: str, fname: str = "kernel") -> tuple[str, dict, dict]:
-    """The source of a function computing ``expr`` from the arrays ``args`` with ``target``'s helpers.
-
-    Raises LoweringError when a node has no lowering but a NumPy one (its code names ``np.``)."""
+def build_target_source(expr, args, target: str, fname: str = "kernel") -> tuple[str, dict, dict, list]:
+    """The source of a function computing ``expr`` from the inputs ``args`` (in order) with ``target``'s
+    helpers, the names, the dimension names and the dimensions taken as keywords (as
+    ``kernel.build_kernel_source``). Raises LoweringError when a node has only a NumPy lowering."""
     check_target(target)
-    taken = {"np", "math", "xp", "dtype", "device", "bound", "out", fname, *_HELPERS, *_INPUTS.values()}
+    taken = {"np", "numpy", "math", "xp", "ops", "dtype", "device", "bound", "out", fname, *_HELPERS,
+             *_INPUTS.values()}
     names = {x: identifier(x.name, taken) for x in args}
-    dimsyms = set()
-    for x in sp.preorder_traversal(expr):
-        if isinstance(x, sp.MatrixExpr):
-            for d in x.shape:
-                dimsyms |= sp.sympify(d).free_symbols
-    dims = {d: identifier(f"{d}", taken) for d in sorted(dimsyms, key=str)}
-    body, out = (TorchPrinter if target == "torch" else TargetPrinter)(names, dims).doprint(expr)
-    numpy_only = [ln for ln in body if "np." in ln.partition("  #")[0]]
+    dims = {d: identifier(f"{d}", taken) for d in sorted(dimension_symbols(expr), key=str)}
+    arrays = [x for x in args if is_array(x)]
+    inputs = {x: names[x] for x in arrays if not isinstance(x, StackedFamily)}
+    scalars = {x.symbol: names[x] for x in args if isinstance(x, ScalarInput)}
+    scalars.update({x.function: names[x] for x in args if isinstance(x, FunctionInput)})
+    stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
+    printer = (TorchPrinter if target == "torch" else TargetPrinter)(inputs, dims, scalars=scalars, stacked=stacked)
+    body, out = printer.doprint(expr)
+    numpy_only = [ln for ln in body if re.search(r"\b(np|numpy)\.", ln.partition("  #")[0])]
     if numpy_only:
         raise LoweringError(f"cannot lower {sp.sstr(expr)[:80]} to {target}: a node has only a NumPy "
                             f"lowering ({numpy_only[0].strip()})")
-    extra = sorted(set(dims) - bindable(args), key=str)
+    lines, extra = solve_sizes(expr, args, names, dims)
     params = ", ".join(names[x] for x in args)
-    pairs = ", ".join(f"({x.name!r}, {names[x]})" for x in args)
-    sig = params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])
+    sig = (params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])).lstrip(", ")
+    pairs = ", ".join(f"({x.name!r}, {names[x]}{', 3' if isinstance(x, StackedFamily) else ''})" for x in arrays)
+    array_params = ", ".join(names[x] for x in arrays)
+    unpack = f"({array_params}{',' if len(arrays) == 1 else ''})" if arrays else "_"
     head = [f"def {fname}({sig}):",
             f'    """{sp.sstr(expr)} on {target} arrays (batch axes first, matrices in the last two)."""',
             "    no_out(out)",
-            f"    ({params}{',' if len(args) == 1 else ''}), xp, dtype, device = {_INPUTS[target]}([{pairs}])",
+            f"    {unpack}, xp, dtype, device = {_INPUTS[target]}([{pairs}])",
+            "    ops = Ops(xp, dtype, device)",
             "    bound = {}"]
-    lines = _dimension_binding(args, names, dims) + body
-    src = "\n".join(head + ["    " + ln for ln in lines] + [f"    return {out}", ""])
-    return src, names, dims
+    src = "\n".join(head + ["    " + ln for ln in lines + body] + [f"    return {out}", ""])
+    return src, names, dims, extra
 
 
 def runtime_namespace(target: str) -> dict:
@@ -248,7 +271,7 @@ def lower_for_target(expr, args, target: str, provenance: Provenance | None = No
     check_target(target)
     key = (expr, tuple(args), target, provenance)
     if key not in _CACHE:
-        src, names, dims = build_target_source(expr, args, target)
+        src, names, dims, extra = build_target_source(expr, args, target)
         _CACHE[key] = TargetKernel(expr, tuple(args), src, compile_target(src, target), names, provenance, dims,
-                                   target=target)
+                                   extra, target=target)
     return _CACHE[key]

@@ -18,15 +18,21 @@ import math
 from ..errors import InputError, ShapeError  # codegen replaces this line by local classes
 
 
-def _check_matrices(pairs, xp):
-    for name, a in pairs:
+def _check_matrices(pairs, xp, least):
+    for (name, a), ndim in zip(pairs, least):
         if not xp.isdtype(a.dtype, "real floating"):
             raise InputError(
                 f"{name}: attention kernels work on real floating-point arrays; got dtype {a.dtype}; "
                 f"convert it to float32 or float64 first")
-        if a.ndim < 2:
-            raise InputError(f"{name}: expected a matrix (at least 2 axes, batch axes first), "
-                             f"got shape {tuple(a.shape)}")
+        if a.ndim < ndim:
+            what = "a matrix (at least 2 axes" if ndim == 2 else "a stacked family (heads on axis -3"
+            raise InputError(f"{name}: expected {what}, batch axes first), got shape {tuple(a.shape)}")
+
+
+def _named(named):
+    """(pairs (name, array), the least number of axes of each) from (name, array[, least]) tuples."""
+    named = list(named)
+    return [(t[0], t[1]) for t in named], [t[2] if len(t) > 2 else 2 for t in named]
 
 
 def inputs(named):
@@ -34,14 +40,18 @@ def inputs(named):
     promoted dtype and their common device (arrays of several devices are refused)."""
     from array_api_compat import array_namespace, device
 
-    pairs = list(named)
+    pairs, least = _named(named)
     arrays = [a for _, a in pairs]
+    if not arrays:  # only numbers and functions: NumPy's namespace
+        import array_api_compat.numpy as xp
+
+        return [], xp, xp.float64, None
     try:
         xp = array_namespace(*arrays)
     except TypeError as exc:
         kinds = ", ".join(f"{name}: {type(a).__module__}.{type(a).__name__}" for name, a in pairs)
         raise InputError(f"the inputs are not arrays of one array library ({kinds}): {exc}") from exc
-    _check_matrices(pairs, xp)
+    _check_matrices(pairs, xp, least)
     where = device(arrays[0])
     for name, a in pairs[1:]:
         if device(a) != where:
@@ -55,10 +65,11 @@ def inputs_jax(named):
     """``inputs`` for the jax target: the namespace is ``jax.numpy`` (NumPy arrays are converted)."""
     import jax.numpy as jnp
 
-    pairs = [(name, jnp.asarray(a)) for name, a in named]
-    _check_matrices(pairs, jnp)
+    pairs, least = _named(named)
+    pairs = [(name, jnp.asarray(a)) for name, a in pairs]
+    _check_matrices(pairs, jnp, least)
     arrays = [a for _, a in pairs]
-    dtype = jnp.result_type(*arrays)
+    dtype = jnp.result_type(*arrays) if arrays else jnp.result_type(float)
     return [a if a.dtype == dtype else a.astype(dtype) for a in arrays], jnp, dtype, None
 
 
@@ -202,3 +213,142 @@ def exp(xp, x):
 
 def log(xp, x):
     return xp.log(x)
+
+
+def solve_size(value, symbol, text):
+    """A dimension solved from array sizes (``text`` says how): it must be a positive integer."""
+    if value != int(value) or int(value) < 1:
+        raise ShapeError(f"dimension {symbol} = {text} is {value}, not a positive integer")
+    return int(value)
+
+
+class Functions:
+    """``ops.f.<name>(x)``: ``math.<name>`` on a Python number (a coefficient such as sqrt(d_k)),
+    the array library's function on an array."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def __getattr__(self, name):
+        fn = getattr(self.xp, name)
+        scalar = getattr(math, name, None)
+
+        def apply(x, *args, **kwargs):
+            if scalar is not None and isinstance(x, (int, float)) and not args and not kwargs:
+                return scalar(x)
+            return fn(x, *args, **kwargs)
+
+        return apply
+
+
+class Ops:
+    """The helpers of nodes printed as one expression (heads, slices, explicit matrices, masks), for
+    the namespace ``xp`` of a kernel's inputs, making arrays of ``dtype`` on ``device``. Head axes:
+    inside a sum, stack or concatenation over heads h = 1..H, an array that depends on h carries
+    an axis of length H just before the two matrix axes, (..., H, rows, cols)."""
+
+    def __init__(self, xp, dtype, device):
+        if getattr(xp, "__name__", "") == "torch":  # torch's own functions differ from the standard's
+            import array_api_compat.torch as xp
+        self.xp, self.dtype, self.device = xp, dtype, device
+        self.f = Functions(xp)
+
+    def softmax_of(self, x, axis):
+        return softmax(self.xp, x, axis)
+
+    def matmul_chain(self, *arrays):
+        return chain(self.xp, 1, *arrays)
+
+    def batched_block(self, rows):
+        return block(self.xp, rows)
+
+    def transpose(self, x):
+        return self.xp.matrix_transpose(x)
+
+    def eye(self, n, dtype):
+        return self.xp.eye(n, dtype=dtype, device=self.device)
+
+    def zeros(self, shape, dtype):
+        return self.xp.zeros(shape, dtype=dtype, device=self.device)
+
+    def ones(self, shape, dtype):
+        return self.xp.ones(shape, dtype=dtype, device=self.device)
+
+    def where(self, condition, a, b):
+        xp = self.xp
+        return xp.where(condition, xp.asarray(a, dtype=self.dtype, device=self.device),
+                        xp.asarray(b, dtype=self.dtype, device=self.device))
+
+    def repeat_head(self, x, count):
+        """``x`` repeated ``count`` times on a new head axis at -3."""
+        return self.xp.broadcast_to(x[..., None, :, :], tuple(x.shape[:-2]) + (count,) + tuple(x.shape[-2:]))
+
+    def heads_sum(self, x):
+        return self.xp.sum(x, axis=-3)
+
+    def heads_stack(self, x):
+        """[x_1; ...; x_H]: (..., H, r, c) -> (..., H·r, c)."""
+        return self.xp.reshape(x, tuple(x.shape[:-3]) + (x.shape[-3] * x.shape[-2], x.shape[-1]))
+
+    def heads_concat(self, x):
+        """[x_1 ... x_H]: (..., H, r, c) -> (..., r, H·c)."""
+        axes = tuple(range(x.ndim - 3)) + (x.ndim - 2, x.ndim - 3, x.ndim - 1)
+        y = self.xp.permute_dims(x, axes)
+        return self.xp.reshape(y, tuple(y.shape[:-3]) + (y.shape[-3], y.shape[-2] * y.shape[-1]))
+
+    def block_diagonal(self, x):
+        """diag(x_1, ..., x_p): (..., p, r, c) -> (..., p·r, p·c), zeros off the diagonal blocks."""
+        xp = self.xp
+        p = x.shape[-3]
+        rows = []
+        for k in range(p):
+            parts = [x[..., k, :, :] if j == k else xp.zeros_like(x[..., k, :, :]) for j in range(p)]
+            rows.append(parts)
+        return block(xp, rows)
+
+    def take_heads(self, stacked, index, family, count):
+        """Members of a stacked family (heads on axis -3) at the 1-based ``index`` (an int or an
+        integer array over the head axes)."""
+        xp = self.xp
+        if isinstance(index, int):
+            if not 1 <= index <= stacked.shape[-3]:
+                raise ShapeError(f"{family}: the expression reads head {index} but the array holds "
+                                 f"{stacked.shape[-3]} heads on its axis -3 (expected {count})")
+            return stacked[..., index - 1, :, :]
+        flat = xp.astype(xp.reshape(index, (-1,)), xp.int64)
+        top = int(xp.max(flat)) if flat.shape[0] else 0
+        if flat.shape[0] and (int(xp.min(flat)) < 1 or top > stacked.shape[-3]):
+            raise ShapeError(f"{family}: the expression reads head {top} but the array holds "
+                             f"{stacked.shape[-3]} heads on its axis -3 (expected {count})")
+        picked = xp.take(stacked, flat - 1, axis=stacked.ndim - 3)  # the standard's take is one-dimensional
+        return xp.reshape(picked, tuple(stacked.shape[:-3]) + tuple(index.shape) + tuple(stacked.shape[-2:]))
+
+    def head_positions(self, count, position, ndim):
+        """1..count (in the kernel's float dtype, exact: torch would make an integer array times a
+        float float32) with its values on axis ``position`` of ``ndim`` axes."""
+        shape = [1] * ndim
+        shape[position] = count
+        return self.xp.reshape(self.xp.arange(1, count + 1, dtype=self.dtype, device=self.device), tuple(shape))
+
+    def explicit_matrix(self, entries, dtype):
+        """A matrix from a nested list of entries (numbers, or arrays over head axes), shape (..., r, c)."""
+        xp = self.xp
+        flat = [xp.asarray(e, dtype=dtype, device=self.device) for row in entries for e in row]
+        lead = _broadcast(*[tuple(f.shape) for f in flat])
+        cells = [xp.broadcast_to(f, lead) for f in flat]
+        stacked = xp.stack(cells, axis=-1)
+        return xp.reshape(stacked, lead + (len(entries), len(entries[0])))
+
+    def column_causal_mask(self, m, n, offset, dtype):
+        """The m × n causal mask of the column convention: 0 where key k <= query j + offset, else -inf."""
+        xp = self.xp
+        blocked = xp.arange(m, device=self.device)[:, None] > xp.arange(n, device=self.device)[None, :] + offset
+        return xp.where(blocked, xp.asarray(-math.inf, dtype=dtype, device=self.device),
+                        xp.zeros((m, n), dtype=dtype, device=self.device))
+
+    def column_padding_mask(self, m, n, length, dtype):
+        """The m × n padding mask of the column convention: keys 0..length-1 visible, the rest -inf."""
+        xp = self.xp
+        hidden = xp.broadcast_to((xp.arange(m, device=self.device) >= length)[:, None], (m, n))
+        return xp.where(hidden, xp.asarray(-math.inf, dtype=dtype, device=self.device),
+                        xp.zeros((m, n), dtype=dtype, device=self.device))

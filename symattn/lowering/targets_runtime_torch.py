@@ -17,14 +17,18 @@ def inputs_torch(named):
     real floating dtypes are promoted to one, and tensors on several devices are refused."""
     import torch
 
-    pairs = [(name, a if isinstance(a, torch.Tensor) else torch.as_tensor(a)) for name, a in named]
-    for name, a in pairs:
+    named = list(named)
+    least = [t[2] if len(t) > 2 else 2 for t in named]
+    pairs = [(t[0], t[1] if isinstance(t[1], torch.Tensor) else torch.as_tensor(t[1])) for t in named]
+    if not pairs:
+        return [], torch, torch.float64, torch.device("cpu")
+    for (name, a), ndim in zip(pairs, least):
         if not a.is_floating_point():
             raise InputError(f"{name}: attention kernels work on real floating-point tensors; got dtype "
                              f"{a.dtype}; convert it with .float() or .double() first")
-        if a.dim() < 2:
-            raise InputError(f"{name}: expected a matrix (at least 2 axes, batch axes first), "
-                             f"got shape {tuple(a.shape)}")
+        if a.dim() < ndim:
+            what = "a matrix (at least 2 axes" if ndim == 2 else "a stacked family (heads on axis -3"
+            raise InputError(f"{name}: expected {what}, batch axes first), got shape {tuple(a.shape)}")
     where = pairs[0][1].device
     for name, a in pairs[1:]:
         if a.device != where:
