@@ -290,3 +290,14 @@ def test_a_group_size_is_solved_from_the_head_counts_and_must_divide():
               "W^V": rng.normal(size=(4, 3, 4)), "W^O": rng.normal(size=(6, 4, 3))}
     with pytest.raises(ShapeError, match=r"dimension r = \(W\^Q heads \(axis -3\)\)/G is 1.5, not a positive integer"):
         k(**arrays)
+
+
+def test_a_free_head_index_beside_a_bound_one_is_not_captured():
+    H = sa.dims("H")
+    W, X = sa.Family("W", d, d), sp.MatrixSymbol("X", d, n)
+    expr = W[sa.h] * X + sa.head_sum(W[sa.h] * X, H)  # W_h X with h free, plus Σ_h W_h X
+    k = lower(expr)
+    assert k.arg_names == ("X", "W", "h")  # the free h picks one member of the stacked family
+    rng = np.random.default_rng(9)
+    ws, x = rng.normal(size=(3, 2, 2)), rng.normal(size=(2, 4))
+    np.testing.assert_allclose(k(X=x, W=ws, h=2), ws[1] @ x + sum(w @ x for w in ws), rtol=1e-12)

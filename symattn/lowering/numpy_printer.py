@@ -222,7 +222,9 @@ class BatchedNumPyPrinter(NumPyPrinter):
         return self._scalar(d)
 
     def _print(self, expr, **kwargs):
-        if self.known and isinstance(expr, sp.Basic) and expr in self.known:
+        # a known value was computed outside every binder: inside one, the same tree may read the
+        # bound index (W_h with h bound here, free there), so it is known only without head axes
+        if self.known and isinstance(expr, sp.Basic) and expr in self.known and not self._axes(expr):
             return self.known[expr]
         return super()._print(expr, **kwargs)
 
