@@ -185,3 +185,24 @@ def test_a_printer_for_another_library_subclasses_the_batched_printer():
     code = printer.doprint(sa.attention(Q, K, V))
     assert "xp.matmul(" in code and "xp.swapaxes(" in code and "numpy." not in code
     assert "softmax_of" in printer.module_imports["other.runtime"]
+
+
+@pytest.mark.parametrize("cls", sorted(EXAMPLES, key=lambda c: c.__name__), ids=lambda c: c.__name__)
+def test_symattn_lower_agrees_with_stock_lambdify(cls):
+    expr, args, scalars, functions = EXAMPLES[cls]()
+    rng = np.random.default_rng(11)
+    values, _, _ = _values(rng, expr, args)
+    by_lambdify = sp.lambdify(args, expr)(*[_argument(x, values, scalars, functions) for x in args])
+    k = sa.lower(expr)
+    named = {}
+    for x in k.args:
+        if x.name in values:
+            named[x.name] = values[x.name]
+        elif f"{x.name}_h" in values:  # a stacked family: lambdify's argument W[h]
+            named[x.name] = values[f"{x.name}_h"]
+        elif x.name in functions:
+            named[x.name] = functions[x.name]
+        else:
+            named[x.name] = next(v for s, v in scalars.items() if s.name == x.name)
+    sizes = {str(s): SIZES[s] for s in k.extra_dims}
+    np.testing.assert_allclose(k(**named, **sizes), by_lambdify, rtol=1e-12, atol=1e-12)
