@@ -219,3 +219,16 @@ def test_report_command_writes_a_page_for_the_named_theorems(tmp_path, capsys):
 def test_report_command_refuses_a_missing_derivation_file(tmp_path, capsys):
     assert main(["report", "column_row_transpose", "--html", str(tmp_path), "--check", str(tmp_path / "nope.tex")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", list(TOPICS))
+def test_every_topic_has_a_well_formed_diagram_and_html(name):
+    e = explain_topic(name, prove=False)
+    svg = shape_diagram(topic=name)
+    doc = xml.dom.minidom.parseString(svg)
+    has_softmax = "no softmax" not in e.softmax["column"]
+    assert (len(doc.getElementsByTagName("line")) > 0) and (("softmax ↓ each column" in svg) == has_softmax)
+    html = e._repr_html_()
+    for frag in re.findall(r"<math.*?</math>", html, flags=re.S):
+        xml.dom.minidom.parseString(unescape(frag))
+    assert str(e) == to_text(e) and e._repr_markdown_() == to_markdown(e)

@@ -23,7 +23,7 @@ import sympy as sp
 
 from .. import defs as D
 from ..defs.heads import Family
-from .printing import latex, text
+from .printing import dim, latex, mathml, text
 
 n, m, N, t, d, d_k, d_v, d_model, H, G, r, p = D.dims("n m N t d d_k d_v d_model H G r p")
 CONVENTIONS = {
@@ -171,7 +171,7 @@ def row_operand(x):
     return sp.MatrixSymbol(x.name, x.shape[1], x.shape[0])
 
 
-def shape_text(x, printer=text, times: str = "×") -> str:
+def shape_text(x, printer=dim, times: str = "×") -> str:
     rows, cols = (x.rows, x.cols) if isinstance(x, Family) else x.shape
     return f"{printer(rows)} {times} {printer(cols)}"
 
@@ -203,6 +203,15 @@ class Explanation:
     def column_text(self) -> str:
         return text(self.column)
 
+    def __str__(self) -> str:
+        return to_text(self)
+
+    def _repr_markdown_(self) -> str:
+        return to_markdown(self)
+
+    def _repr_html_(self) -> str:
+        return to_html(self)
+
     @property
     def row_text(self) -> str:
         return text(self.row)
@@ -215,9 +224,9 @@ def _softmax_sentence(expr, convention) -> str:
     s = nodes[0]
     rows, cols = s.arg.shape
     if s.axis == 0:
-        return (f"Softmax normalizes each column of the {text(rows)} × {text(cols)} score matrix "
+        return (f"Softmax normalizes each column of the {dim(rows)} × {dim(cols)} score matrix "
                 f"{text(s.arg, 80)}: one column per query, whose {text(rows)} weights (one per key) sum to 1")
-    return (f"softmax_row normalizes each row of the {text(rows)} × {text(cols)} score matrix "
+    return (f"softmax_row normalizes each row of the {dim(rows)} × {dim(cols)} score matrix "
             f"{text(s.arg, 80)}: one row per query, whose {text(cols)} weights (one per key) sum to 1")
 
 
@@ -369,3 +378,32 @@ def to_markdown(e: Explanation) -> str:
         out.append(f"- `{res.theorem.name}`: **{res.status}{', general' if res.general else ''}** ({res.scope}) "
                    f"by {res.method}: {res.theorem.statement}")
     return "\n".join(out) + "\n"
+
+
+def to_html(e: Explanation, diagram: bool = True) -> str:
+    """The explanation as HTML: MathML formulas side by side, the shapes table, the shape diagram."""
+    from html import escape
+
+    from .svg import shape_diagram
+
+    t = e.topic
+    cell = "<td style='padding:4px 10px;vertical-align:top'>"
+    rows = ["<tr><th></th><th>column convention (seed 000)</th><th>row convention (Transformer, PyTorch)</th></tr>",
+            f"<tr><th>definition</th>{cell}{mathml(e.column)}</td>{cell}{mathml(e.row)}</td></tr>"]
+    rows += [f"<tr><th>{escape(nm)}</th>{cell}{mathml(a)}</td>{cell}{mathml(b)}</td></tr>" for nm, a, b in e.parts]
+    rows.append(f"<tr><th>softmax</th>{cell}{escape(e.softmax['column'])}</td>{cell}{escape(e.softmax['row'])}</td></tr>")
+    shapes = "".join(f"<tr><td><b>{escape(s.name)}</b></td><td>{escape(s.column)}</td><td>{escape(s.row)}</td>"
+                     f"<td>{escape(s.what)}</td></tr>" for s in e.shapes)
+    turn = "".join(f"<li>{escape(note)}</li>" for note in _turn_notes(t))
+    proofs = ""
+    if e.claim_verdict is not None:
+        proofs += (f"<li>row form on transposed operands = {escape(_claim_rhs(t))}: "
+                   f"{escape(_verdict_line(e.claim_verdict))}</li>")
+    proofs += "".join(f"<li><code>{escape(r.theorem.name)}</code>: {escape(r.status)}"
+                      f"{', general' if r.general else ''} ({escape(r.scope)})</li>" for r in e.theorems)
+    theorems = ", ".join(f"<a href='#{escape(nm)}'><code>{escape(nm)}</code></a>" for nm in t.theorems)
+    return (f"<div class='explain' id='explain-{escape(t.name)}'><h3>{escape(t.title)}</h3><p>{escape(t.summary)}</p>"
+            f"<table class='sidebyside'>{''.join(rows)}</table>"
+            f"<table class='summary'><tr><th>operand</th><th>column</th><th>row</th><th>what it is</th></tr>{shapes}"
+            f"</table>{shape_diagram(topic=t.name) if diagram else ''}<p>From one to the other:</p><ul>{turn}</ul>"
+            f"<p>The correspondence is proved by {theorems}.</p>{'<ul>' + proofs + '</ul>' if proofs else ''}</div>")

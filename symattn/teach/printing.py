@@ -328,6 +328,12 @@ def text(expr, limit: int | None = None, names: dict | None = None) -> str:
     return balanced_cut(ReadablePrinter(names).doprint(expr), limit)
 
 
+def dim(d) -> str:
+    """A dimension as text, parenthesized when it is a sum: ``(t + 1)``, so ``(t + 1) × 1`` reads right."""
+    s = text(d)
+    return f"({s})" if isinstance(d, sp.Add) else s
+
+
 class ReadableLatexPrinter(LatexPrinter):
     """SymPy's LaTeX with readable Dummy names and symattn's nodes in the seeds' notation."""
 
@@ -479,6 +485,11 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
             op = self._el("munderover", None, self._el("mo", "∑"), H, self._print(expr.count))
             return self._row(op, self._print(expr.body))
         sep = ";" if what == "stack" else " "
+        if len(text(expr.body)) <= 12:  # short terms: [e_1; …; e_H] or [e_1 ⋯ e_H]
+            dots = "…" if what == "stack" else "⋯"
+            return self._row(self._el("mo", "["), self._print(expr.term(1)), self._el("mo", sep),
+                             self._el("mi", dots), self._el("mo", sep), self._print(expr.term(expr.count)),
+                             self._el("mo", "]"))
         body = self._row(self._el("mo", "["), self._print(expr.body), self._el("mo", sep),
                          self._el("mi", "…"), self._el("mo", "]"))
         return self._el("msubsup", None, body, H, self._print(expr.count))

@@ -12,8 +12,8 @@ import datetime
 from html import escape
 from pathlib import Path
 
+from .conventions import TOPICS, explain_topic, to_html
 from .display import badge, report_html, result_html
-from .svg import shape_diagram
 
 STYLE = """
 body { font-family: 'DejaVu Sans', Arial, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
@@ -38,6 +38,9 @@ summary { cursor: pointer; color: #1a5276; }
 .certificate { color: #555; font-size: .9em; }
 math[display=block] { margin: .5em 0; overflow-x: auto; }
 pre.detail { background: #f4f6f6; padding: .6em; overflow-x: auto; }
+div.explain { border-top: 1px solid #d5dbdb; margin-top: 1.5em; }
+div.explain table, div.explain svg { margin: .6em 0; }
+table.sidebyside th { text-align: left; vertical-align: top; padding: 4px 10px; color: #1a5276; }
 """
 
 
@@ -67,9 +70,11 @@ def build_page(results, gallery=(), reports=(), title: str = "symattn: theorems,
         "<h2 id='conventions'>The two conventions</h2>",
         "<p>Seed 000 writes vectors as columns (Q is d_k × n, Softmax over each column, V·Softmax(KᵀQ/√d_k)); "
         "the Transformer paper and PyTorch write them as rows (Q is n × d_k, softmax over each row, "
-        "softmax(QKᵀ/√d_k)·V). The red arrow runs along the axis the softmax normalizes.</p>",
-        f"<figure>{shape_diagram()}</figure>",
+        "softmax(QKᵀ/√d_k)·V). Each definition below is built from symattn's own definitions in both "
+        "conventions; the pictures are drawn to scale, and the red arrow runs along the axis the softmax "
+        "normalizes.</p>",
     ]
+    parts += [to_html(explain_topic(name, prove=False)) for name in TOPICS]
     if results:
         parts += ["<h2 id='library'>Theorem library</h2>", _summary_table(results)]
         parts += [result_html(r) for r in results]

@@ -17,7 +17,7 @@ from html import escape
 import numpy as np
 import sympy as sp
 
-from .printing import text
+from .printing import dim, text
 
 CELL = 16
 FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
@@ -59,7 +59,7 @@ def _panel(items, x0, y0, softmax_axis):
                          "stroke-width='0.4'/>")
         parts.append(_text(x + w / 2, y0 + 12, label, 13, weight="bold"))
         parts.append(_text(x + w / 2, y + h + 15, dims, 11))
-        if kind == "score":
+        if kind == "score" and softmax_axis is not None:
             if softmax_axis == 0:  # down every column
                 parts.append(_arrow(x + CELL / 2, y + 3, x + CELL / 2, y + h - 4))
                 parts.append(_text(x + w / 2, y + h + 29, "softmax ↓ each column", 11, fill="#c0392b"))
@@ -70,41 +70,64 @@ def _panel(items, x0, y0, softmax_axis):
     return parts, x - x0, tallest + 52
 
 
-def shape_diagram(sizes: dict | None = None) -> str:
-    """The matrices of attention in both conventions, drawn to scale at ``sizes``.
+DEFAULT_SIZES = {"n": 4, "m": 6, "d_k": 3, "d_v": 2, "d_model": 5, "H": 2, "N": 5, "d": 4, "t": 4, "p": 2,
+                 "G": 1, "r": 2}
 
-    ``sizes`` maps n, m, d_k, d_v to small integers (default n = 4, m = 6, d_k = 3, d_v = 2).
-    The shapes come from the library's definitions (:mod:`symattn.teach.conventions`).
+
+def _shape(o):
+    from ..defs.heads import Family
+
+    return (o.rows, o.cols) if isinstance(o, Family) else o.shape
+
+
+def shape_diagram(sizes: dict | None = None, topic: str = "attention") -> str:
+    """The matrices of ``topic`` (see :data:`symattn.teach.conventions.TOPICS`) in both conventions,
+    drawn to scale at ``sizes``: every operand, the score matrix the softmax normalizes (with an
+    arrow along its axis) and the output.
+
+    ``sizes`` maps dimension names to small integers (defaults: :data:`DEFAULT_SIZES`, n = 4, m = 6,
+    d_k = 3, d_v = 2, ...). The shapes come from the library's definitions; a head's weights are
+    drawn once, as W_h.
     """
     from ..defs import Softmax
-    from .conventions import d_k, d_v, explain_topic, m, n, row_operand
+    from .conventions import explain_topic, row_operand
 
-    sizes = {"n": 4, "m": 6, "d_k": 3, "d_v": 2, **(sizes or {})}
-    at = {n: sizes["n"], m: sizes["m"], d_k: sizes["d_k"], d_v: sizes["d_v"]}
-    e = explain_topic("attention", prove=False)
+    sizes = {**DEFAULT_SIZES, **(sizes or {})}
+    e = explain_topic(topic, prove=False)
+    used = set()
     parts, width, y = [_DEFS], 0, 0
     for convention, expr in (("column", e.column), ("row", e.row)):
         operands = [x for x, _ in e.topic.operands]
         if convention == "row":
             operands = [row_operand(x) for x in operands]
-        soft = next(x for x in sp.preorder_traversal(expr) if isinstance(x, Softmax))
-        items = [(o.name, f"{text(o.shape[0])} × {text(o.shape[1])}", int(o.shape[0].subs(at)),
-                  int(o.shape[1].subs(at)), "input") for o in operands]
-        score = soft.arg.shape
-        items.append(("K\u1d40Q" if convention == "column" else "QK\u1d40",
-                      f"{text(score[0])} × {text(score[1])}", int(score[0].subs(at)), int(score[1].subs(at)), "score"))
-        items.append(("output", f"{text(expr.shape[0])} × {text(expr.shape[1])}",
-                      int(expr.shape[0].subs(at)), int(expr.shape[1].subs(at)), "output"))
+        symbols = set().union(*(sp.sympify(d).free_symbols for o in operands for d in _shape(o)),
+                              *(sp.sympify(d).free_symbols for d in expr.shape))
+        at = {x: sizes[str(x)] for x in symbols if str(x) in sizes}
+        used |= {str(x) for x in at}
+
+        def size(d, at=at):
+            return int(sp.sympify(d).subs(at))
+
+        items = [(o.name + ("_h" if not isinstance(o, sp.MatrixSymbol) else ""),
+                  f"{dim(_shape(o)[0])} × {dim(_shape(o)[1])}", size(_shape(o)[0]), size(_shape(o)[1]), "input")
+                 for o in operands]
+        soft = next((x for x in sp.preorder_traversal(expr) if isinstance(x, Softmax)), None)
+        if soft is not None:
+            r_, c_ = soft.arg.shape
+            at.update({x: sizes[str(x)] for x in soft.arg.free_symbols if str(x) in sizes})
+            items.append(("scores", f"{dim(r_)} × {dim(c_)}", size(r_), size(c_), "score"))
+        items.append(("output", f"{dim(expr.shape[0])} × {dim(expr.shape[1])}", size(expr.shape[0]),
+                      size(expr.shape[1]), "output"))
         title = ("column convention (seed 000): vectors are columns" if convention == "column"
-                 else "row convention (Transformer, PyTorch): vectors are rows") + f";  output = {text(expr)}"
+                 else "row convention (Transformer, PyTorch): vectors are rows") + f";  output = {text(expr, 90)}"
         parts.append(_text(10, y + 16, title, 14, anchor="start", weight="bold"))
-        panel, w, h = _panel(items, 10, y + 26, soft.axis)
+        panel, w, h = _panel(items, 10, y + 26, None if soft is None else soft.axis)
         parts += panel
         width, y = max(width, w + 20, 8 * len(title)), y + h + 40
-    label = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+    label = ", ".join(f"{k} = {v}" for k, v in sizes.items() if k in used)
     parts.append(_text(10, y, f"drawn to scale at {label}; one square per entry", 11, anchor="start", fill="#555"))
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width + 40:.0f}' height='{y + 12:.0f}' "
-            f"viewBox='0 0 {width + 40:.0f} {y + 12:.0f}' role='img' aria-label='shapes of attention in both "
+            f"viewBox='0 0 {width + 40:.0f} {y + 12:.0f}' role='img' aria-label='shapes of {escape(topic)} in both "
             f"conventions'>{''.join(parts)}</svg>")
 
 
