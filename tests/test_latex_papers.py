@@ -176,11 +176,20 @@ def test_refused_constructs_name_themselves_and_what_to_write(text, construct, i
     assert instead in info.value.expected, info.value.expected
 
 
-def test_a_sum_over_positions_is_refused_with_the_product_to_write():
-    text = r"$$ X \in \mathbb{R}^{N \times D}, a \in \mathbb{R}^{1 \times D} $$ $$ \sum_{j=1}^{N} a = a $$"
+def test_the_rows_of_x_named_as_a_list_and_sums_over_positions():
+    text = (ROW + r"$$ X \in \mathbb{R}^{N \times D} $$ $$ X = [x_1,x_2,\dots,x_N] $$"
+            r"$$ \frac{1}{N}\sum_{i=1}^{N}x_i = \sum_{i=1}^{N}\frac{1}{N} x_i $$"
+            r"$$ \sum_{i=1}^{N} x_i = \mathbf{1}_N^\top X $$")
+    r = check(text)
+    assert any("x_i is row i of X (1 × D)" in n for n in r.notes), r.notes
+    assert r.steps[0].status == "proved"
+    assert r.steps[1].status in ("proved", "unknown")  # never refuted: it holds
+
+
+def test_a_sum_to_an_undeclared_bound_says_what_to_declare():
+    text = r"$$ a \in \mathbb{R}^{1 \times D} $$ $$ \sum_{j=1}^{M} a = a $$"
     (s,) = check(text).steps
-    assert s.status == "ill-formed" and "sums over positions are not read" in s.error
-    assert r"\alpha X" in s.error
+    assert s.status == "ill-formed" and "neither a number of heads nor a declared dimension" in s.error
 
 
 # reports ----------------------------------------------------------------------

@@ -31,8 +31,14 @@ MISSING = {
     "lee2019": "';' parameters in an argument list (Att(Q, K, V; \\omega)) and \\omega(\\cdot)",
     "milakov2018": "scalar sequences m_j, d_j with \\leftarrow, \\max and -\\infty",
     "seed002_gqa_cache": "\\lceil\\rceil group maps, slices K_{1:t} and a cases causal mask",
-    "seed002_mean_pool": "the rows x_i of X as [x_1, ..., x_N], sums over positions, \\mathbf{1}_N",
     "su2021": "the rotation R^d_{\\Theta,m} as a pmatrix with \\cos, \\sin and \\ddots",
+}
+
+# Files the reader reads whole, whose original still has a step the engine leaves unknown
+# (the corrupted copy fails at its slip as required).
+UNPROVED = {
+    "seed002_mean_pool": "the engine leaves softmax(c 1_N^T) X = sum_i x_i / N unknown: strategy B does not "
+                         "align a sum over 1..N with one over 0..N-1",
 }
 
 
@@ -55,8 +61,8 @@ def slip_of(path: Path) -> tuple[int, str]:
     return diff[0], m.group(1).strip()
 
 
-def marked(names, what):
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=MISSING[n])) if n in MISSING else n
+def marked(names, missing):
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=missing[n])) if n in missing else n
             for n in names]
 
 
@@ -67,14 +73,14 @@ def test_every_paper_has_a_corrupted_copy():
         slip_of(PAPERS / f"{n}_corrupted.tex")
 
 
-@pytest.mark.parametrize("name", marked(NAMES, "passes"))
+@pytest.mark.parametrize("name", marked(NAMES, {**MISSING, **UNPROVED}))
 def test_paper_passes_as_typeset(name, capsys):
     rc, report = run_check(PAPERS / f"{name}.tex", capsys)
     bad = [(s["step"], s["line"], s["status"], s.get("error", "")) for s in report["steps"] if s["status"] != "proved"]
     assert rc == 0 and report["ok"] and report["steps"], bad or report
 
 
-@pytest.mark.parametrize("name", marked(NAMES, "fails"))
+@pytest.mark.parametrize("name", marked(NAMES, MISSING))
 def test_corrupted_copy_fails_at_its_slip(name, capsys):
     path = PAPERS / f"{name}_corrupted.tex"
     line, slip = slip_of(path)

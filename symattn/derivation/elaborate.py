@@ -256,6 +256,41 @@ class Scope:
         self.notes.append(f"{k} ({sp.sstr(R)} × {sp.sstr(C)}) is read as its {sp.sstr(count)} blocks "
                           f"{b}_1{sup}, ..., {b}_{sp.sstr(count)}{sup} ({shape_text(fam)}) {how}")
 
+    def name_vectors(self, st, rhs) -> bool:
+        """``X = [x_1, x_2, \\dots, x_N]`` with X declared (N × D) and x undeclared: the x_i are the N rows
+        of X (or its columns, when X is D × N); X is read as the x_i stacked (or side by side)."""
+        X = key_of(st.first) if isinstance(st.first, ast.Name) else None
+        cells = ([c for r in rhs.rows for c in r] if isinstance(rhs, ast.Block) and
+                 (len(rhs.rows) == 1 or all(len(r) == 1 for r in rhs.rows)) else [])
+        if X not in self.matrices or len(cells) < 3 or not any(isinstance(c, ast.Dots) for c in cells):
+            return False
+        names = [c for c in cells if not isinstance(c, ast.Dots)]
+        if not all(isinstance(c, ast.Name) and c.sup is None and c.sub is not None and c.base == names[0].base
+                   for c in names) or not isinstance(names[0].sub, ast.Num) or names[0].sub.value != 1:
+            return False
+        last = names[-1].sub
+        if not (isinstance(last, ast.Name) and last.sub is None and self.resolve(last.base) in self.dims):
+            return False
+        b = names[0].base
+        if b in self.families or b in self.matrices or self.is_undefined_name(ast.Name(st.pos, b)) is False:
+            return False
+        whole, count = self.matrices[X], self.dims[self.resolve(last.base)]
+        if same_dim(whole.rows, count):
+            fam, rows = D.Family(b, 1, whole.cols), True
+        elif same_dim(whole.cols, count):
+            fam, rows = D.Family(b, whole.rows, 1), False
+        else:
+            self.fail(rhs, f"{X} is {shape_text(whole)}: it has no {last.base} rows or columns to name "
+                      f"{names[0].text()}, ..., {names[-1].text()}", f"a matrix with {last.base} rows or columns",
+                      NotationShapeError)
+        self.families[b] = fam
+        del self.matrices[X]
+        self.partitions[X] = (D.head_stack if rows else D.head_concat)(fam[D.h], count)
+        what = "rows" if rows else "columns"
+        self.notes.append(f"{X} = [{names[0].text()}, ..., {names[-1].text()}]: {b}_i is {what[:-1]} i of {X} "
+                          f"({shape_text(fam)}), and {X} is read as its {what}")
+        return True
+
     def partition_uses(self, nodes):
         """Names W^O_i used beside a whole W^O declared without blocks: a block partition; and so is
         a whole W^O where MultiHead or head_i needs the blocks of the output projection."""
@@ -453,15 +488,16 @@ class Scope:
 
     def _sum(self, node, L):
         up = node.upper
-        if isinstance(up, ast.Name) and up.sub is None and up.base not in L and up.base not in self.counts and not (
-                self.resolve(up.base) in self.dims
-                and any(same_dim(self.dims[self.resolve(up.base)], c) for c in self.counts.values())):
-            self.fail(node, f"the sum over {node.index} runs to {up.text()}, which is not a number of heads: "
-                      "sums over positions are not read",
-                      f"the matrix product it stands for (\\sum_{{{node.index}=1}}^{{{up.text()}}} \\alpha_"
-                      f"{node.index} x_{node.index} is \\alpha X), or a head range {node.index} = 1, \\dots, "
-                      f"{up.text()} if {node.index} counts heads", UnknownSymbolError)
-        count = self.index_value(node.upper, L)
+        if (isinstance(up, ast.Name) and up.sub is None and up.sup is None and up.base not in L
+                and up.base not in self.counts and self.resolve(up.base) in self.dims):
+            count = self.dims[self.resolve(up.base)]  # a sum over positions 1..N (a dimension)
+        elif isinstance(up, ast.Name) and up.base not in L and up.base not in self.counts:
+            self.fail(node, f"the sum over {node.index} runs to {up.text()}, which is neither a number of heads "
+                      "nor a declared dimension",
+                      f"a head range {node.index} = 1, \\dots, {up.text()}, or {up.text()} in a declared shape",
+                      UnknownSymbolError)
+        else:
+            count = self.index_value(node.upper, L)
 
         def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
             body = self._expr(node.body, {**L, node.index: k})

@@ -329,8 +329,12 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.head_range(st.index, st.upper, st)
         elif isinstance(st, ast.Declare):
             scope.declare(st)
+    named = {id(st) for st in stmts if isinstance(st, ast.Chain) and len(st.links) == 1
+             and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}
     scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in _walk(st))
     for st in stmts:
+        if id(st) in named:
+            continue
         if isinstance(st, ast.Define):
             scope.define(st)
             params = f"({', '.join(p.text() for p in st.params)})" if st.params else ""
