@@ -76,6 +76,8 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
     U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
     add = lower_theorem("blockwise_logsumexp_merge", 7, "rhs", donate=(R.S_2,),
                         inputs={R.Exp(R.S_1) * R.V_1: U_1})
+    first = lower_theorem("blockwise_logsumexp_merge", 6, "rhs", part=R.Exp(R.S) * R.V, donate=(R.S,),
+                          args=[R.S, R.V])
     normalize = lower_theorem("blockwise_logsumexp_merge", 0, "rhs",
                               inputs={R.Exp(R.ShiftRows(R.S, R.c)) * R.V: sp.MatrixSymbol("U", R.n, R.d_v),
                                       R.Exp(R.ShiftRows(R.S, R.c)) * R.ones(R.m): sp.MatrixSymbol("l", R.n, 1)})
@@ -83,14 +85,14 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
         lower_theorem("fused_qkv_projection", 0, "lhs"),
         lower_theorem("scale_folds_into_query_projection", 0, "rhs", part=q * k.T,
                       inputs={q: R.Q, k: R.K}, args=[R.Q, R.K]),
-        add,  # small scores: the shift c = 0, numerator and denominator in one GEMM (claim 7)
+        first,  # small scores: the shift c = 0, numerator and denominator in one GEMM (claim 6)
         normalize,
         lower_theorem("heads_concatenate_before_output_projection", 0, "lhs",
                       inputs={R.CONCAT: Z, R.STACK_O: W_O}),
     ]
     used = distinct(used)  # each work item (heads × query tile) runs the same kernels
     assert len(used) == 5 and all(a is b for a, b in zip(used, expected))
-    assert "exp_(S_2)" in used[2].source  # the scores are overwritten in place (donated)
+    assert "exp_(S)" in used[2].source  # the scores are overwritten in place (donated)
     big = 1000 * x
     with sn.trace() as used:  # large scores: the shifted form (claim 0), the row max as the shift
         sn.multihead_attention(big, big, big, *w, num_heads=4, num_kv_heads=2)
@@ -106,7 +108,8 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
     with sn.trace() as used:  # small scores: c = 0, the blocks simply add up (claim 7)
         sn.multihead_attention(x, x, x, *w, num_heads=4, num_kv_heads=2, block_size=2)
     items = [k is normalize for k in used].count(True)
-    assert items >= 1 and [k is add for k in used].count(True) == 3 * items
+    assert items >= 1 and [k is first for k in used].count(True) == items
+    assert [k is add for k in used].count(True) == 2 * items
 
 
 def test_attention_and_decode_and_pooling_kernels_come_from_their_theorems():

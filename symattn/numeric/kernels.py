@@ -60,6 +60,9 @@ def _specs():
         "accumulate": ("blockwise_logsumexp_merge", 7, "rhs",
                        {"inputs": {R.Exp(R.S_1) * R.V_1: U1}, "donate": (R.S_2,)}),
         "deferred": ("blockwise_logsumexp_merge", 0, "rhs", {"donate": (R.S,), "args": [R.S, R.c, R.V]}),
+        # the first key block with the shift c = 0: exp(S) V, nothing to add yet
+        "exp_product": ("blockwise_logsumexp_merge", 6, "rhs",
+                        {"part": R.Exp(R.S) * R.V, "donate": (R.S,), "args": [R.S, R.V]}),
         "normalize": ("blockwise_logsumexp_merge", 0, "rhs",
                       {"inputs": {R.Exp(R.ShiftRows(R.S, R.c)) * R.V: U,
                                   R.Exp(R.ShiftRows(R.S, R.c)) * R.ones(R.m): ell}}),
