@@ -193,24 +193,34 @@ def _product_entry(mats, i, j):
     return _index_sum(lambda k: entry(first, i, k) * _product_entry(mats[1:], k, j), first.cols)
 
 
-def rename_bound(x, depth: int = 0, fresh: bool = True):
+def rename_bound(x, depth: int = 0, fresh: bool = True, memo: dict | None = None):
     """Rename each bound index by its nesting depth (_b0, _b1, ...), so that alpha-equivalent
-    sums become identical. Indices are first made fresh Dummies, so no renaming can capture."""
+    sums become identical. Indices are first made fresh Dummies, so no renaming can capture.
+
+    Equal subtrees at equal depth are renamed once (``memo``) and share the result: an expanded
+    entry repeats the same sums (a softmax denominator) in many terms."""
     if not isinstance(x, sp.Basic) or x.is_Atom:
         return x
+    memo = {} if memo is None else memo
+    key = (x, depth)
+    if key in memo:
+        return memo[key]
     if isinstance(x, (sp.Sum, sp.Product)):
         # limits run innermost first; name the outermost by the current depth
         mapping, new_limits, d = {}, [], depth
         for k, lo, hi in reversed(x.limits):
             new = sp.Dummy("b") if fresh else BoundIndex(f"_b{d}", integer=True)
-            new_limits.append((new, rename_bound(lo.xreplace(mapping), d, fresh),
-                               rename_bound(hi.xreplace(mapping), d, fresh)))
+            new_limits.append((new, rename_bound(lo.xreplace(mapping), d, fresh, memo),
+                               rename_bound(hi.xreplace(mapping), d, fresh, memo)))
             mapping[k] = new
             d += 1
-        body = rename_bound(x.function.xreplace(mapping), d, fresh)
-        return x.func(body, *reversed(new_limits))
-    args = [rename_bound(a, depth, fresh) for a in x.args]
-    return x.func(*args) if args != list(x.args) else x
+        body = rename_bound(x.function.xreplace(mapping), d, fresh, memo)
+        out = x.func(body, *reversed(new_limits))
+    else:
+        args = [rename_bound(a, depth, fresh, memo) for a in x.args]
+        out = x.func(*args) if args != list(x.args) else x
+    memo[key] = out
+    return out
 
 
 def _split_floor(f):
