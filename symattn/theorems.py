@@ -25,6 +25,7 @@ to use the cache; :func:`prove_all` runs theorems in parallel processes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import multiprocessing
@@ -271,21 +272,35 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _prove_named(name: str, cached: bool):
+def _light(v: Verdict) -> Verdict:
+    """A proved verdict without its sides and with its trace as plain text (the same text): what a
+    table or JSON shows, and cheap to send from a worker process."""
+    if not v.proved:
+        return v
+    return dataclasses.replace(v, lhs=None, rhs=None, trace=tuple(str(t) for t in v.trace))
+
+
+def _prove_named(name: str, cached: bool, expressions: bool):
     """In a worker process: prove the library theorem ``name``; return what the parent needs (the
     verdicts, the time, the error, and the cache entries proved here)."""
     before = set(verdict_cache.pending())
     res = prove(REGISTRY[name], cached=cached, save=False)
     new = {k: e for k, e in verdict_cache.pending().items() if k not in before}
-    return res.verdicts, res.seconds, res.error, new
+    verdicts = res.verdicts if expressions else [_light(v) for v in res.verdicts]
+    return verdicts, res.seconds, res.error, new
 
 
-def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False) -> list[Result]:
+def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False,
+              expressions: bool = True) -> list[Result]:
     """:func:`prove` each theorem, in ``jobs`` processes at once (default: one per core); the results
     come back in the order of ``theorems``, the same as one after another. Processes are forked
     from this one (the library is loaded once); where fork is not available, or with one job or
     one theorem, they run here one after another. The verdicts proved are written to the user's
-    cache file once, at the end."""
+    cache file once, at the end.
+
+    ``expressions=False``: proved verdicts that come from a worker keep no sides (``lhs``, ``rhs``
+    are None) and their trace lines are plain text (the same text), which spares sending and
+    rebuilding the expressions; a verdict that is not proved keeps everything."""
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"prove_all: jobs must be at least 1, got {jobs}")
@@ -301,7 +316,7 @@ def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False) 
     results: list = [None] * len(theorems)
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=min(jobs, len(theorems)), mp_context=ctx) as pool:
-        futures = {i: pool.submit(_prove_named, theorems[i].name, cached) for i in order}
+        futures = {i: pool.submit(_prove_named, theorems[i].name, cached, expressions) for i in order}
         for i in range(len(theorems)):
             verdicts, seconds, error, new = futures[i].result()
             results[i] = Result(theorems[i], list(verdicts), seconds, error)

@@ -198,7 +198,8 @@ def cmd_prove(args) -> int:
     else:
         selected = [th for th in library.values() if th.expect == want]
     start = time.perf_counter()
-    results = prove_all(selected, jobs=args.jobs, cached=args.cached)
+    # the sides of proved claims are shown only by --trace (and refutations keep theirs)
+    results = prove_all(selected, jobs=args.jobs, cached=args.cached, expressions=args.trace or args.gallery)
     total = time.perf_counter() - start
     written = []
     if args.refresh:
