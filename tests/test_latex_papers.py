@@ -165,7 +165,6 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ o = A_{t,:} $$", r"a double subscript", "whole matrices"),
     (r"$$ o = F(X)_{t,:} $$", r"entries and rows of a result", "the whole matrix"),
     (r"$$ a = e^{x} $$", r"e\^\{...\}", r"\exp"),
-    (r"$$ A = \mathrm{Att}(Q, K, V; \omega) $$", "parameters after ';'", "the arguments alone"),
     (r"$$ \phi : \mathbb{R}^{D} \to \mathbb{R}^{C} $$", "feature map", "declared as matrices"),
     (r"$$ A = \mathrm{GQA}\text{-}G $$", r"\\text\{-\} inside a name", "one command"),
 ])
@@ -190,6 +189,17 @@ def test_a_sum_to_an_undeclared_bound_says_what_to_declare():
     text = r"$$ a \in \mathbb{R}^{1 \times D} $$ $$ \sum_{j=1}^{M} a = a $$"
     (s,) = check(text).steps
     assert s.status == "ill-formed" and "neither a number of heads nor a declared dimension" in s.error
+
+
+def test_parameters_after_a_semicolon_and_a_cdot_placeholder():
+    text = (ROW + r"$$ Q \in \mathbb{R}^{n \times d}, K, V \in \mathbb{R}^{m \times d} $$"
+            r"$$ \mathrm{Att}(Q, K, V; \omega) = \omega\left(QK^\top\right)V, \quad "
+            r"\omega(\cdot) = \mathrm{softmax}(\cdot / \sqrt{d}) $$"
+            r"$$ \mathrm{Att}(Q, K, V; \omega) = \mathrm{Attention}(Q, K, V) $$"
+            r"$$ \mathrm{Att}(Q, K, V; \beta) = \mathrm{Attention}(Q, K, V) $$")
+    r = check(text)
+    assert [s.status for s in r.steps] == ["proved", "ill-formed"]
+    assert "called with (; beta)" in r.steps[1].error
 
 
 # reports ----------------------------------------------------------------------

@@ -28,7 +28,6 @@ MISSING = {
     "dao2022": "vectors split in blocks, \\max, e^{...} and entrywise definitions f(x)_i",
     "elhage2021": "\\otimes (the Kronecker product acting on vec(x)) and \\mathrm{Id}",
     "katharopoulos2020": "sums over positions j of rows Q_i, K_j and a one-argument feature map \\phi",
-    "lee2019": "';' parameters in an argument list (Att(Q, K, V; \\omega)) and \\omega(\\cdot)",
     "milakov2018": "scalar sequences m_j, d_j with \\leftarrow, \\max and -\\infty",
     "seed002_gqa_cache": "\\lceil\\rceil group maps, slices K_{1:t} and a cases causal mask",
     "su2021": "the rotation R^d_{\\Theta,m} as a pmatrix with \\cos, \\sin and \\ddots",

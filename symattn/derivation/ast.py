@@ -98,17 +98,20 @@ class Call(Node):
     target: Name
     args: tuple
     axis: str | None = None  # "row" | "col" for Softmax_row / Softmax_col
+    extra: tuple = ()  # names after ';' (Att(Q, K, V; omega)): the function's fixed parameters
 
     def text(self):
         ax = f"_{self.axis}" if self.axis else ""
-        return f"{self.target.text()}{ax}({', '.join(a.text() for a in self.args)})"
+        tail = "; " + ", ".join(a.text() for a in self.extra) if self.extra else ""
+        return f"{self.target.text()}{ax}({', '.join(a.text() for a in self.args)}{tail})"
 
     def latex(self):
         name = self.target.base
         t = rf"\operatorname{{{name}}}" if len(name) > 1 else self.target.latex()
         if self.axis:
             t += rf"_{{\mathrm{{{self.axis}}}}}"
-        return t + r"\left(" + ", ".join(a.latex() for a in self.args) + r"\right)"
+        tail = "; " + ", ".join(a.latex() for a in self.extra) if self.extra else ""
+        return t + r"\left(" + ", ".join(a.latex() for a in self.args) + tail + r"\right)"
 
 
 @dataclass(frozen=True)
@@ -283,6 +286,7 @@ class Define(Node):
     params: tuple
     body: Node
     shape: Shape | None = None
+    extra: tuple = ()  # the fixed parameters after ';' (Att(Q, K, V; omega) := ...)
 
 
 @dataclass(frozen=True)

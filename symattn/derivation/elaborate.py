@@ -76,6 +76,7 @@ class Definition:
     params: tuple
     body: ast.Node
     index: str | None
+    extra: tuple = ()  # the base names of the fixed parameters after ';'
 
 
 class _Members:
@@ -136,7 +137,7 @@ class Scope:
                 self.fail(node, f"the dimension {node.value} is not positive", "a positive integer")
             return sp.Integer(node.value)
         if isinstance(node, ast.Name):
-            if node.sup is not None:
+            if node.sup is not None and not (node.sup.isalpha() and self.dialect == "latex"):  # d^M_q: a name
                 self.fail(node, f"{node.text()} cannot be a dimension", "a dimension name such as d_k")
             k = self.resolve(key_of(node))
             if k not in self.dims:
@@ -330,12 +331,42 @@ class Scope:
         for p in st.params:
             if p.sub is not None or p.sup is not None:
                 self.fail(p, f"the parameter {p.text()} must be a plain name", "a name such as Q")
-        d = Definition(t, st.params, st.body, index)
-        if not st.params:  # check the body now: its errors point into the definition
+        d = Definition(t, st.params, st.body, index, tuple(e.base for e in st.extra))
+        if not st.params and not self.is_where_clause(st.body):  # check the body now: errors point into it
             value = self.expr(st.body, {index: D.h} if index else {})
             if st.shape is not None:  # the annotation ∈ M^{r × c}
                 self.check_shape(st, value, st.shape)
         (self.indexed if index else self.defs)[k] = d
+
+    def is_where_clause(self, body) -> bool:
+        """True when ``body`` uses a parameter of a function defined before, undeclared on its own
+        (O_j = Att(QW_j^Q, ...) after Multihead(Q, K, V) = ...): it is read where the function is used."""
+        params = {p.base for d in self.defs.values() for p in d.params}
+        stack = [body]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, tuple):
+                stack.extend(n)
+            elif isinstance(n, ast.Name):
+                if n.sub is None and n.sup is None and n.base in params and n.base not in self.matrices \
+                        and n.base not in self.partitions:
+                    return True
+            elif isinstance(n, ast.Node):
+                stack.extend(getattr(n, f.name) for f in fields(n) if f.name != "pos")
+        return False
+
+    def match_extra(self, node, d):
+        """The names after ';' in a call must be the definition's own (omega_j is read as omega)."""
+        got = tuple(e.base for e in node.extra)
+        if got != d.extra:
+            self.fail(node, f"{node.target.text()} is defined with the parameters ({'; ' + ', '.join(d.extra)}) "
+                      f"after ';', and called with ({'; ' + ', '.join(got)})",
+                      f"the same names after ';' as in the definition of {d.target.text()}")
+        for e in node.extra:
+            if e.sub is not None or e.sup is not None:
+                note = f"{e.text()} is read as {e.base}: every head has the same {e.base}"
+                if note not in self.notes:
+                    self.notes.append(note)
 
     def check_shape(self, node, value, shape: ast.Shape):
         rows, cols = self.dim(shape.rows), self.dim(shape.cols)
@@ -557,10 +588,10 @@ class Scope:
         if node.sub is not None and fk in self.families:
             return self.families[fk][self.index_value(node.sub, L)]
         if k in self.defs and not self.defs[k].params:
-            return self.expand(node, self.defs[k], {})
+            return self.expand(node, self.defs[k], dict(L))  # a "where" clause sees the caller's parameters
         if node.sub is not None and fk in self.indexed:
             d = self.indexed[fk]
-            return self.expand(node, d, {d.index: self.index_value(node.sub, L)})
+            return self.expand(node, d, {**L, d.index: self.index_value(node.sub, L)})
         if node.base == "head" and node.sub is not None:
             return self.builtin_head(node, self.index_value(node.sub, L))
         if fk in self.families and node.sub is None and node.sup == "O":
@@ -694,7 +725,7 @@ class Scope:
             wq, wk, wv, wo = w["Q"], w["K"], w["V"], w["O"]
             return D.multihead(Q, K, V, wq, wk, wv, wo, H=self.head_count(node), score=self.score,
                                convention=self.convention)
-        if base == "Concat" and name.sub is None:
+        if base in ("Concat", "concat") and name.sub is None:
             return self.sequence(node, list(node.args), "row" if self.convention == "row" else "column", L)
         k = key_of(name)
         if k in self.functions:
@@ -703,6 +734,7 @@ class Scope:
             return f(Q, K) if self.convention == "column" else f.row(Q, K)
         if k in self.defs and self.defs[k].params:
             d = self.defs[k]
+            self.match_extra(node, d)
             vals = self.args(node, L, len(d.params))
             return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
         target = self._name(name, L)

@@ -297,16 +297,27 @@ class Parser:
                     self.next()
                     continue
                 break
-        if self.at_op(";"):
-            self.fail(f"parameters after ';' in the arguments of {target.text()} are not read",
-                      f"the arguments alone, {target.text()}(...), with the parameter written into the "
-                      "definition (as in softmax(Q K^T / sqrt(d)) V for omega)")
+        extra = []
+        if self.at_op(";"):  # Att(Q, K, V; omega): names of the function's fixed parameters
+            semi = self.next()
+            while True:
+                t = self.peek()
+                if t.kind != "ident":
+                    self.fail(f"found {t.show()} after ';' in the arguments of {target.text()}",
+                              "names of parameters, as in Att(Q, K, V; \\omega)", semi)
+                node = self.name(self.next())
+                if not isinstance(node, ast.Name):
+                    self.fail(f"{node.text()} after ';' is not a name", "names of parameters only", semi)
+                extra.append(node)
+                if not self.at_op(","):
+                    break
+                self.next()
         if not self.at_op(close):
             self.fail(f"found {self.peek().show()} in the arguments of {target.text()}",
                       f"',' or '{close}' closing the '{open_.value}' at line {open_.line}, column {open_.col}")
         self.next()
         self.leave()
-        return ast.Call(target.pos, target, tuple(args), axis)
+        return ast.Call(target.pos, target, tuple(args), axis, tuple(extra))
 
     def primary(self):
         t = self.peek()
@@ -339,6 +350,9 @@ class Parser:
             return ast.Group(p, body) if t.value == "(" else body
         if t.kind == "op" and t.value == "[":
             return self.bracket_block(t)
+        if t.kind == "cmd" and t.value == "cdot" and self.dialect == "latex":  # omega(\cdot): a placeholder
+            self.next()
+            return ast.Name(p, PLACEHOLDER)
         if t.kind == "cmd":
             return self.command(t)
         self.fail(f"found {t.show()}", "a name, a number, '(' or a block matrix")
@@ -408,6 +422,7 @@ class Parser:
         self.fail(f"found {t.show()}", "a name, a number, '(' or a block matrix")
 
 
+PLACEHOLDER = "\u00b7"  # \cdot standing for an argument: omega(\cdot) = softmax(\cdot / \sqrt{d})
 VOCABULARY = ("Attention", "Softmax", "softmax", "MultiHead", "Concat", "exp", "log")
 
 

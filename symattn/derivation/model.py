@@ -342,7 +342,8 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
         elif _is_definition(scope, st):
             first = st.first
             target, params = (first.target, first.args) if isinstance(first, ast.Call) else (first, ())
-            d = ast.Define(st.pos, target, params, st.links[0][2], st.shape if len(st.links) == 1 else None)
+            d = ast.Define(st.pos, target, params, st.links[0][2], st.shape if len(st.links) == 1 else None,
+                           first.extra if isinstance(first, ast.Call) else ())
             scope.define(d)
             definitions.append(f"{first.text()} := {d.body.text()}  (written with '=')")
             if len(st.links) > 1:  # F(Q, K, V) = e = e': the rest is a chain from F(Q, K, V)
