@@ -1,22 +1,44 @@
-"""Benchmarks: symattn's kernels against careful hand-written NumPy and PyTorch, in one run.
+"""Benchmarks: symattn's kernels against hand-written NumPy of the same algorithm and PyTorch.
 
     python benchmarks/bench.py                       # S1 S2 S3 P1 and L1, float32 and float64
     python benchmarks/bench.py --shapes S1,P1 --dtypes float32 --rounds 7
+    python benchmarks/bench.py --shapes S1,S2,S3 --mode separate --process-rounds 5
     python benchmarks/bench.py --shapes L1 --l1-causal
     python benchmarks/bench.py --kernels --no-torch  # only the kernel-level section (S1 S2 S3)
 
-Prints, per shape and dtype, the median time of each implementation over interleaved rounds
-(one call of each per round, in a random order, so a noisy neighbour, or the threads a
-library leaves spinning, hurts them alike), GFLOP/s against this
-machine's NumPy GEMM peak, and the ratios the targets are stated in. L1 (n = 32768) runs the
-key-blocked online-softmax kernel in a child process and reports its peak memory.
+Each shape and dtype is measured in two modes (``--mode both``, the default):
+
+- interleaved: every implementation in this one process, one call of each per round in a
+  random order, so a noisy neighbour, or the threads a library leaves spinning, hurts them
+  alike;
+- separate: each implementation alone in a child process of its own (the symattn and NumPy
+  children never import torch), the children run one after another, in an order that
+  alternates, ``--process-rounds`` times; so one library's idle threads cannot slow the other.
+
+For each mode it prints the median wall time of a call and the median CPU time of the process
+during a call (all threads; on a shared machine the wall time includes waiting for a core,
+the CPU time does not), GFLOP/s against this machine's NumPy GEMM peak, and the ratios the
+targets are stated in; the separate mode also the spread (smallest and largest median of one
+child). A summary table at the end lists symattn / torch SDPA + projections for both modes.
+L1 (n = 32768) runs the key-blocked online-softmax kernel in a child process and reports its
+peak memory.
+
+The NumPy baseline of S1-S3 is the numeric core's algorithm written by hand with no symattn
+code (``numpy_same_algorithm``): the scaled weights side by side once, batch elements as work
+items (or, for few batch elements, one projection GEMM, then heads and query tiles as work
+items) on a thread per core with single-threaded BLAS, scores in steps of about 1 MiB whose
+key blocks simply add up with the shift 0, numerator and denominator in one GEMM with [V 1], a
+check of the result that falls back to the row max as the shift, and one GEMM with W^O. So
+"symattn / numpy" is the cost of generating the kernels from theorems rather than writing
+them by hand. ``--plain-numpy`` adds the plain whole-batch version (one batched product per
+step, softmax on the full score array).
 
 The kernel-level section (``--kernels`` alone, or at the end of the default run) times each
 generated kernel the numeric core runs at S1, S2, S3 against a hand-written NumPy expression
 computing exactly the same thing on the same inputs into the same ``out`` buffer (results
 checked equal first): the fused QKV projection and the output projection at the whole shape,
-and the scores, accumulate and normalize kernels at the shape of one work item of the core
-(a group of g heads, t queries, m keys), in a thread of the runtime's pool, where the core runs
+and the scores, exp_product, accumulate and normalize kernels at the shape of one step of a
+work item of the core (a group of g heads, t queries, m keys), in a thread of the runtime's pool, where the core runs
 them (no row chunking there; BLAS keeps its own threads, unlike the core's items). The projections
 run in the calling thread, as in the core, so the generated bias add is split over the cores
 when it is large (S2, S3), the hand-written ``+=`` is not. An input a kernel overwrites is a fresh
@@ -34,11 +56,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import math
 import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
@@ -84,7 +108,150 @@ def _time(fn):
     return time.perf_counter() - t
 
 
-# -- careful hand-written NumPy -------------------------------------------------------------------
+# -- the numeric core's algorithm, written by hand (no symattn code) ------------------------------
+
+HAND_ITEM = 2**22  # bytes of scores per work item
+HAND_STEP = 2**20  # bytes of scores per step inside an item (one GEMM, exp, one GEMM)
+_HAND: dict = {}
+
+
+def _hand_threads():
+    """This process's cores, a pool of one thread fewer (the caller works too) and a controller
+    of the BLAS NumPy loaded (OpenBLAS), never torch's."""
+    if not _HAND:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from threadpoolctl import ThreadpoolController
+
+        cores = len(os.sched_getaffinity(0))
+        blas = ThreadpoolController().select(internal_api="openblas")
+        _HAND.update(cores=cores, blas=blas, pool=ThreadPoolExecutor(cores - 1) if cores > 1 else None)
+    return _HAND
+
+
+def _hand_share(fn, items):
+    """fn(item) for every item, on every core with single-threaded BLAS, each thread taking
+    the next item when done with one."""
+    h = _hand_threads()
+    items = list(items)
+    if h["pool"] is None or len(items) < 2:
+        for item in items:
+            fn(item)
+        return
+    left, lock, done = iter(items), threading.Lock(), object()
+
+    def drain():
+        while True:
+            with lock:
+                item = next(left, done)
+            if item is done:
+                return
+            fn(item)
+
+    with h["blas"].limit(limits=1):
+        helpers = [h["pool"].submit(drain) for _ in range(h["cores"] - 1)]
+        drain()
+        for f in helpers:
+            f.result()
+
+
+def _hand_step(q, k, va, out):
+    """softmax(q kᵀ) v (q scaled, va = [v 1]) into ``out``: key blocks of about HAND_STEP bytes
+    of scores add up with the shift 0; if the result is not clearly accurate (not finite, a
+    denominator or an entry near the subnormal range), again with the row max as the shift."""
+    d, m, dt = va.shape[-1] - 1, k.shape[-2], q.dtype
+    rows = q.size // q.shape[-1]
+    fit = HAND_STEP // (rows * dt.itemsize)
+    block = m if fit >= m else -(-m // -(-m // max(256, fit)))
+    u = None
+    for j0 in range(0, m, block):
+        s = q @ np.swapaxes(k[..., j0:j0 + block, :], -1, -2)
+        np.exp(s, out=s)
+        if u is None:
+            u = s @ va[..., j0:j0 + block, :]
+        else:
+            u += s @ va[..., j0:j0 + block, :]
+    info = np.finfo(dt)
+    a = np.abs(u)
+    if not (a.max() <= info.max and u[..., -1].min() >= m * np.exp(-0.45 * np.log(float(info.max)))
+            and a.min() >= m * info.tiny / info.eps):
+        s = q @ np.swapaxes(k, -1, -2)
+        s -= s.max(-1, keepdims=True)
+        np.exp(s, out=s)
+        u = s @ va
+    np.divide(u[..., :d], u[..., d:], out=out)
+
+
+def _hand_heads(p5, z):
+    """Every head of the projected elements p5 (c, n, 3, H, d) into z (c, n, H, d)."""
+    c, n, _, H, d = p5.shape
+    q, k = p5[:, :, 0].transpose(0, 2, 1, 3), p5[:, :, 1].transpose(0, 2, 1, 3)
+    va = np.empty((c, H, n, d + 1), p5.dtype)
+    va[..., :d] = p5[:, :, 2].transpose(0, 2, 1, 3)
+    va[..., d] = 1
+    zt = z.transpose(0, 2, 1, 3)
+    itemsize = p5.dtype.itemsize
+    if c * H * n * n * itemsize <= 2 * HAND_STEP:
+        _hand_step(q, k, va, zt)
+        return
+    tile = min(n, max(32, HAND_STEP // (n * itemsize)))
+    for e in range(c):
+        for h in range(H):
+            for i0 in range(0, n, tile):
+                _hand_step(q[e, h, i0:i0 + tile], k[e, h], va[e, h], zt[e, h, i0:i0 + tile])
+
+
+def numpy_same_algorithm(x, w_in, b_in, w_o, b_o, H):
+    """The numeric core's multi-head self-attention, by hand: the scaled weights side by side
+    once; many batch elements: c elements per work item (projection, every head, W^O); few:
+    one projection GEMM, then (element, head, query tile) work items, then one GEMM with W^O."""
+    b, n, E = x.shape
+    d, dt = E // H, x.dtype
+    scale = dt.type(1 / math.sqrt(d))
+    w_cat, b_cat = w_in.copy(), b_in.copy()
+    w_cat[:, :E] *= scale
+    b_cat[:E] *= scale
+    out = np.empty_like(x)
+    cores = _hand_threads()["cores"]
+    scores = H * n * n * dt.itemsize  # bytes of scores of one element
+    if cores > 1 and b >= 2 * cores and scores <= 4 * HAND_ITEM:
+        per = max(1, min(b // (2 * cores), HAND_ITEM // scores))
+
+        def element(e0):
+            xs = x[e0:e0 + per]
+            c = xs.shape[0]
+            p = xs.reshape(-1, E) @ w_cat
+            p += b_cat
+            z = np.empty((c, n, H, d), dt)
+            _hand_heads(p.reshape(c, n, 3, H, d), z)
+            o = out[e0:e0 + per].reshape(-1, E)
+            np.matmul(z.reshape(-1, E), w_o, out=o)
+            o += b_o
+
+        _hand_share(element, range(0, b, per))
+        return out
+    p = x.reshape(-1, E) @ w_cat
+    p += b_cat
+    p5 = p.reshape(b, n, 3, H, d)
+    z = np.empty((b, n, H, d), dt)
+    tile = min(n, max(32, HAND_ITEM // (n * dt.itemsize)))
+    while b * H * -(-n // tile) < 2 * cores and tile > 32:
+        tile = max(32, tile // 2)
+
+    def item(key):
+        e, h, i0 = key
+        va = np.empty((n, d + 1), dt)
+        va[:, :d] = p5[e, :, 2, h]
+        va[:, d] = 1
+        _hand_step(p5[e, i0:i0 + tile, 0, h], p5[e, :, 1, h], va, z[e, i0:i0 + tile, h])
+
+    _hand_share(item, [(e, h, i0) for e in range(b) for h in range(H) for i0 in range(0, n, tile)])
+    o = z.reshape(-1, E) @ w_o
+    o += b_o
+    return o.reshape(b, n, E)
+
+
+# -- plain hand-written NumPy: whole-batch steps ---------------------------------------------------
 
 def numpy_mha(x, w_in, b_in, w_o, b_o, H):
     """Fused projection, scale folded into the query, in-place softmax, one GEMM for W^O."""
@@ -121,8 +288,10 @@ def numpy_pool(x, q, w_q, w_k, w_v, w_o, b_q, b_v, b_o, H):
 
 # -- kernel level: each generated kernel against the same expression by hand ----------------------
 
-ITEMS = {"S1": (4, 128, 128), "S2": (4, 512, 512), "S3": (1, 512, 2048)}  # one work item: (g, t, m)
-PER_ITEM = ("scores", "accumulate", "normalize")
+# one step of a work item, (g heads, t queries, m keys): S1 two batch elements of 4 heads, S2 one
+# head, S3 one head, a tile of 512 queries and a key block of 512
+ITEMS = {"S1": (8, 128, 128), "S2": (1, 512, 512), "S3": (1, 512, 512)}
+PER_ITEM = ("scores", "exp_product", "accumulate", "normalize")
 
 
 def kernel_cases(shape, dtype):
@@ -159,6 +328,10 @@ def kernel_cases(shape, dtype):
         acc[...] += u_1
         return acc
 
+    def hand_exp_product():
+        np.exp(s_2, out=s_2)
+        return np.matmul(s_2, v_aug, out=acc)
+
     def hand_output():
         np.matmul(z.reshape(-1, H * d), w_o, out=proj.reshape(-1, E))
         proj[...] += b_o
@@ -170,6 +343,8 @@ def kernel_cases(shape, dtype):
                            hand_qkv, None),
         "scores": (lambda: get("scores")(Q=q, K=k, out=scores),
                    lambda: np.matmul(q, k.transpose(0, 2, 1), out=scores), None),
+        "exp_product": (lambda: get("exp_product")(S=s_2, V=v_aug, out=acc), hand_exp_product,
+                        lambda: np.copyto(s_2, s_0)),
         "accumulate": (lambda: get("accumulate")(S_2=s_2, U_1=u_1, V_2=v_aug, out=acc), hand_accumulate,
                        lambda: np.copyto(s_2, s_0)),
         "normalize": (lambda: get("normalize")(U=u[..., :d], l=u[..., d:], out=heads),
@@ -203,7 +378,7 @@ def time_kernel(gen, hand, fresh, rtol, rounds, min_time):
 
 def bench_kernels(shape, dtype, rounds, min_time=0.15):
     rtol = 1e-5 if dtype == np.float32 else 1e-12
-    print(f"\n{shape} {SHAPES[shape]} {np.dtype(dtype).name}, one work item (g, t, m) = {ITEMS[shape]}:")
+    print(f"\n{shape} {SHAPES[shape]} {np.dtype(dtype).name}, one step (g, t, m) = {ITEMS[shape]}:")
     print(f"  {'kernel':16s} {'generated µs':>12s} {'hand µs':>10s} {'generated/hand':>15s} {'rounds':>7s}")
     cases = kernel_cases(shape, dtype)
     for name in cases:
@@ -219,7 +394,12 @@ def bench_kernels(shape, dtype, rounds, min_time=0.15):
 
 # -- the runs ---------------------------------------------------------------------------------------
 
-def setup(shape, dtype, torch):
+SDPA, MHA = "torch SDPA + projections", "torch MultiheadAttention"
+
+
+def setup(shape, dtype, torch, plain=False):
+    """{name: call} of every implementation at this shape (torch's only when torch is given),
+    and the flops the GFLOP/s column counts."""
     b, n, E, H = SHAPES[shape]
     rng = np.random.default_rng(0)
     x = rng.normal(size=(b, n, E)).astype(dtype)
@@ -261,28 +441,27 @@ def setup(shape, dtype, torch):
                     kv = F.linear(tx, W_in[E:], B_in[E:]).view(b, n, 2, H, E // H).permute(2, 0, 3, 1, 4)
                     o = F.scaled_dot_product_attention(qq, kv[0], kv[1])
                     return F.linear(o.transpose(1, 2).reshape(b, 1, E), W_o, B_o)
-            impl["torch MultiheadAttention"] = t_mha
-            impl["torch SDPA + projections"] = t_sdpa
-        flops = pool_flops(b, n, E, H)
-    else:
-        impl["symattn"] = lambda: sn.multihead_attention(x, x, x, w_q, w_k, w_v, w_o, num_heads=H, b_q=b_q,
-                                                         b_k=b_k, b_v=b_v, b_o=b_o)
-        impl["numpy (hand-written)"] = lambda: numpy_mha(x, w_in, b_in, w_o, b_o, H)
-        if torch:
-            def t_mha():
-                with torch.inference_mode():
-                    return mha(tx, tx, tx, need_weights=False)[0]
+            impl[MHA] = t_mha
+            impl[SDPA] = t_sdpa
+        return impl, pool_flops(b, n, E, H)
+    impl["symattn"] = lambda: sn.multihead_attention(x, x, x, w_q, w_k, w_v, w_o, num_heads=H, b_q=b_q,
+                                                     b_k=b_k, b_v=b_v, b_o=b_o)
+    impl["numpy (same algorithm)"] = lambda: numpy_same_algorithm(x, w_in, b_in, w_o, b_o, H)
+    if plain:
+        impl["numpy (plain)"] = lambda: numpy_mha(x, w_in, b_in, w_o, b_o, H)
+    if torch:
+        def t_mha():
+            with torch.inference_mode():
+                return mha(tx, tx, tx, need_weights=False)[0]
 
-            def t_sdpa():
-                with torch.inference_mode():
-                    qkv = F.linear(tx, W_in, B_in).view(b, n, 3, H, E // H).permute(2, 0, 3, 1, 4)
-                    o = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
-                    return F.linear(o.transpose(1, 2).reshape(b, n, E), W_o, B_o)
-            impl["torch MultiheadAttention"] = t_mha
-            impl["torch SDPA + projections"] = t_sdpa
-    if shape != "P1":
-        flops = mha_flops(b, n, E, H)
-    return impl, flops
+        def t_sdpa():
+            with torch.inference_mode():
+                qkv = F.linear(tx, W_in, B_in).view(b, n, 3, H, E // H).permute(2, 0, 3, 1, 4)
+                o = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+                return F.linear(o.transpose(1, 2).reshape(b, n, E), W_o, B_o)
+        impl[MHA] = t_mha
+        impl[SDPA] = t_sdpa
+    return impl, mha_flops(b, n, E, H)
 
 
 def check_agreement(impl):
@@ -291,34 +470,131 @@ def check_agreement(impl):
     return max(float(np.max(np.abs(np.asarray(o, dtype=np.float64) - ref))) for o in outs.values())
 
 
-def bench(shape, dtype, rounds, torch, peak, min_time):
-    impl, flops = setup(shape, dtype, torch)
-    err = check_agreement(impl)  # also warms up every implementation
-    once = _time(impl["symattn"])
-    rounds = max(rounds, min(200, int(min_time / max(once, 1e-6))))  # small shapes: more rounds
-    times = {k: [] for k in impl}
+def _call_times(fn):
+    """(wall s, CPU s of the whole process) of one call."""
+    c, t = time.process_time(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def _rounds(fn, rounds, min_time):
+    """At least ``rounds``; more for fast shapes (about ``min_time`` s of calls, at most 200)."""
+    once = min(_call_times(fn)[0] for _ in range(2))
+    return max(rounds, min(200, int(min_time / max(once, 1e-6))))
+
+
+def interleaved(impl, rounds, min_time):
+    """{name: ([wall], [cpu])} over interleaved rounds, a fresh random order each round."""
+    rounds = _rounds(impl["symattn"], rounds, min_time)
+    times = {k: ([], []) for k in impl}
     names = list(impl)
     order = np.random.default_rng(1)
     for _ in range(rounds):  # a fresh order each round: no library always follows the same one
         for k in order.permutation(names):
-            times[k].append(_time(impl[k]))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"\n{shape} {SHAPES[shape]} {np.dtype(dtype).name}: {rounds} interleaved rounds, "
-          f"max |difference| to symattn {err:.1e}")
+            w, c = _call_times(impl[k])
+            times[k][0].append(w)
+            times[k][1].append(c)
+    return times, rounds
+
+
+def child_argv(args, name, shape, dtype):
+    argv = [sys.executable, os.path.abspath(__file__), "--child", name, "--shapes", shape, "--dtypes",
+            np.dtype(dtype).name, "--rounds", str(args.rounds), "--min-time", str(args.min_time),
+            "--threads", str(args.threads)]
+    if args.omp_active:
+        argv.append("--omp-active")
+    if args.blas_threads:
+        argv += ["--blas-threads", args.blas_threads]
+    return argv
+
+
+def run_child(args):
+    """In a child process: time one implementation alone and print its times as JSON."""
+    name, shape, dtype = args.child, args.shapes, getattr(np, args.dtypes)
+    torch = None
+    if name.startswith("torch"):
+        import torch
+
+        torch.set_num_threads(args.threads)
+    impl, _ = setup(shape, dtype, torch, plain=name == "numpy (plain)")
+    fn = impl[name]
+    fn()  # warm-up (and symattn's kernels lowered)
+    rounds = _rounds(fn, args.rounds, args.min_time)
+    times = [_call_times(fn) for _ in range(rounds)]
+    print(json.dumps({"wall": [w for w, _ in times], "cpu": [c for _, c in times]}))
+
+
+def separate(args, names, shape, dtype):
+    """{name: ([wall], [cpu])} pooled over ``--process-rounds`` child processes per implementation
+    (the order alternates), and {name: [median wall of each child]}."""
+    times = {k: ([], []) for k in names}
+    per_child = {k: [] for k in names}
+    for r in range(args.process_rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            res = subprocess.run(child_argv(args, name, shape, dtype), capture_output=True, text=True)
+            if res.returncode:
+                raise RuntimeError(f"child {name} failed:\n{res.stderr[-2000:]}")
+            got = json.loads(res.stdout.strip().splitlines()[-1])
+            times[name][0].extend(got["wall"])
+            times[name][1].extend(got["cpu"])
+            per_child[name].append(statistics.median(got["wall"]))
+    return times, per_child
+
+
+def report(shape, times, flops, peak, spread=None):
+    """Print medians, GFLOP/s and ratios; return {name: (median wall, median cpu)}."""
+    med = {k: (statistics.median(w), statistics.median(c)) for k, (w, c) in times.items()}
     if shape.startswith("P"):
         print("  (GFLOP/s counts the unfolded computation torch does, projecting K and V for every token;"
               " the folded kernels do far less work, so their rate is effective, not achieved)")
-    for k, t in med.items():
+    print(f"  {'':28s} {'wall ms':>9s} {'CPU ms':>9s}  {'GFLOP/s':>7s}" + ("   spread of the children's medians"
+                                                                        if spread else ""))
+    for k, (t, c) in med.items():
         gf = flops / t / 1e9
-        print(f"  {k:28s} {t * 1e3:9.2f} ms   {gf:7.1f} GFLOP/s ({100 * gf / peak:5.1f}% of GEMM peak)")
+        extra = f"   {min(spread[k]) * 1e3:.2f}-{max(spread[k]) * 1e3:.2f} ms" if spread else ""
+        print(f"  {k:28s} {t * 1e3:9.2f} {c * 1e3:9.2f}  {gf:7.1f} ({100 * gf / peak:5.1f}% of GEMM peak){extra}")
     s = med["symattn"]
     hand = next(k for k in med if k.startswith("numpy"))
-    print(f"  symattn / {hand}: {s / med[hand]:.2f}")
-    if torch:
-        print(f"  symattn / torch SDPA + projections: {s / med['torch SDPA + projections']:.2f}   "
-              f"torch MultiheadAttention / symattn: {med['torch MultiheadAttention'] / s:.2f}x   "
-              f"torch SDPA / symattn: {med['torch SDPA + projections'] / s:.2f}x")
+    print(f"  symattn / {hand}: wall {s[0] / med[hand][0]:.2f}, CPU {s[1] / med[hand][1]:.2f}")
+    if SDPA in med:
+        t = med[SDPA]
+        print(f"  symattn / {SDPA}: wall {s[0] / t[0]:.2f}, CPU {s[1] / t[1]:.2f}   "
+              f"{MHA} / symattn: wall {med[MHA][0] / s[0]:.2f}x")
     return med
+
+
+def bench(args, shape, dtype, torch, peak):
+    """Both modes (or the one asked for) at one shape and dtype; {mode: medians}."""
+    out = {}
+    impl, flops = setup(shape, dtype, torch, plain=args.plain_numpy)
+    name = np.dtype(dtype).name
+    if args.mode in ("interleaved", "both"):
+        err = check_agreement(impl)  # also warms up every implementation
+        times, rounds = interleaved(impl, args.rounds, args.min_time)
+        print(f"\n{shape} {SHAPES[shape]} {name}, interleaved in one process: {rounds} rounds, "
+              f"max |difference| to symattn {err:.1e}")
+        out["interleaved"] = report(shape, times, flops, peak)
+    if args.mode in ("separate", "both"):
+        times, per_child = separate(args, list(impl), shape, dtype)
+        print(f"\n{shape} {SHAPES[shape]} {name}, each implementation in its own processes: "
+              f"{args.process_rounds} children each, in alternating order")
+        out["separate"] = report(shape, times, flops, peak, per_child)
+    return out
+
+
+def summary(results):
+    """One line per shape and dtype: symattn / torch SDPA + projections in each mode."""
+    rows = [(k, m) for k, m in results.items() if any(SDPA in v for v in m.values())]
+    if not rows:
+        return
+    print(f"\nsymattn / {SDPA} (wall time, medians; CPU time in brackets)")
+    print(f"  {'shape':6s} {'dtype':8s} {'interleaved':>16s} {'separate':>16s}")
+    for (shape, dtype), modes in rows:
+        cells = []
+        for mode in ("interleaved", "separate"):
+            m = modes.get(mode)
+            cells.append(f"{m['symattn'][0] / m[SDPA][0]:.2f} ({m['symattn'][1] / m[SDPA][1]:.2f})" if m else "-")
+        print(f"  {shape:6s} {dtype:8s} {cells[0]:>16s} {cells[1]:>16s}")
 
 
 PEAK = """
@@ -411,7 +687,18 @@ def main(argv=None):
     p.add_argument("--omp-active", action="store_true",
                    help="leave OMP_WAIT_POLICY unset: torch's threads spin after each call and take a "
                         "core from whatever runs next (by default PASSIVE, which does not slow torch here)")
+    p.add_argument("--mode", choices=("both", "interleaved", "separate"), default="both",
+                   help="interleaved rounds in this process, each implementation in processes of its own, "
+                        "or both (default)")
+    p.add_argument("--process-rounds", type=int, default=3,
+                   help="separate mode: child processes per implementation (their order alternates)")
+    p.add_argument("--plain-numpy", action="store_true",
+                   help="also time plain whole-batch NumPy (one batched product per step)")
+    p.add_argument("--no-kernels", action="store_true", help="skip the kernel-level section")
+    p.add_argument("--child", help=argparse.SUPPRESS)  # internal: time one implementation alone
     args = p.parse_args(argv)
+    if args.child:
+        return run_child(args)
     try:
         if args.no_torch:
             raise ImportError
@@ -426,8 +713,9 @@ def main(argv=None):
           f", OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}"
           f", OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
           f", OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}"
-          f", {os.cpu_count()} cores")
+          f", {os.cpu_count()} cores, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     shapes = args.shapes.split(",")
+    results = {}
     if not args.kernels:
         peaks = {d: gemm_peak(d) for d in dtypes}
         print("NumPy GEMM peak here: " + ", ".join(f"{np.dtype(d).name} {v:.0f} GFLOP/s"
@@ -437,7 +725,11 @@ def main(argv=None):
                 if shape == "L1":
                     bench_l1(d, args.l1_causal, args.block, args.threads if torch else None)
                 else:
-                    bench(shape, d, args.rounds, torch, peaks[d], args.min_time)
+                    results[shape, np.dtype(d).name] = bench(args, shape, d, torch, peaks[d])
+        summary(results)
+        print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.no_kernels:
+        return
     print("\nKernel level: each generated kernel of the numeric core against the same expression "
           "written by hand, same inputs and out buffer")
     for shape in (s for s in shapes if s in ITEMS):
