@@ -14,7 +14,6 @@ def _fail(message: str, code: int) -> int:
 
 def cmd_codegen(args) -> int:
     from ..errors import SymattnError
-    from ..lowering.codegen import generate
     from ..theorems import load_library
 
     if args.all:
@@ -40,7 +39,7 @@ def cmd_codegen(args) -> int:
             return _fail(f"--at takes NAME=SIZE (for example --at H=4), got {item!r}", 2)
         at[key.strip()] = int(value)
     try:
-        source = generate(args.theorem, args.claim, args.side, at=at or None)
+        source = _generator(args)(args.theorem, args.claim, args.side, at=at or None)
     except SymattnError as exc:
         return _fail(f"{type(exc).__name__}: {exc}", 1)
     if args.out == "-":
@@ -52,6 +51,18 @@ def cmd_codegen(args) -> int:
     if args.self_test:
         return _self_test(source, args.theorem, args.claim, args.side)
     return 0
+
+
+def _generator(args):
+    """generate(theorem, claim, side, at=None) for the array library of ``--target`` (NumPy by default)."""
+    target = getattr(args, "target", "numpy")
+    if target == "numpy":
+        from ..lowering.codegen import generate
+
+        return generate
+    from ..lowering.targets_codegen import generate_target
+
+    return lambda name, claim, side, at=None: generate_target(name, claim, side, target, at=at)
 
 
 def _self_test(source: str, name: str, claim: int, side: str) -> int:
@@ -68,7 +79,7 @@ def _generate_all(args) -> int:
     """One module per matrix side of every proved library theorem, in the directory ``--out``
     (made when missing), named THEOREM__claimK_SIDE.py."""
     from ..errors import SymattnError
-    from ..lowering.codegen import generate, matrix_sides, run_self_test
+    from ..lowering.codegen import matrix_sides, run_self_test
 
     if args.out == "-":
         return _fail("--all writes one file per side: give a directory as --out", 2)
@@ -80,7 +91,7 @@ def _generate_all(args) -> int:
     for name, claim, side in sides:
         path = os.path.join(args.out, f"{name}__claim{claim}_{side}.py")
         try:
-            source = generate(name, claim, side)
+            source = _generator(args)(name, claim, side)
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(source)
             if args.self_test:
@@ -109,4 +120,7 @@ def register(sub) -> None:
     p.add_argument("--all", action="store_true",
                    help="every side of every claim of every proved theorem whose sides are matrices")
     p.add_argument("--self-test", action="store_true", help="run each module's self-test after writing it")
+    p.add_argument("--target", choices=("numpy", "array-api", "torch", "jax"), default="numpy",
+                   help="the array library of the generated code (default numpy; array-api takes its namespace "
+                        "from the inputs: NumPy, PyTorch, JAX, CuPy, Dask)")
     p.set_defaults(run=cmd_codegen)
