@@ -80,8 +80,8 @@ def certify_floors(x) -> tuple[sp.Expr, list[str]]:
                 return f
             if box.a >= k and box.b < k + 1:
                 lo, hi = (mpmath.nstr(mpmath.mpf(v), 15) for v in box._mpi_)
-                trace.append(f"⌊{sp.sstr(arg)}⌋ = {k}: interval arithmetic at {prec} bits encloses "
-                             f"the argument in [{lo}, {hi}] ⊂ [{k}, {k + 1})")
+                trace.append(TraceLine(f"⌊{{}}⌋ = {k}: interval arithmetic at {prec} bits encloses "
+                                       f"the argument in [{lo}, {hi}] ⊂ [{k}, {k + 1})", arg))
                 return sp.Integer(k)
         return f
 
