@@ -162,8 +162,9 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ d_j \leftarrow d $$", r"\\leftarrow", ":= or ="),
     (r"$$ M = \begin{cases} 0 & a \\ 1 & b \end{cases} $$", "cases", "masked attention"),
     (r"$$ o = K_{1:t} $$", r"a slice in a subscript \(K_\{1:t\}\)", "whole matrices"),
-    (r"$$ o = A_{t,:} $$", r"a double subscript", "whole matrices"),
-    (r"$$ o = F(X)_{t,:} $$", r"entries and rows of a result", "the whole matrix"),
+    (r"$$ o = A_{t,s} $$", r"a double subscript", "whole matrices"),
+    (r"$$ o = F(X)_{t} $$", r"entries of a result", "the whole matrix"),
+    (r"$$ F(X)_{t,:} := X W_{t,:} $$", r"does not start with row t", "F(X)_{t,:} := softmax(A_{t,:}) M"),
     (r"$$ a = e^{x} $$", r"e\^\{...\}", r"\exp"),
     (r"$$ \phi : \mathbb{R}^{D} \to \mathbb{R}^{C} $$", "feature map", "declared as matrices"),
     (r"$$ A = \mathrm{GQA}\text{-}G $$", r"\\text\{-\} inside a name", "one command"),
@@ -189,6 +190,17 @@ def test_a_sum_to_an_undeclared_bound_says_what_to_declare():
     text = r"$$ a \in \mathbb{R}^{1 \times D} $$ $$ \sum_{j=1}^{M} a = a $$"
     (s,) = check(text).steps
     assert s.status == "ill-formed" and "neither a number of heads nor a declared dimension" in s.error
+
+
+def test_a_row_wise_definition_is_the_matrix_definition():
+    text = (ROW + r"$$ X \in \mathbb{R}^{T \times D}, W \in \mathbb{R}^{D \times E} $$ $$ A := X X^\top $$"
+            r"$$ \operatorname{F}(X)_{t,:} := \operatorname{softmax}(A_{t,:}) X W $$"
+            r"$$ \operatorname{F}(X) = \operatorname{Attention}(X, X, X) W $$ $$ X X^\top = A_{t,:} $$")
+    r = check(text)
+    assert r.steps[0].status == "refuted"  # F has no scale, Attention has: refuted, as it should be
+    assert r.steps[0].diagnosis.slip == "scale applied where it does not belong"
+    assert r.definitions[1].startswith("F(X) := softmax_row(A) X W")
+    assert r.steps[1].status == "ill-formed" and "read only in a row-wise definition" in r.steps[1].error
 
 
 def test_parameters_after_a_semicolon_and_a_cdot_placeholder():

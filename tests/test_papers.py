@@ -24,7 +24,6 @@ NAMES = sorted(p.stem for p in PAPERS.glob("*.tex") if not p.stem.endswith("_cor
 # The construct each file needs that the reader or the engine does not have yet.
 MISSING = {
     "ainslie2023": "a compound head subscript with \\lceil iG/h \\rceil (the GQA group map)",
-    "cordonnier2020": "row slices A_{t,:} and a hyphenated \\operatorname{Self-Attention}",
     "dao2022": "vectors split in blocks, \\max, e^{...} and entrywise definitions f(x)_i",
     "elhage2021": "\\otimes (the Kronecker product acting on vec(x)) and \\mathrm{Id}",
     "katharopoulos2020": "sums over positions j of rows Q_i, K_j and a one-argument feature map \\phi",

@@ -81,6 +81,33 @@ class Index(Node):
 
 
 @dataclass(frozen=True)
+class RowIndex(Node):
+    """The subscript ``{t,:}``: row t (``A_{t,:}``), read only in a row-wise definition."""
+
+    index: Node
+
+    def text(self):
+        return f"{self.index.text()},:"
+
+    def latex(self):
+        return f"{self.index.latex()},:"
+
+
+@dataclass(frozen=True)
+class RowOf(Node):
+    """``F(X)_{t,:}``: row t of a result, the left side of a row-wise definition."""
+
+    arg: Node
+    index: Node
+
+    def text(self):
+        return f"{self.arg.text()}_{{{self.index.text()},:}}"
+
+    def latex(self):
+        return f"{self.arg.latex()}_{{{self.index.latex()},:}}"
+
+
+@dataclass(frozen=True)
 class Dots(Node):
     """An ellipsis in a list or block: ``...``, ``\\cdots``, ``\\vdots``, ``\\dots``."""
 

@@ -298,14 +298,15 @@ def diagnose_step(step, budget: float = 10.0):
             candidates.append((slip, detail, lambda node=node: scope.expr(node),
                                node.latex() if latex else node.text()))
 
-    if step.rhs_node is not None and scope is not None:
+    written = [] if step.rhs_node is None or scope is None else node_candidates(step.rhs_node, scope.convention)
+    if step.rhs_node is not None and scope is not None:  # as written in the file come first
         add_nodes(structural_candidates(step.rhs_node, scales))
+        add_nodes([c for c in written if c[0] == "softmax on the other axis"])
     R = step.rhs_expr
     if not isinstance(R, Exception) and R is not None:
         for slip, detail, make in expr_candidates(L, R):
             candidates.append((slip, detail, make, None))
-    if step.rhs_node is not None and scope is not None:
-        add_nodes(node_candidates(step.rhs_node, scope.convention))
+    add_nodes([c for c in written if c[0] != "softmax on the other axis"])
     best = None
     for slip, detail, make, text in candidates[:MAX_CANDIDATES]:
         if deadline.left() <= 0:

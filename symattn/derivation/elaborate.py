@@ -363,10 +363,13 @@ class Scope:
                       f"after ';', and called with ({'; ' + ', '.join(got)})",
                       f"the same names after ';' as in the definition of {d.target.text()}")
         for e in node.extra:
-            if e.sub is not None or e.sup is not None:
+            if e.sub is not None or e.sup is not None:  # a reading the paper implies: named in the scope
                 note = f"{e.text()} is read as {e.base}: every head has the same {e.base}"
                 if note not in self.notes:
                     self.notes.append(note)
+                text = f"{e.text()} = {e.base}"
+                self.assumptions[text] = True
+                self.hits.append(text)
 
     def check_shape(self, node, value, shape: ast.Shape):
         rows, cols = self.dim(shape.rows), self.dim(shape.cols)
@@ -560,7 +563,14 @@ class Scope:
             return a + b if node.op == "+" else a - b
         self.fail(node, f"{node.text()} is not a head index", "h, 1, H or h + 1")
 
+    def _rowof(self, node, L):
+        self.fail(node, f"row {node.index.text()} of a result ({node.text()}) is read only on the left of a "
+                  "row-wise definition", "F(X)_{t,:} := softmax(A_{t,:}) M, or the whole matrix")
+
     def _name(self, node, L):
+        if isinstance(node.sub, ast.RowIndex):
+            self.fail(node, f"row {node.sub.index.text()} of {node.base} ({node.text()}) is read only in a row-wise "
+                      "definition", "F(X)_{t,:} := softmax(A_{t,:}) M, or the whole matrix")
         k = self.resolve(key_of(node))
         if node.sub is None and node.sup is None and node.base in L:
             v = L[node.base]

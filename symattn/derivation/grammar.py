@@ -214,6 +214,9 @@ class Parser:
             while self.at_op("+", "-"):
                 op = self.next()
                 node = ast.Index(node.pos, node, op.value, self.sub_atom(True))
+            if self.at_op(",") and self.at("op", ":", 1) and self.at("op", "}", 2) and self.dialect == "latex":
+                self.i += 3  # A_{t,:}: row t
+                return ast.RowIndex(node.pos, node)
             if self.at_op(":", ","):
                 what = "a slice" if self.at_op(":") else "a double subscript"
                 self.fail(f"{what} in a subscript ({'K_{1:t}' if what == 'a slice' else 'A_{t,:}'}) is not read",
@@ -270,8 +273,12 @@ class Parser:
                                                    and t.value in VOCABULARY)):  # Q^T (K) is a product
             node = self.call(node)
         if self.at_op("_") and isinstance(node, ast.Call):
-            self.fail(f"a subscript after {node.text()}: entries and rows of a result ({node.target.text()}"
-                      "(X)_{t,:}) are not read", "the whole matrix, as in Softmax(A) X W")
+            op = self.next()
+            sub = self.subscript()
+            if not isinstance(sub, ast.RowIndex):
+                self.fail(f"a subscript after {node.text()}: entries of a result ({node.target.text()}(X)_{{i,j}}) "
+                          "are not read", "the whole matrix, or a row-wise definition F(X)_{t,:} := ...", op)
+            node = ast.RowOf(node.pos, node, sub.index)
         for op in transpose:
             node = ast.T((op.line, op.col), node)
         return node
@@ -426,12 +433,71 @@ PLACEHOLDER = "\u00b7"  # \cdot standing for an argument: omega(\cdot) = softmax
 VOCABULARY = ("Attention", "Softmax", "softmax", "MultiHead", "Concat", "exp", "log")
 
 
+def row_definition(first, body):
+    """``F(X)_{t,:} := softmax(A_{t,:}) M`` (or ``A_{t,:} M``), M free of t: the row-wise definition
+    of ``F(X) := Softmax_row(A) M``, since row t of Softmax_row(A) M is softmax(A_{t,:}) M. Returns
+    (target, params, body) or raises a ParseError saying which forms are read."""
+    call, t = first.arg, first.index
+    usage = ("a row-wise definition read in the form F(X)_{t,:} := softmax(A_{t,:}) M or A_{t,:} M, "
+             "with no other row of anything in M")
+    if not (isinstance(call, ast.Call) and all(isinstance(a, ast.Name) and a.sub is None for a in call.args)):
+        raise ParseError(f"{first.text()} is not row {t.text()} of a new function", pos_of(first)[0],
+                         pos_of(first)[1], usage)
+    factors = list(body.factors) if isinstance(body, ast.Mul) else [body]
+    head, rest = factors[0], factors[1:]
+
+    def sliced(n):
+        n = n.body if isinstance(n, ast.Group) else n
+        return isinstance(n, ast.Name) and isinstance(n.sub, ast.RowIndex) and n.sub.index == t
+
+    def strip(n):
+        n = n.body if isinstance(n, ast.Group) else n
+        return ast.Name(n.pos, n.base, None, n.sup)
+
+    if isinstance(head, ast.Call) and head.target.base in ("softmax", "Softmax") and len(head.args) == 1 \
+            and sliced(head.args[0]):
+        head = ast.Call(head.pos, head.target, (strip(head.args[0]),), "row")
+    elif sliced(head):
+        head = strip(head)
+    else:
+        raise ParseError(f"the body of {first.text()} does not start with row {t.text()} of a matrix",
+                         pos_of(body)[0], pos_of(body)[1], usage)
+    if any(isinstance(n, (ast.RowIndex, ast.RowOf)) for f in rest for n in _nodes_of(f)):
+        raise ParseError(f"the body of {first.text()} takes a row after its first factor", pos_of(body)[0],
+                         pos_of(body)[1], usage)
+    new = ast.Mul(body.pos, (head, *rest)) if rest else head
+    return call.target, call.args, new
+
+
+def pos_of(n):
+    return n.pos
+
+
+def _nodes_of(n):
+    from dataclasses import fields
+
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, tuple):
+            stack.extend(x)
+        elif isinstance(x, ast.Node):
+            yield x
+            stack.extend(getattr(x, f.name) for f in fields(x) if f.name != "pos")
+
+
 def chain_or_definition(first, links, pos, shape=None):
     """``x := e`` with x a new name (or a new function of names) defines x; anything else is a chain.
 
     ``MultiHead(Q, K, V) := ...`` stays a chain: MultiHead belongs to the vocabulary, so the
     document's definition is checked against symattn's.
     """
+    if links and links[0][0] == ":=" and isinstance(first, ast.RowOf):
+        target, params, body = row_definition(first, links[0][2])
+        if len(links) > 1:
+            raise ParseError("a row-wise definition is a definition on its own", pos[0], pos[1],
+                             "the chain in a formula of its own, about the whole matrix")
+        return [ast.Define(pos, target, params, body, shape)]
     if links and links[0][0] == ":=":
         target, params = first, ()
         if isinstance(first, ast.Call) and all(isinstance(a, ast.Name) for a in first.args):
