@@ -39,7 +39,7 @@ computing exactly the same thing on the same inputs into the same ``out`` buffer
 checked equal first): the fused QKV projection and the output projection at the whole shape,
 and the scores, exp_product, accumulate and normalize kernels at the shape of one step of a
 work item of the core (a group of g heads, t queries, m keys), in a thread of the runtime's pool, where the core runs
-them (no row chunking there; BLAS keeps its own threads, unlike the core's items). The projections
+them (no row chunking there, and BLAS held to one thread, as in the core's items). The projections
 run in the calling thread, as in the core, so the generated bias add is split over the cores
 when it is large (S2, S3), the hand-written ``+=`` is not. An input a kernel overwrites is a fresh
 copy for each call, made outside the timed region. Median µs over interleaved rounds, and the
@@ -385,8 +385,9 @@ def bench_kernels(shape, dtype, rounds, min_time=0.15):
         get(name)  # lowered (proved first) before any timing, and the garbage of that collected
     gc.collect()
     for name, (gen, hand, fresh) in cases.items():
-        if name in PER_ITEM:  # where the core runs them: a pool thread, which never splits its work
-            g, h, r = runtime.pool().submit(time_kernel, gen, hand, fresh, rtol, rounds, min_time).result()
+        if name in PER_ITEM:  # where the core runs them: a pool thread, which never splits its work,
+            with _hand_threads()["blas"].limit(limits=1):  # with single-threaded BLAS
+                g, h, r = runtime.pool().submit(time_kernel, gen, hand, fresh, rtol, rounds, min_time).result()
         else:
             g, h, r = time_kernel(gen, hand, fresh, rtol, rounds, min_time)
         print(f"  {name:16s} {g * 1e6:12.1f} {h * 1e6:10.1f} {g / h:15.2f} {r:7d}")
