@@ -194,6 +194,21 @@ def test_the_key_reads_structure_names_classes_and_assumptions_not_dummy_numbers
     assert key(d1 * A, d2 * A) != key(d1 * A, d1 * A)
 
 
+def test_an_installed_copy_of_the_package_computes_the_same_key(tmp_path):
+    """In a checkout the theorem library is a link (symattn/proofs -> proofs/); installed, it is a
+    folder inside the package. A file shipped with the package must match in both."""
+    shutil.copytree(REPO / "symattn", tmp_path / "symattn", symlinks=False,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    assert not (tmp_path / "symattn" / "proofs").is_symlink()
+    code = (f"from symattn.theorems import claim_key, load_library\n"
+            f"print(claim_key(load_library()[{FAST!r}], 0))")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == claim_key(load_library()[FAST], 0)
+
+
 # -- files ---------------------------------------------------------------------------------------
 
 def test_a_corrupt_file_is_ignored_with_a_warning_and_replaced(cache_dir):

@@ -140,13 +140,16 @@ _DIGESTS: dict = {}
 def source_digest(*paths) -> str:
     """SHA-256 over the source text of ``symattn/defs`` and ``symattn/proof`` (every ``.py`` file)
     and of the files ``paths``, in a fixed order (computed once per process and set of paths)."""
-    extra = tuple(sorted(str(Path(p).resolve()) for p in paths if p))
+    extra = tuple(sorted(str(p) for p in paths if p))
     if extra not in _DIGESTS:
-        files = sorted((_PACKAGE / "defs").glob("*.py")) + sorted((_PACKAGE / "proof").glob("*.py"))
-        files += [Path(p) for p in extra]
+        package = [(f"{part}/{f.name}", f) for part in ("defs", "proof")
+                   for f in sorted((_PACKAGE / part).glob("*.py"))]
+        # the other files by their names: the theorem library is a link to proofs/ in a checkout
+        # and a folder inside the package once installed, and both must give the same key
+        files = package + sorted((Path(p).name, Path(p)) for p in extra)
         h = hashlib.sha256()
-        for f in files:
-            h.update(str(f.relative_to(_PACKAGE) if f.is_relative_to(_PACKAGE) else f.name).encode())
+        for name, f in files:
+            h.update(name.encode())
             h.update(b"\0")
             try:
                 h.update(f.read_bytes())
