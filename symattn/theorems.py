@@ -40,6 +40,7 @@ from typing import Callable
 from .errors import SymattnError
 from .proof import Verdict, verdict_cache, verify
 from .proof.scalar import is_scalar_claim, verify_scalar
+from .proof.verdict import TraceLine, readable
 from .proof.verdict import general_scope as _scope_of
 
 
@@ -280,13 +281,36 @@ def _light(v: Verdict) -> Verdict:
     return dataclasses.replace(v, lhs=None, rhs=None, trace=tuple(str(t) for t in v.trace))
 
 
+class _ShownLine(TraceLine):
+    """A trace line as a worker process showed it: its text and its readable form, kept as text (an
+    expression rebuilt from a pickle may be evaluated further by SymPy and print otherwise)."""
+
+    def __new__(cls, text: str, shown: str):
+        line = str.__new__(cls, text)
+        line.template, line.exprs, line.limit = text.replace("{", "{{").replace("}", "}}"), (), None
+        line.shown = shown
+        return line
+
+    def __reduce__(self):
+        return (_ShownLine, (str(self), self.shown))
+
+    def readable(self) -> str:
+        return self.shown
+
+
+def _shown(v: Verdict) -> Verdict:
+    """The verdict with each trace line kept as the text it shows here (see :class:`_ShownLine`)."""
+    lines = tuple(_ShownLine(str(t), readable(t)) if isinstance(t, TraceLine) else t for t in v.trace)
+    return dataclasses.replace(v, trace=lines)
+
+
 def _prove_named(name: str, cached: bool, expressions: bool):
     """In a worker process: prove the library theorem ``name``; return what the parent needs (the
     verdicts, the time, the error, and the cache entries proved here)."""
     before = set(verdict_cache.pending())
     res = prove(REGISTRY[name], cached=cached, save=False)
     new = {k: e for k, e in verdict_cache.pending().items() if k not in before}
-    verdicts = res.verdicts if expressions else [_light(v) for v in res.verdicts]
+    verdicts = [_shown(v) for v in res.verdicts] if expressions else [_light(v) for v in res.verdicts]
     return verdicts, res.seconds, res.error, new
 
 
@@ -300,7 +324,8 @@ def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False,
 
     ``expressions=False``: proved verdicts that come from a worker keep no sides (``lhs``, ``rhs``
     are None) and their trace lines are plain text (the same text), which spares sending and
-    rebuilding the expressions; a verdict that is not proved keeps everything."""
+    rebuilding the expressions; a verdict that is not proved keeps everything. Trace lines from a
+    worker keep their text and readable form as shown there."""
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"prove_all: jobs must be at least 1, got {jobs}")

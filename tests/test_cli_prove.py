@@ -146,3 +146,17 @@ def test_refresh_proves_the_library_again_and_rewrites_the_cache(capsys, cache_d
     assert main(["prove", "--refresh", FAST[0]]) == 2
     assert main(["prove", "--ship", FAST[0]]) == 2
     assert "--refresh" in capsys.readouterr().err
+
+
+def test_parallel_trace_reads_as_the_serial_one(capsys, cache_dir):
+    """Trace lines come back from a worker as they were shown there (an expression rebuilt from a
+    pickle may be evaluated further: floor(1/2 + 100 e^14/(e^12 + e^14)) would print as 88)."""
+    import re
+
+    names = ["worked_example_thinking_machines", FAST[0]]
+    outs = []
+    for jobs in ("1", "2"):
+        assert main(["prove", "--trace", "--jobs", jobs, *names]) == 0
+        outs.append(re.sub(r"\d+\.\d+", "#", capsys.readouterr().out))
+    assert outs[0] == outs[1]
+    assert "⌊" in outs[1]
