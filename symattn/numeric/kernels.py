@@ -1,8 +1,11 @@
 """The kernels of the numeric core, each lowered from a proved theorem of ``proofs/rewrites.py``.
 
-``get(name)`` lowers on first use (proving the theorem first) and caches; ``run`` calls a
-kernel and, inside ``trace()``, records it, so tests can check that a numeric function ran
-exactly the kernels that ``lower`` produces from its theorems.
+``get(name)`` lowers on first use and caches; the claim it lowers is proved first, or its proved
+verdict is read from the verdict cache (:mod:`symattn.proof.verdict_cache`: shipped with the
+package, or written the first time the claim was proved), so a first call in a fresh process
+proves nothing; the kernel's provenance then says "cached (key ...)". ``run`` calls a kernel and,
+inside ``trace()``, records it, so tests can check that a numeric function ran exactly the kernels
+that ``lower`` produces from its theorems.
 """
 
 from __future__ import annotations
@@ -108,7 +111,8 @@ def names() -> list:
 
 
 def get(name: str):
-    """The kernel ``name``, lowered from its theorem (proved first) on first use."""
+    """The kernel ``name``, lowered from its theorem on first use (its claim proved first, or its
+    proved verdict read from the verdict cache)."""
     if name not in _KERNELS:
         th, claim, side, opts = spec(name)
         _KERNELS[name] = lower_theorem(th, claim, side, **opts)
