@@ -203,6 +203,19 @@ def test_a_row_wise_definition_is_the_matrix_definition():
     assert r.steps[1].status == "ill-formed" and "read only in a row-wise definition" in r.steps[1].error
 
 
+def test_a_map_with_its_signature_is_checked_for_every_argument_of_that_shape():
+    text = (r"$$ \mathbf{Q} \in M^{d_{\text{model}} \times n} $$"  # the global Q is not the map's Q
+            r"$$ f : M^{d_{k} \times n} \times M^{d_{k} \times m} \to M^{m \times n} $$"
+            r"$$ \begin{align*} \operatorname{Attention}: M^{d_{k} \times n} \times M^{d_{k} \times m} \times "
+            r"M^{d_{v} \times m} &\to M^{d_{v} \times n} \\ (\mathbf{Q},\mathbf{K},\mathbf{V}) &\mapsto "
+            r"\mathbf{V} \operatorname{Softmax}\left(f(\mathbf{Q},\mathbf{K})\right) \tag{1} \end{align*} $$")
+    (s,) = check(text).steps
+    assert s.status == "proved" and s.lhs_expr.shape == s.rhs_expr.shape
+    assert str(s.rhs_expr.shape[0]) == "d_v"
+    with pytest.raises(ParseError, match="gives the score function a rule"):
+        parse_latex(r"$$ f : M^{a \times n} \times M^{a \times m} \to M^{m \times n}, (Q, K) \mapsto K^T Q $$")
+
+
 def test_parameters_after_a_semicolon_and_a_cdot_placeholder():
     text = (ROW + r"$$ Q \in \mathbb{R}^{n \times d}, K, V \in \mathbb{R}^{m \times d} $$"
             r"$$ \mathrm{Att}(Q, K, V; \omega) = \omega\left(QK^\top\right)V, \quad "

@@ -331,6 +331,18 @@ class Chain(Node):
     first: Node
     links: tuple
     shape: Shape | None = None
+    bind: tuple = ()  # (Name, Shape) pairs: parameters checked for every matrix of that shape
+
+
+@dataclass(frozen=True)
+class MapDef(Node):
+    """``F : M^{..} \\times ... \\to M^{..}`` and ``(Q, K, V) \\mapsto body``: a function with its signature."""
+
+    name: Name
+    domain: tuple
+    codomain: Shape
+    params: tuple
+    body: Node
 
 
 @dataclass(frozen=True)

@@ -295,7 +295,7 @@ def diagnose_step(step, budget: float = 10.0):
 
     def add_nodes(found):
         for slip, detail, node in found:
-            candidates.append((slip, detail, lambda node=node: scope.expr(node),
+            candidates.append((slip, detail, lambda node=node: scope.expr(node, dict(step.bound)),
                                node.latex() if latex else node.text()))
 
     written = [] if step.rhs_node is None or scope is None else node_candidates(step.rhs_node, scope.convention)
@@ -321,7 +321,7 @@ def diagnose_step(step, budget: float = 10.0):
         agreed = _consistent(L, R2, min(2.0, max(deadline.left(), 0.1)))
         if not agreed:
             continue
-        corrected = text or sp.sstr(R2)
+        corrected = text or (sp.latex(R2) if latex else sp.sstr(R2))
         try:
             v = verify(L, R2, budget=max(min(5.0, deadline.left()), 0.5), search_counterexample=False)
         except SymattnError:

@@ -561,22 +561,30 @@ class LatexParser(Parser):
             return [ast.Declare(p, tuple(names), self.space())]
         if names and len(names) == 1 and self.at_op(":"):
             self.next()
-            self.space()
-            arity = 1
+            domain = [self.space()]
             while self.at("cmd", "times"):
                 self.next()
-                self.space()
-                arity += 1
+                domain.append(self.space())
+            arity = len(domain)
+            if not self.at("cmd", "to"):
+                self.fail(f"found {self.peek().show()}", "\\to and the space of the values")
+            self.next()
+            codomain = self.space()
+            mapping = self.mapsto(names[0], domain, codomain, p)
+            if mapping is not None and arity == 2:
+                self.fail(f"{names[0].text()} : ... \\mapsto ... gives the score function a rule, which is not read "
+                          "(Attention would not use it)", "the signature alone (f uninterpreted), or the directive "
+                          "%: score: dot (or scaled_dot)", t)
+            if mapping is not None:
+                return [mapping]
             if arity != 2:
                 self.fail(f"{names[0].text()} is declared as a function of {arity} argument"
-                          f"{'s' if arity > 1 else ''}: only a score function of two arguments "
-                          "(f : M^{..} \\times M^{..} \\to M^{..}) is read; a feature map such as \\phi is not",
+                          f"{'s' if arity > 1 else ''} without (...) \\mapsto ...: only a score function of two "
+                          "arguments (f : M^{..} \\times M^{..} \\to M^{..}) is read alone; a feature map such as "
+                          "\\phi is not",
                           "the matrices the map produces, declared as matrices (\\phi(Q) written as a "
-                          "declared Q_\\phi \\in \\mathbb{R}^{N \\times C})", t)
-            if not self.at("cmd", "to"):
-                self.fail(f"found {self.peek().show()}", "\\to and the space of the scores")
-            self.next()
-            self.space()
+                          "declared Q_\\phi \\in \\mathbb{R}^{N \\times C}), or the map's rule in the next row: "
+                          "(Q, K, V) \\mapsto ...", t)
             return [ast.ScoreDecl(p, names[0].text())]
         self.i = save
         first, links = self.chain()
@@ -587,6 +595,34 @@ class LatexParser(Parser):
         if not links and shape is None and self.mentions:
             return []  # "$d_k$" in a sentence names a symbol: a mention, not a statement
         return chain_or_definition(first, links, p, shape)
+
+    def mapsto(self, name, domain, codomain, p):
+        """After a signature: ``, (Q, K, V) \\mapsto body`` (the next row of an align), or None."""
+        save = self.i
+        if self.at_op(","):
+            self.next()
+        if not self.at_op("("):
+            self.i = save
+            return None
+        self.next()
+        params = []
+        while self.at("ident"):
+            n = self.name(self.next())
+            if not isinstance(n, ast.Name):
+                self.i = save
+                return None
+            params.append(n)
+            if not self.at_op(","):
+                break
+            self.next()
+        if not (self.at_op(")") and self.at("cmd", "mapsto", 1)) or len(params) != len(domain):
+            if self.at_op(")") and self.at("cmd", "mapsto", 1):
+                self.fail(f"{name.text()} takes {len(domain)} arguments by its signature, and {len(params)} are "
+                          "mapped", f"{len(domain)} parameters in (...) \\mapsto")
+            self.i = save
+            return None
+        self.i += 2
+        return ast.MapDef(p, name, tuple(domain), codomain, tuple(params), self.expr())
 
     def name_list(self):
         names = []

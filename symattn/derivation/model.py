@@ -20,7 +20,7 @@ from ..errors import DerivationError, ShapeError
 from ..proof import Verdict, verify
 from ..teach.printing import text as readable_text
 from . import ast
-from .elaborate import Scope, family_key, is_matrix, key_of
+from .elaborate import VOCABULARY_ARITY, Scope, family_key, is_matrix, key_of
 
 DEFAULT_BUDGET = 20.0
 MAX_STEPS = 200
@@ -51,6 +51,7 @@ class Step:
     lhs_node: Any = field(default=None, repr=False)
     rhs_node: Any = field(default=None, repr=False)
     scope_obj: Any = field(default=None, repr=False)
+    bound: dict = field(default_factory=dict, repr=False)  # parameters bound by a signature (F: ... -> ...)
     chain: int = 0  # steps of the same chain share this number
     assumptions: tuple = ()  # the assumptions substituted into this step's two sides
 
@@ -348,6 +349,15 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             definitions.append(f"{first.text()} := {d.body.text()}  (written with '=')")
             if len(st.links) > 1:  # F(Q, K, V) = e = e': the rest is a chain from F(Q, K, V)
                 chains.append(ast.Chain(st.links[1][1], first, st.links[1:], st.shape))
+        elif isinstance(st, ast.MapDef):
+            if st.name.base in VOCABULARY_ARITY and VOCABULARY_ARITY[st.name.base] == len(st.params):
+                # the document's definition of a function of the vocabulary, for every argument of its signature
+                call = ast.Call(st.pos, st.name, st.params)
+                chains.append(ast.Chain(st.pos, call, (("=", st.body.pos, st.body),), st.codomain,
+                                        tuple(zip(st.params, st.domain))))
+            else:
+                scope.define(ast.Define(st.pos, st.name, st.params, st.body))
+                definitions.append(f"{st.name.text()}({', '.join(q.text() for q in st.params)}) := {st.body.text()}")
         elif isinstance(st, ast.Chain):
             chains.append(st)
     for st in chains:
@@ -378,10 +388,16 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     nodes = [st.first] + [e for _, _, e in st.links]
     vals, used = [], []
     fixed = {t for t, u in scope.assumptions.items() if u and t not in scope.hits}  # H = 1: everywhere
+    try:
+        bound = {q.base: sp.MatrixSymbol(key_of(q), scope.dim(shape.rows), scope.dim(shape.cols))
+                 for q, shape in st.bind}
+    except DerivationError as exc:
+        bound = {}
+        nodes, vals = nodes[:1], [exc]
     for n in nodes:
         start = len(scope.hits)
         try:
-            vals.append(scope.expr(n))
+            vals.append(scope.expr(n, bound))
         except DerivationError as exc:
             vals.append(exc)
         used.append(set(scope.hits[start:]))
@@ -394,7 +410,7 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     for k, (rel, pos, node) in enumerate(st.links, start=1):
         s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
                  lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
-        s.scope_obj, s.chain = scope, chain
+        s.scope_obj, s.chain, s.bound = scope, chain, bound
         s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
         out.append(s)
     return out
