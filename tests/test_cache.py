@@ -264,3 +264,15 @@ def test_a_theorem_outside_the_library_is_not_cached(cache_dir):
     assert claim_key(th, 0) is None
     assert claim_verdict(th, 0).proved and claim_verdict(th, 0).proved
     assert proved == ["_test_not_in_library"] * 2 and not (user / "verdicts.json").exists()
+
+
+def test_an_unwritable_cache_warns_and_the_claim_is_still_proved(cache_dir, monkeypatch, tmp_path):
+    _, proved = cache_dir
+    (tmp_path / "a_file").write_text("not a directory")
+    monkeypatch.setenv("SYMATTN_CACHE_DIR", str(tmp_path / "a_file" / "cache"))
+    th = load_library()[FAST]
+    with pytest.warns(UserWarning) as caught:  # it can be read neither
+        v = claim_verdict(th, 0)
+    assert any("cannot write the verdict cache" in str(w.message) for w in caught)
+    assert v.proved and proved == [FAST]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".verdicts-")] == []

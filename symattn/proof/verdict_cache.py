@@ -24,6 +24,7 @@ cannot be read or parsed is ignored with a warning (and replaced when the user f
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
@@ -275,16 +276,22 @@ def flush(path: Path | None = None, *, replace: bool = False) -> Path | None:
         old = {} if replace else dict(_fresh_read(path))
         old.update(_NEW)
         data = {"format": FORMAT, "written_by": f"symattn {__version__}", "entries": dict(sorted(old.items()))}
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".verdicts-", suffix=".json", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(data, fh, indent=1, ensure_ascii=False, sort_keys=False)
                 fh.write("\n")
-            os.replace(tmp, path)
+            os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+            tmp = None
         except OSError as exc:
             warnings.warn(f"symattn: cannot write the verdict cache {path}: {exc.strerror or exc}", stacklevel=2)
             return None
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
         _LOADED[str(path)] = data["entries"]
         return path
 
