@@ -104,6 +104,8 @@ def test_primes_belong_to_the_name():
 def test_hyphenated_operator_names():
     (st,) = parse_latex(r"$$ \operatorname{Self-Attention}(X) = X $$")
     assert st.first.target.base == "Self-Attention"
+    (st,) = parse_latex(r"$$ \mathrm{GQA}\text{-}G(X) = X $$")
+    assert st.first.target.base == "GQA-G"
 
 
 @pytest.mark.parametrize("rel, kind", [(r"\coloneqq", "Define"), (r"\triangleq", "Define"), (r"\equiv", "Chain")])
@@ -156,7 +158,7 @@ def test_a_list_in_brackets_names_its_own_bracket():
 
 @pytest.mark.parametrize("text, construct, instead", [
     (r"$$ A = (B \otimes C) x $$", r"\\otimes", "matrix product"),
-    (r"$$ W_{\lceil iG/h \rceil} = A $$", r"\\lceil", "write the groups out"),
+    (r"$$ a = \lceil b \rceil $$", r"\\lceil outside a subscript", "a subscript of a head family"),
     (r"$$ m = \max(a, b) $$", r"\\max", "softmax"),
     (r"$$ R = \cos(a) $$", r"\\cos", "matrices"),
     (r"$$ d_j \leftarrow d $$", r"\\leftarrow", ":= or ="),
@@ -167,7 +169,7 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ F(X)_{t,:} := X W_{t,:} $$", r"does not start with row t", "F(X)_{t,:} := softmax(A_{t,:}) M"),
     (r"$$ a = e^{x} $$", r"e\^\{...\}", r"\exp"),
     (r"$$ \phi : \mathbb{R}^{D} \to \mathbb{R}^{C} $$", "feature map", "declared as matrices"),
-    (r"$$ A = \mathrm{GQA}\text{-}G $$", r"\\text\{-\} inside a name", "one command"),
+    (r"$$ A = \mathrm{GQA}\text{-} 2 $$", r"\\text\{-\} inside a name", "one command"),
 ])
 def test_refused_constructs_name_themselves_and_what_to_write(text, construct, instead):
     with pytest.raises(DerivationError) as info:

@@ -81,6 +81,21 @@ class Index(Node):
 
 
 @dataclass(frozen=True)
+class Round(Node):
+    """``\\lceil iG/h \\rceil`` or ``\\lfloor ... \\rfloor`` in a subscript: a group map."""
+
+    kind: str  # "ceil" | "floor"
+    body: Node
+
+    def text(self):
+        return f"{self.kind}({self.body.text()})"
+
+    def latex(self):
+        lo, hi = (r"\lceil ", r" \rceil") if self.kind == "ceil" else (r"\lfloor ", r" \rfloor")
+        return lo + self.body.latex() + hi
+
+
+@dataclass(frozen=True)
 class RowIndex(Node):
     """The subscript ``{t,:}``: row t (``A_{t,:}``), read only in a row-wise definition."""
 

@@ -113,6 +113,61 @@ def _product(pos, factors):
     return factors[0] if len(factors) == 1 else ast.Mul(pos, tuple(factors))
 
 
+def group_map_candidates(node, scope):
+    """(slip, detail, node') for members W^K_{map} whose group map is not the GQA map: query head i of
+    h reads group ceil(i G / h) = floor((i - 1) G / h) + 1 of G (the counts as the file writes them).
+    Every member with the same written map is corrected at once (W^K and W^V of a head share it)."""
+    out, seen = [], []
+    for n in _names(node):
+        if not isinstance(n.sub, (ast.Round, ast.Index)) or n.sub in seen:
+            continue
+        fam = n.base + (f"^{n.sup}" if n.sup is not None else "")
+        letter = scope.family_letters.get(fam)
+        G = scope.count_nodes.get(letter)
+        if G is None:
+            continue
+        seen.append(n.sub)
+        for i in sorted({x.base for x in _names(n.sub)} & set(scope.count_nodes) - {letter}):
+            h, I = scope.count_nodes[i], ast.Name(n.pos, i)
+            ceil = ast.Round(n.pos, "ceil", ast.Div(n.pos, ast.Mul(n.pos, (I, G)), h))
+            floor = ast.Index(n.pos, ast.Round(n.pos, "floor", ast.Div(n.pos, ast.Mul(
+                n.pos, (ast.Group(n.pos, ast.Index(n.pos, I, "-", ast.Num(n.pos, 1))), G)), h)), "+",
+                ast.Num(n.pos, 1))
+            for sub in (ceil, floor):
+                if sub == n.sub:
+                    continue
+                fixed = ast.Name(n.pos, n.base, sub, n.sup)
+                out.append(("wrong GQA group map", f"{n.text()} should be {fixed.text()}: query head {i} of "
+                            f"{h.text()} reads group {sub.latex()} of {G.text()}", _resub(node, n.sub, sub)))
+    return out
+
+
+def _resub(n, old, new):
+    """``n`` with every name subscripted by ``old`` subscripted by ``new``."""
+    if isinstance(n, tuple):
+        return tuple(_resub(x, old, new) for x in n)
+    if not isinstance(n, ast.Node):
+        return n
+    if isinstance(n, ast.Name) and n.sub == old:
+        return ast.Name(n.pos, n.base, new, n.sup)
+    return type(n)(**{f.name: (getattr(n, f.name) if f.name == "pos" else _resub(getattr(n, f.name), old, new))
+                      for f in fields(n)})
+
+
+def _names(n):
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, tuple):
+            stack.extend(x)
+        elif isinstance(x, ast.Name):
+            yield x
+            if x.sub is not None:
+                stack.append(x.sub)
+        elif isinstance(x, ast.Node):
+            stack.extend(getattr(x, f.name) for f in fields(x) if f.name != "pos")
+
+
 def structural_candidates(node, scales=()):
     """(slip, detail, node') for the slips of the catalogue that change the structure of a product:
 
@@ -300,6 +355,7 @@ def diagnose_step(step, budget: float = 10.0):
 
     written = [] if step.rhs_node is None or scope is None else node_candidates(step.rhs_node, scope.convention)
     if step.rhs_node is not None and scope is not None:  # as written in the file come first
+        add_nodes(group_map_candidates(step.rhs_node, scope))
         add_nodes(structural_candidates(step.rhs_node, scales))
         add_nodes([c for c in written if c[0] == "softmax on the other axis"])
     R = step.rhs_expr

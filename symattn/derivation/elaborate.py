@@ -115,6 +115,8 @@ class Scope:
         self.notes: list[str] = []
         self.work, self.nesting, self.expanding, self.top = 0, 0, [], None
         self.plain_subs: dict[str, str] = {}  # matrices named with a one-letter subscript
+        self.count_nodes: dict[str, ast.Node] = {}  # head index letter -> its count as written (h, G)
+        self.family_letters: dict[str, str] = {}  # family key -> the index letter of its declaration
         self.scalars: dict[str, sp.Symbol] = {}  # c \in \mathbb{R}
         self.partitions: dict[str, object] = {}  # W^O declared whole beside its blocks W^O_i
         self.dialect = "notation"  # the language of the file: "notation" or "latex"
@@ -171,6 +173,7 @@ class Scope:
             self.fail(node, f"the head index {index} already runs to {self.counts[index]}",
                       f"the same head count for {index}")
         self.counts[index] = count
+        self.count_nodes.setdefault(index, upper)
         return count
 
     def declare(self, st: ast.Declare):
@@ -197,6 +200,7 @@ class Scope:
                 if k in self.families:
                     self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
                 self.families[k] = D.Family(k, rows, cols)
+                self.family_letters[k] = letter
                 if k in self.matrices:  # the whole W^O declared before its blocks W^O_h
                     self.partition(k, n, self.counts[letter])
                 continue
@@ -397,7 +401,7 @@ class Scope:
             return False
         k = key_of(n)
         return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions
-                    or k in self.scalars or k in self.partitions
+                    or k in self.scalars or k in self.partitions or k in self.aliases
                     or family_key(n) in self.families or family_key(n) in self.indexed)
 
     # expressions -----------------------------------------------------------
@@ -542,6 +546,9 @@ class Scope:
         return D.head_sum(summand, count)
 
     def index_value(self, node, L):
+        if isinstance(node, ast.Round):  # a group map: ceil(i G / h)
+            v = self.index_arith(node.body, L)
+            return sp.ceiling(v) if node.kind == "ceil" else sp.floor(v)
         if isinstance(node, ast.Num):
             if node.value < 1:
                 self.fail(node, f"head {node.value} does not exist", "heads numbered from 1")
@@ -566,6 +573,25 @@ class Scope:
     def _rowof(self, node, L):
         self.fail(node, f"row {node.index.text()} of a result ({node.text()}) is read only on the left of a "
                   "row-wise definition", "F(X)_{t,:} := softmax(A_{t,:}) M, or the whole matrix")
+
+    def index_arith(self, node, L):
+        """The value of ``i G / h`` inside a group map: products, quotients, sums of indices and counts."""
+        if isinstance(node, ast.Mul):
+            out = sp.Integer(1)
+            for f in node.factors:
+                out *= self.index_arith(f, L)
+            return out
+        if isinstance(node, ast.Div):
+            return self.index_arith(node.num, L) / self.index_arith(node.den, L)
+        if isinstance(node, ast.Add):
+            return sum((s * self.index_arith(t, L) for s, t in node.terms), sp.Integer(0))
+        if isinstance(node, ast.Group):
+            return self.index_arith(node.body, L)
+        if isinstance(node, ast.Name) and node.sub is None and node.base not in L and node.base not in self.counts:
+            k = self.resolve(node.base)
+            if k in self.dims:
+                return self.dims[k]
+        return self.index_value(node, L)
 
     def _name(self, node, L):
         if isinstance(node.sub, ast.RowIndex):

@@ -209,6 +209,10 @@ class Parser:
         braced = self.at_op("{")
         if braced:
             self.next()
+        if braced and (self.at("cmd", "lceil") or self.at("cmd", "lfloor")):
+            node = self.rounded()
+            self.expect_op("}", "'}' closing the subscript")
+            return node
         node = self.sub_atom(braced)
         if braced:
             while self.at_op("+", "-"):
@@ -224,6 +228,19 @@ class Parser:
                           "the sliced forms)")
             self.expect_op("}", "'}' closing the subscript")
         return node
+
+    def rounded(self):
+        """``\\lceil iG/h \\rceil`` (or a floor) as a subscript: a group map."""
+        t = self.next()
+        kind, close = ("ceil", "rceil") if t.value == "lceil" else ("floor", "rfloor")
+        self.enter()
+        body = self.expr()
+        if not self.at("cmd", close):
+            self.fail(f"found {self.peek().show()}", f"\\{close} closing the \\{t.value} at line {t.line}, "
+                      f"column {t.col}")
+        self.next()
+        self.leave()
+        return ast.Round((t.line, t.col), kind, body)
 
     def sub_atom(self, braced: bool = False):
         t = self.peek()
@@ -357,6 +374,9 @@ class Parser:
             return ast.Group(p, body) if t.value == "(" else body
         if t.kind == "op" and t.value == "[":
             return self.bracket_block(t)
+        if t.kind == "cmd" and t.value in ("lceil", "lfloor"):
+            self.fail(f"\\{t.value} outside a subscript: ceilings and floors are read only as group maps "
+                      "(W^K_{\\lceil iG/h \\rceil})", "a subscript of a head family, or the matrix it stands for")
         if t.kind == "cmd" and t.value == "cdot" and self.dialect == "latex":  # omega(\cdot): a placeholder
             self.next()
             return ast.Name(p, PLACEHOLDER)

@@ -39,7 +39,7 @@ SKIP = ("quad", "qquad", ",", ";", ":", "!", " ", "displaystyle", "textstyle", "
         "left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "biggl", "biggr", "Biggl", "Biggr",
         "middle", "enspace", "thinspace", "medspace", "thickspace", "nolimits")
 SKIP_WITH_ARG = ("tag", "label", "hspace", "vspace", "eqref", "ref", "cite")
-GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto")
+GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto", "lceil", "rceil", "lfloor", "rfloor")
 SYNONYMS = {"tfrac": ("cmd", "frac"), "dfrac": ("cmd", "frac"), "cfrac": ("cmd", "frac"),
             "coloneqq": ("op", ":="), "coloneq": ("op", ":="), "triangleq": ("op", ":="),
             "equiv": ("op", "="), "rightarrow": ("cmd", "to"),
@@ -65,10 +65,6 @@ REFUSED = {
     "circ": "composition and the entrywise product are not read: write the applications out",
     "max": "maxima are not read: state the step with \\operatorname{softmax}, whose shift invariance is proved",
     "min": "minima are not read: state the step with matrices and softmax",
-    "lceil": "ceilings in subscripts (group maps) are not read: write the groups out, as in W^K_1, ..., W^K_G",
-    "rceil": "ceilings in subscripts (group maps) are not read: write the groups out",
-    "lfloor": "floors in subscripts (group maps) are not read: write the groups out, as in W^K_1, ..., W^K_G",
-    "rfloor": "floors in subscripts (group maps) are not read: write the groups out",
     "cos": "entries of rotations are not read: state the claim about the matrices (the RoPE theorems in "
            "`symattn prove` cover R_{\\Theta,m})",
     "sin": "entries of rotations are not read: state the claim about the matrices",
@@ -115,6 +111,7 @@ class Lexer:
         self.math = "sub" if math else None  # None: prose; else what closes the formula
         self.env_depth = 0
         self.at = None  # (line, col) that every token takes in an expansion
+        self.hyphen = False  # the next letter joins the name before it (GQA-G)
 
     def col(self, i=None):
         return (self.i if i is None else i) - self.col0 + 1
@@ -187,7 +184,12 @@ class Lexer:
             elif c == "\\":
                 self.command(i)
             elif c.isascii() and c.isalpha():
-                self.emit("ident", c, i)
+                if self.hyphen:
+                    last = self.out[-1]
+                    self.out[-1] = Token("ident", f"{last.value}-{c}", last.line, last.col)
+                    self.hyphen = False
+                else:
+                    self.emit("ident", c, i)
                 self.i += 1
             elif c.isdigit():
                 j = i
@@ -331,6 +333,10 @@ class Lexer:
             return
         if name in TEXT_COMMANDS and " ".join(word.split()).lower().strip(",.;:") in JOIN_WORDS:
             self.emit("op", ",", i)  # "\text{where}" joins two statements
+            return
+        if name in TEXT_COMMANDS and word == "-" and self.out and self.out[-1].kind == "ident" \
+                and self.i < len(self.s) and self.s[self.i].isalpha():
+            self.hyphen = True  # \mathrm{GQA}\text{-}G: one name, GQA-G
             return
         if name in TEXT_COMMANDS and word in ("-", ""):
             self.fail(f"\\{name}{{{word}}} inside a name", "a name in one command, as in \\mathrm{GQA}", i)
