@@ -50,7 +50,7 @@ from .targets_expressions import ArrayAPIExpressionPrinter
 
 TARGETS = ("numpy", "array-api", "torch", "jax")
 _INPUTS = {"array-api": "inputs", "torch": "inputs_torch", "jax": "inputs_jax"}
-_HELPERS = ("Ops", "solve_size", "attend", "transpose", "softmax", "rowsum", "colsum", "repeat_rows",
+_HELPERS = ("Ops", "solve_size", "attend", "linear", "transpose", "softmax", "rowsum", "colsum", "repeat_rows",
             "causal_masked", "causal_mask", "block", "eye", "zeros", "ones", "exp", "log", "chain", "bind",
             "check_size", "no_out")
 
@@ -158,8 +158,21 @@ class TargetPrinter(BatchedPrinter):
 
 
 class TorchPrinter(TargetPrinter):
-    """The target printer with one native call more: row attention softmax(c A Bᵀ [+ M] [+ causal]) V,
-    when the softmax has no other use, becomes ``attend`` (``scaled_dot_product_attention``)."""
+    """The target printer with two native calls more: row attention softmax(c A Bᵀ [+ M] [+ causal]) V,
+    when the softmax has no other use, becomes ``attend`` (``scaled_dot_product_attention``), and a
+    product plus a bias row, A W + 1 b, becomes ``linear`` (one ``addmm``)."""
+
+    def _print_MatAdd(self, e):
+        terms = [t for t in e.args if not isinstance(t, sp.ZeroMatrix)]
+        if len(terms) == 2 and sum(_is_broadcast_row(t) for t in terms) == 1:
+            product = next(t for t in terms if not _is_broadcast_row(t))
+            row = next(t for t in terms if _is_broadcast_row(t))
+            if isinstance(product, sp.MatMul) and not _is_row_causal_mask(product):
+                c, mats = product.as_coeff_matrices()
+                if c == 1 and len(mats) == 2:
+                    a, w = (self._print(m)[0] for m in mats)
+                    return self.emit(e, f"linear(xp, {a}, {w}, {self._print(_row_of(row))[0]})")
+        return super()._print_MatAdd(e)
 
     def _print_MatMul(self, e):
         c, mats = e.as_coeff_matrices()

@@ -56,6 +56,15 @@ def attend(xp, q, k, v, scale, mask, causal):
                                                          scale=float(scale))
 
 
+def linear(xp, a, w, b):
+    """a w + b for a bias row b (..., 1, c): one ``addmm`` over all rows when w and b have no batch
+    axes (the bias added inside the GEMM), else a product and a broadcast sum."""
+    if w.dim() == 2 and b.dim() == 2 and a.dim() >= 2:
+        flat = a.reshape(-1, a.shape[-1])
+        return xp.addmm(b, flat, w).reshape(*a.shape[:-1], w.shape[-1])
+    return a @ w + b
+
+
 def transpose(xp, x):
     return x.mT
 

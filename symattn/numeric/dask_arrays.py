@@ -12,7 +12,8 @@ applied to one chunk of batch elements (``dask.array.map_blocks``); the weights,
 masks are put into the graph once (``dask.delayed``) and shared by every chunk. Key and value
 are broadcast to the query's batch shape and rechunked to its batch chunks. With a
 ``dask.distributed`` client the chunks run on its workers, in processes or on other machines;
-the scheduler is Dask's, symattn adds none.
+the scheduler is Dask's, symattn adds none. Inside a chunk the NumPy function runs on one core
+(the numeric core does not split it again): the parallelism is the chunks'.
 
 What stays out: masks with batch axes (a Dask mask, or one whose leading axes are batch axes)
 are refused with an ``InputError``; a mask of shape (n, m), or (H, n, m) for multi-head
@@ -21,9 +22,13 @@ attention, is shared by every chunk.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+
 import numpy as np
 
 from ..errors import InputError, ShapeError
+from ..lowering import runtime
 
 
 def is_dask(*arrays) -> bool:
@@ -77,6 +82,28 @@ def _no_batched_mask(mask, allowed: int, what: str):
                          f"got shape {np.shape(mask)}{' (a Dask array)' if is_dask(mask) else ''}")
 
 
+@contextlib.contextmanager
+def _one_share():
+    """Run the NumPy function of a chunk as one share of a larger job: the numeric core neither
+    splits it into work items on every core nor chunks its rows (Dask runs the chunks in parallel,
+    one per worker thread; splitting again would put two threads on each core)."""
+    was = runtime.in_worker()
+    runtime._LOCAL.worker = True
+    try:
+        yield
+    finally:
+        runtime._LOCAL.worker = was
+
+
+def _per_chunk(fn):
+    @functools.wraps(fn)
+    def chunk(*args, **kwargs):
+        with _one_share():
+            return fn(*args, **kwargs)
+
+    return chunk
+
+
 def _run(fn, arrays, da, constants: dict, values: dict):
     """fn(*chunks, **constants) per batch chunk of the (aligned) ``arrays``.
 
@@ -86,7 +113,7 @@ def _run(fn, arrays, da, constants: dict, values: dict):
     probe = fn(*(np.empty((0,) + a.shape[-2:], dtype=a.dtype) for a in arrays), **values)
     first = arrays[0]
     chunks = first.chunks[:-2] + ((probe.shape[-2],), (probe.shape[-1],))
-    return da.map_blocks(fn, *arrays, chunks=chunks, dtype=probe.dtype,
+    return da.map_blocks(_per_chunk(fn), *arrays, chunks=chunks, dtype=probe.dtype,
                          meta=np.empty((0,) * first.ndim, dtype=probe.dtype), **constants)
 
 
