@@ -249,19 +249,22 @@ def claim_verdict(th: Theorem, k: int, claims: list | None = None, *, cached: bo
 
 def prove(th: Theorem, *, cached: bool = False, save: bool = True) -> Result:
     """Prove every claim of ``th`` in order (stopping at the first one not proved). With
-    ``cached``, claims whose proved verdicts are in the verdict cache are not proved again."""
+    ``cached``, claims whose proved verdicts are in the verdict cache are not proved again; with
+    ``save``, the verdicts proved are written to the user's cache file (once, at the end)."""
     start = time.perf_counter()
     res = Result(th)
     try:
         claims = th.claims()
         for k in range(len(claims)):
-            v = claim_verdict(th, k, claims, cached=cached, save=save)
+            v = claim_verdict(th, k, claims, cached=cached, save=False)
             res.verdicts.append(v)
             if v.status != "proved":
                 break
     except SymattnError as exc:
         res.error = f"{type(exc).__name__}: {exc}"
     res.seconds = time.perf_counter() - start
+    if save:
+        verdict_cache.flush()
     return res
 
 
