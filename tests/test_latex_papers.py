@@ -157,7 +157,7 @@ def test_a_list_in_brackets_names_its_own_bracket():
 
 
 @pytest.mark.parametrize("text, construct, instead", [
-    (r"$$ A = (B \otimes C) x $$", r"\\otimes", "matrix product"),
+    (r"$$ A = (B \otimes C \otimes D) x $$", "three factors", "two factors"),
     (r"$$ a = \lceil b \rceil $$", r"\\lceil outside a subscript", "a subscript of a head family"),
     (r"$$ m = \max(a, b) $$", r"\\max", "softmax"),
     (r"$$ R = \cos(a) $$", r"\\cos", "matrices"),
@@ -216,6 +216,32 @@ def test_a_map_with_its_signature_is_checked_for_every_argument_of_that_shape():
     assert str(s.rhs_expr.shape[0]) == "d_v"
     with pytest.raises(ParseError, match="gives the score function a rule"):
         parse_latex(r"$$ f : M^{a \times n} \times M^{a \times m} \to M^{m \times n}, (Q, K) \mapsto K^T Q $$")
+
+
+def test_the_kronecker_reading_is_vec_of_the_product_exactly():
+    """(A ⊗ W) acting on x (columns are positions) is read as W x Aᵀ: vec(W x Aᵀ) = (A ⊗ W) vec(x), the
+    identity vec(A X B) = (Bᵀ ⊗ A) vec(X), and the mixed product (A ⊗ W)(B ⊗ U) = AB ⊗ WU, exactly."""
+    from sympy import kronecker_product
+
+    def vec(M):
+        return sp.Matrix([M[i, j] for j in range(M.cols) for i in range(M.rows)])
+
+    def mat(name, r, c):
+        return sp.Matrix(r, c, lambda i, j: sp.Symbol(f"{name}{i}{j}"))
+
+    A, B, W, U, x = mat("a", 3, 3), mat("b", 3, 3), mat("w", 2, 2), mat("u", 2, 2), mat("x", 2, 3)
+    assert (kronecker_product(A, W) * vec(x) - vec(W * x * A.T)).expand() == sp.zeros(6, 1)
+    assert (kronecker_product(A, W) * kronecker_product(B, U) - kronecker_product(A * B, W * U)).expand() \
+        == sp.zeros(6, 6)
+
+
+def test_tensor_products_act_on_the_matrix_to_their_right():
+    text = (r"$$ x \in \mathbb{R}^{d \times n}, A \in \mathbb{R}^{n \times n}, W, U \in \mathbb{R}^{d \times d} $$"
+            r"$$ (\mathrm{Id} \otimes W) \cdot (A \otimes \mathrm{Id}) \cdot (\mathrm{Id} \otimes U) \cdot x = "
+            r"(A \otimes W U) \cdot x = W U x A^T $$ $$ (A \otimes W) = A $$")
+    r = check(text)
+    assert [s.status for s in r.steps] == ["proved", "proved", "ill-formed"]
+    assert "acts on nothing" in r.steps[2].error
 
 
 def test_parameters_after_a_semicolon_and_a_cdot_placeholder():

@@ -24,7 +24,6 @@ NAMES = sorted(p.stem for p in PAPERS.glob("*.tex") if not p.stem.endswith("_cor
 # The construct each file needs that the reader or the engine does not have yet.
 MISSING = {
     "dao2022": "vectors split in blocks, \\max, e^{...} and entrywise definitions f(x)_i",
-    "elhage2021": "\\otimes (the Kronecker product acting on vec(x)) and \\mathrm{Id}",
     "katharopoulos2020": "sums over positions j of rows Q_i, K_j and a one-argument feature map \\phi",
     "milakov2018": "scalar sequences m_j, d_j with \\leftarrow, \\max and -\\infty",
     "seed002_gqa_cache": "slices K_{1:t}, [.]_{t,:} of a result and a cases causal mask (the KV cache)",

@@ -202,6 +202,20 @@ class Add(Node):
 
 
 @dataclass(frozen=True)
+class Kron(Node):
+    """``A \\otimes W`` (Elhage et al.): A acts on the positions, W on each position's vector."""
+
+    left: Node
+    right: Node
+
+    def text(self):
+        return f"{self.left.text()} (x) {self.right.text()}"
+
+    def latex(self):
+        return rf"{self.left.latex()} \otimes {self.right.latex()}"
+
+
+@dataclass(frozen=True)
 class Div(Node):
     num: Node
     den: Node

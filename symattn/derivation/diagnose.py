@@ -354,15 +354,20 @@ def diagnose_step(step, budget: float = 10.0):
                                node.latex() if latex else node.text()))
 
     written = [] if step.rhs_node is None or scope is None else node_candidates(step.rhs_node, scope.convention)
-    if step.rhs_node is not None and scope is not None:  # as written in the file come first
+    if step.rhs_node is not None and scope is not None:  # as written in the file come first; simpler slips first
+        structural = structural_candidates(step.rhs_node, scales)
+        projection = "transpose of a product inside a projection"
         add_nodes(group_map_candidates(step.rhs_node, scope))
-        add_nodes(structural_candidates(step.rhs_node, scales))
+        add_nodes([c for c in structural if c[0] != projection])
         add_nodes([c for c in written if c[0] == "softmax on the other axis"])
+        add_nodes([c for c in written if c[0] == "transposed operand" and "operands swapped" not in c[1]])
+        add_nodes([c for c in structural if c[0] == projection])
     R = step.rhs_expr
     if not isinstance(R, Exception) and R is not None:
         for slip, detail, make in expr_candidates(L, R):
             candidates.append((slip, detail, make, None))
-    add_nodes([c for c in written if c[0] != "softmax on the other axis"])
+    add_nodes([c for c in written if c[0] != "softmax on the other axis" and not (
+        c[0] == "transposed operand" and "operands swapped" not in c[1])])
     best = None
     for slip, detail, make, text in candidates[:MAX_CANDIDATES]:
         if deadline.left() <= 0:

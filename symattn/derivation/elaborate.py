@@ -37,6 +37,15 @@ HOLE = "\u27e8k\u27e9"  # the placeholder index of an ellipsis pattern (cannot b
 MAX_WORK = 5_000  # syntax nodes elaborated for one expression, definitions expanded included
 
 
+class KronOp:
+    """``A \\otimes W`` as an operator on a matrix x whose columns are positions (column convention)
+    or whose rows are (row convention): (A \\otimes W) x = W x Aᵀ, resp. A x Wᵀ, which is
+    vec(W x Aᵀ) = (A \\otimes W) vec(x). ``None`` on a side is the identity (\\mathrm{Id})."""
+
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+
 def is_matrix(x) -> bool:
     return isinstance(x, (MatrixExpr, sp.MatrixBase))
 
@@ -413,7 +422,11 @@ class Scope:
             self.work, self.top = 0, node
         self.nesting += 1
         try:
-            return self._expr(node, locals_)
+            out = self._expr(node, locals_)
+            if isinstance(out, KronOp) and self.nesting == 1:
+                self.fail(node, f"{node.text()} is a Kronecker product that acts on nothing",
+                          "(A \\otimes W) \\cdot x, with x the matrix it acts on")
+            return out
         except DerivationError:
             raise
         except SymattnError as exc:  # a misfit found by the definitions themselves
@@ -515,6 +528,8 @@ class Scope:
     def multiply(self, acc, left, v, f):
         if acc is None:
             return v
+        if isinstance(acc, KronOp) or isinstance(v, KronOp):
+            return self.kron_multiply(acc, left, v, f)
         if is_matrix(acc) and is_matrix(v):
             if not same_dim(acc.cols, v.rows):
                 self.fail(f, f"cannot multiply {_short(left)} ({shape_text(acc)}) by {_short(f)} "
@@ -523,6 +538,40 @@ class Scope:
                           "factors whose inner dimensions agree (a transpose missing?)", NotationShapeError)
             return acc * v
         return acc * v
+
+    def kron_multiply(self, acc, left, v, f):
+        """(A ⊗ W)(B ⊗ U) = AB ⊗ WU (the mixed product); (A ⊗ W) x = W x Aᵀ (column) or A x Wᵀ (row)."""
+        def mul(a, b, at):
+            if a is None or b is None:
+                return b if a is None else a
+            return self.multiply(a, at, b, f)
+
+        if isinstance(acc, KronOp) and isinstance(v, KronOp):
+            return KronOp(mul(acc.left, v.left, left), mul(acc.right, v.right, left))
+        if isinstance(v, KronOp):
+            self.fail(f, f"{_short(f)} stands after {_short(left)}: a Kronecker product acts on the matrix to its "
+                      "right", "(A \\otimes W) \\cdot x")
+        if not is_matrix(v):
+            self.fail(f, f"{_short(left)} acts on a scalar", "(A \\otimes W) \\cdot x with x a matrix")
+        pos, vec = acc.left, acc.right
+        if self.convention == "column":
+            out = v if vec is None else self.multiply(vec, left, v, f)
+            return out if pos is None else self.multiply(out, f, pos.T, f)
+        out = v if pos is None else self.multiply(pos, left, v, f)
+        return out if vec is None else self.multiply(out, f, vec.T, f)
+
+    def _kron(self, node, L):
+        sides = []
+        for n in (node.left, node.right):
+            if isinstance(n, ast.Name) and n.base == "Id" and n.sub is None and n.sup is None \
+                    and "Id" not in self.matrices:
+                sides.append(None)
+                continue
+            v = self._expr(n, L)
+            if not is_matrix(v):
+                self.fail(n, f"{n.text()} in a Kronecker product is a scalar", "matrices, or \\mathrm{Id}")
+            sides.append(v)
+        return KronOp(*sides)
 
     def _sum(self, node, L):
         up = node.upper

@@ -97,14 +97,24 @@ class Parser:
         sign = 1
         if self.at_op("+", "-"):
             sign = -1 if self.next().value == "-" else 1
-        terms.append((sign, self.term()))
+        terms.append((sign, self.kron_term()))
         while self.at_op("+", "-"):
             sign = -1 if self.next().value == "-" else 1
-            terms.append((sign, self.term()))
+            terms.append((sign, self.kron_term()))
         self.leave()
         if len(terms) == 1 and terms[0][0] == 1:
             return terms[0][1]
         return ast.Add(p, tuple(terms))
+
+    def kron_term(self):
+        """``A \\otimes W`` binds looser than a product: (A^h \\otimes W_O^h W_V^h)."""
+        left = self.term()
+        if self.at("cmd", "otimes"):
+            op = self.next()
+            left = ast.Kron((op.line, op.col), left, self.term())
+            if self.at("cmd", "otimes"):
+                self.fail("a Kronecker product of three factors", "two factors, A \\otimes W")
+        return left
 
     def starts_primary(self) -> bool:
         t = self.peek()

@@ -39,7 +39,8 @@ SKIP = ("quad", "qquad", ",", ";", ":", "!", " ", "displaystyle", "textstyle", "
         "left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "biggl", "biggr", "Biggl", "Biggr",
         "middle", "enspace", "thinspace", "medspace", "thickspace", "nolimits")
 SKIP_WITH_ARG = ("tag", "label", "hspace", "vspace", "eqref", "ref", "cite")
-GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto", "lceil", "rceil", "lfloor", "rfloor")
+GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto", "lceil", "rceil", "lfloor", "rfloor",
+           "otimes")
 SYNONYMS = {"tfrac": ("cmd", "frac"), "dfrac": ("cmd", "frac"), "cfrac": ("cmd", "frac"),
             "coloneqq": ("op", ":="), "coloneq": ("op", ":="), "triangleq": ("op", ":="),
             "equiv": ("op", "="), "rightarrow": ("cmd", "to"),
@@ -59,8 +60,6 @@ MAX_MACRO_ARGS = 9
 
 # Constructs of papers that are refused, each with what to write instead (listed in the README).
 REFUSED = {
-    "otimes": "the Kronecker product (A \\otimes W) x is not read: write the matrix product it stands for, "
-              "W x A^{\\mathsf{T}} in the column convention",
     "odot": "the entrywise product is not read: write matrix products",
     "circ": "composition and the entrywise product are not read: write the applications out",
     "max": "maxima are not read: state the step with \\operatorname{softmax}, whose shift invariance is proved",
