@@ -132,3 +132,32 @@ def test_a_fixed_head_count_is_the_fallback_with_one_input_per_head(tmp_path, ca
     assert "--at takes NAME=SIZE" in capsys.readouterr().err
     assert main(["codegen", "multihead_block_equals_head_sum", "--at", "Z=2", "--out", str(tmp_path / "y.py")]) == 1
     assert "at: Z is not a dimension" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["H=²", "H=٤", "=4", " =4", "H=-1", "H=4.0"])
+def test_a_size_that_is_not_ascii_digits_or_a_missing_name_is_refused(tmp_path, capsys, value):
+    out = tmp_path / "y.py"
+    assert main(["codegen", "multihead_block_equals_head_sum", "--at", value, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--at takes NAME=SIZE" in err and "Traceback" not in err and not out.exists()
+
+
+def test_a_size_given_twice_is_refused(tmp_path, capsys):
+    out = tmp_path / "y.py"
+    assert main(["codegen", "multihead_block_equals_head_sum", "--at", "H=4", "--at", "H=5", "--out", str(out)]) == 2
+    assert "--at H is given twice (H=4 and H=5)" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_all_with_at_fixes_the_size_on_every_side_that_has_it(tmp_path, capsys, monkeypatch):
+    from symattn.lowering import codegen
+
+    chosen = [("multihead_block_equals_head_sum", 0, "rhs"), ("kv_cache_step_needs_no_mask", 0, "rhs")]
+    monkeypatch.setattr(codegen, "matrix_sides", lambda library=None: chosen)
+    assert main(["codegen", "--all", "--at", "H=2", "--self-test", "--out", str(tmp_path)]) == 0
+    heads = (tmp_path / "multihead_block_equals_head_sum__claim0_rhs.py").read_text()
+    assert "--at H=2" in heads and "W^Q_1, W^K_1, W^V_1, W^O_1, W^Q_2" in heads
+    assert "--at" not in (tmp_path / "kv_cache_step_needs_no_mask__claim0_rhs.py").read_text()
+    assert main(["codegen", "--all", "--at", "Z=2", "--out", str(tmp_path / "z")]) == 2
+    assert "--at Z: no theorem side has such a dimension" in capsys.readouterr().err
+    assert not (tmp_path / "z").exists()

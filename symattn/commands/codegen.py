@@ -32,12 +32,9 @@ def cmd_codegen(args) -> int:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):  # an error, not a new folder: a mistyped path stays visible
             return _fail(f"cannot write {args.out}: the directory {folder} does not exist (create it first)", 2)
-    at = {}
-    for item in args.at or ():
-        key, sep, value = item.partition("=")
-        if not sep or not value.strip().isdigit():
-            return _fail(f"--at takes NAME=SIZE (for example --at H=4), got {item!r}", 2)
-        at[key.strip()] = int(value)
+    at = parse_at(args.at)
+    if isinstance(at, str):
+        return _fail(at, 2)
     try:
         source = _generator(args)(args.theorem, args.claim, args.side, at=at or None)
     except SymattnError as exc:
@@ -51,6 +48,20 @@ def cmd_codegen(args) -> int:
     if args.self_test:
         return _self_test(source, args.theorem, args.claim, args.side)
     return 0
+
+
+def parse_at(items) -> dict | str:
+    """{name: size} from the ``--at NAME=SIZE`` options, or the message that refuses them: a size is a
+    positive whole number in ASCII digits, a name is given once."""
+    at: dict = {}
+    for item in items or ():
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not key or not (value.isascii() and value.isdigit()):
+            return f"--at takes NAME=SIZE (for example --at H=4), got {item!r}"
+        if key in at:
+            return f"--at {key} is given twice ({key}={at[key]} and {key}={int(value)}); give it once"
+        at[key] = int(value)
+    return at
 
 
 def _generator(args):
@@ -85,13 +96,20 @@ def _generate_all(args) -> int:
         return _fail("--all writes one file per side: give a directory as --out", 2)
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         return _fail(f"--all needs a directory as --out; {args.out} is a file", 2)
-    os.makedirs(args.out, exist_ok=True)
+    at = parse_at(getattr(args, "at", None))
+    if isinstance(at, str):
+        return _fail(at, 2)
     sides = matrix_sides()
+    sizes = {key: _sizes_here(at, *key) for key in sides}
+    unused = sorted(set(at) - {k for here in sizes.values() for k in here})
+    if unused:
+        return _fail(f"--at {', '.join(unused)}: no theorem side has such a dimension", 2)
+    os.makedirs(args.out, exist_ok=True)
     failed = []
     for name, claim, side in sides:
         path = os.path.join(args.out, f"{name}__claim{claim}_{side}.py")
         try:
-            source = _generator(args)(name, claim, side)
+            source = _generator(args)(name, claim, side, at=sizes[name, claim, side] or None)
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(source)
             if args.self_test:
@@ -106,6 +124,18 @@ def _generate_all(args) -> int:
     return 1 if failed else 0
 
 
+def _sizes_here(at: dict, name: str, claim: int, side: str) -> dict:
+    """The sizes of ``at`` that are dimensions of this side of the claim (``--all --at H=4`` fixes H
+    where there is one)."""
+    from ..lowering.kernel import dimension_symbols
+    from ..lowering.lower import theorem_side
+
+    if not at:
+        return {}
+    names = {str(s) for s in dimension_symbols(theorem_side(name, claim, side))}
+    return {k: v for k, v in at.items() if k in names}
+
+
 def register(sub) -> None:
     p = sub.add_parser("codegen", help="write standalone NumPy modules for the sides of proved theorems")
     p.add_argument("theorem", nargs="?", help="the theorem's name (see symattn prove)")
@@ -116,7 +146,8 @@ def register(sub) -> None:
                    help="which side to compute (default rhs, the rewritten form)")
     p.add_argument("--at", action="append", metavar="NAME=SIZE",
                    help="fix a size before lowering (--at H=4: one input per head); by default every size, "
-                        "the head count H included, is read from the arrays")
+                        "the head count H included, is read from the arrays; with --all, fixed on every side "
+                        "that has it")
     p.add_argument("--all", action="store_true",
                    help="every side of every claim of every proved theorem whose sides are matrices")
     p.add_argument("--self-test", action="store_true", help="run each module's self-test after writing it")

@@ -158,8 +158,9 @@ def generate(name: str, claim: int = 0, side: str = "rhs", seed: int = 0, at=Non
         raise LoweringError(f"theorem {name} is {res.status}, not proved; no code is generated for it")
     kernel = lower_theorem(name, claim, side, at=at)
     other = theorem_side(name, claim, "lhs" if side == "rhs" else "rhs")
-    if at:
-        other = fix_sizes(other, at)
+    if at:  # the other side is fixed at the same sizes, where it has those dimensions
+        names = {str(d) for d in dimension_symbols(other)}
+        other = fix_sizes(other, {k: v for k, v in at.items() if str(k) in names})
     fixed = "".join(f" --at {k}={v}" for k, v in (at or {}).items())
     data = self_test_data(kernel, other, seed)
     dims = data["dims"]
