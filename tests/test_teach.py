@@ -232,3 +232,16 @@ def test_every_topic_has_a_well_formed_diagram_and_html(name):
     for frag in re.findall(r"<math.*?</math>", html, flags=re.S):
         xml.dom.minidom.parseString(unescape(frag))
     assert str(e) == to_text(e) and e._repr_markdown_() == to_markdown(e)
+
+
+@pytest.mark.parametrize("where", ["", "  ", "a_file", "a_file/sub"])
+def test_report_command_refuses_a_directory_it_cannot_use_before_proving(tmp_path, capsys, monkeypatch, where):
+    import symattn.theorems
+
+    (tmp_path / "a_file").write_text("not a directory")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(symattn.theorems, "prove", lambda th: pytest.fail("proved before checking --html"))
+    assert main(["report", "column_row_transpose", "--html", where]) == 2
+    err = capsys.readouterr().err
+    assert ("empty" in err) if not where.strip() else ("a file, not a directory" in err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]

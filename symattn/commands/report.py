@@ -13,6 +13,10 @@ def cmd_report(args) -> int:
     from ..theorems import load_library, prove
     from .check import load
 
+    refusal = _directory_refusal(args.html)
+    if refusal:  # before any proof: a mistyped DIR is found at once
+        print(f"symattn report: {refusal}", file=sys.stderr)
+        return 2
     library = load_library()
     if args.names:
         unknown = [nm for nm in args.names if nm not in library]
@@ -45,6 +49,22 @@ def cmd_report(args) -> int:
     if bad:
         print(f"not as expected: {', '.join(bad)}")
     return 1 if bad else 0
+
+
+def _directory_refusal(directory: str) -> str:
+    """Why ``--html DIR`` cannot take index.html ('' when it can): an empty name, a file, or a path
+    through a file."""
+    import os
+
+    if not directory.strip():
+        return "--html needs a directory name, got an empty one"
+    probe = os.path.abspath(directory)
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        where = "is" if probe == os.path.abspath(directory) else f"is inside {probe}, which is"
+        return f"cannot write into {directory}: it {where} a file, not a directory"
+    return ""
 
 
 def register(sub) -> None:
