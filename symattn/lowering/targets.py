@@ -242,8 +242,9 @@ def build_target_source(expr, args, target: str, fname: str = "kernel") -> tuple
             f'    """{sp.sstr(expr)} on {target} arrays (batch axes first, matrices in the last two)."""',
             "    no_out(out)",
             f"    {unpack}, xp, dtype, device = {_INPUTS[target]}([{pairs}])",
-            "    ops = Ops(xp, dtype, device)",
             "    bound = {}"]
+    if any("ops." in ln for ln in body):
+        head.insert(-1, "    ops = Ops(xp, dtype, device)")
     src = "\n".join(head + ["    " + ln for ln in lines + body] + [f"    return {out}", ""])
     return src, names, dims, extra
 

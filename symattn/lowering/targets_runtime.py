@@ -248,10 +248,20 @@ class Ops:
     an axis of length H just before the two matrix axes, (..., H, rows, cols)."""
 
     def __init__(self, xp, dtype, device):
-        if getattr(xp, "__name__", "") == "torch":  # torch's own functions differ from the standard's
-            import array_api_compat.torch as xp
-        self.xp, self.dtype, self.device = xp, dtype, device
-        self.f = Functions(xp)
+        self._xp, self.dtype, self.device = xp, dtype, device
+
+    @property
+    def xp(self):
+        """The namespace; for torch, array-api-compat's standard view of it (imported on first use)."""
+        if getattr(self._xp, "__name__", "") == "torch":  # torch's own functions differ from the standard's
+            import array_api_compat.torch as compat
+
+            self._xp = compat
+        return self._xp
+
+    @property
+    def f(self):
+        return Functions(self.xp)
 
     def softmax_of(self, x, axis):
         return softmax(self.xp, x, axis)
