@@ -95,6 +95,14 @@ def test_a_macro_that_uses_itself_is_refused_quickly():
     assert time.perf_counter() - start < 5.0
 
 
+def test_a_macro_that_doubles_at_every_level_is_refused_quickly():
+    defs = "".join(f"\\def\\m{chr(97 + k)}{{\\m{chr(98 + k)}\\m{chr(98 + k)}}}" for k in range(25))
+    start = time.perf_counter()
+    with pytest.raises(ParseError, match="expands too often"):
+        parse_latex(defs + r"\def\mz{Q} $$ \ma = Q $$")
+    assert time.perf_counter() - start < 5.0
+
+
 def test_primes_belong_to_the_name():
     (st,) = parse_latex(r"$$ V'_i = W' $$")
     assert st.first == ast.Name((0, 0), "V'", ast.Name((0, 0), "i"))

@@ -86,6 +86,7 @@ class Definition:
     body: ast.Node
     index: str | None
     extra: tuple = ()  # the base names of the fixed parameters after ';'
+    open: bool = False  # a "where" clause: it reads the parameters of the function that uses it
 
 
 class _Members:
@@ -345,7 +346,8 @@ class Scope:
             if p.sub is not None or p.sup is not None:
                 self.fail(p, f"the parameter {p.text()} must be a plain name", "a name such as Q")
         d = Definition(t, st.params, st.body, index, tuple(e.base for e in st.extra))
-        if not st.params and not self.is_where_clause(st.body):  # check the body now: errors point into it
+        d.open = not st.params and self.is_where_clause(st.body)
+        if not st.params and not d.open:  # check the body now: its errors point into the definition
             value = self.expr(st.body, {index: D.h} if index else {})
             if st.shape is not None:  # the annotation ∈ M^{r × c}
                 self.check_shape(st, value, st.shape)
@@ -673,10 +675,11 @@ class Scope:
         if node.sub is not None and fk in self.families:
             return self.families[fk][self.index_value(node.sub, L)]
         if k in self.defs and not self.defs[k].params:
-            return self.expand(node, self.defs[k], dict(L))  # a "where" clause sees the caller's parameters
+            d = self.defs[k]
+            return self.expand(node, d, dict(L) if d.open else {})  # a "where" clause sees the caller's parameters
         if node.sub is not None and fk in self.indexed:
             d = self.indexed[fk]
-            return self.expand(node, d, {**L, d.index: self.index_value(node.sub, L)})
+            return self.expand(node, d, {**(L if d.open else {}), d.index: self.index_value(node.sub, L)})
         if node.base == "head" and node.sub is not None:
             return self.builtin_head(node, self.index_value(node.sub, L))
         if fk in self.families and node.sub is None and node.sup == "O":

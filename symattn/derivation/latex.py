@@ -310,8 +310,9 @@ class Lexer:
         try:
             toks = sub.run(eof=False)
         except ParseError as exc:
-            raise ParseError(f"in the expansion of \\{name}: {exc.detail}", sub.at[0], sub.at[1],
-                             exc.expected) from None
+            detail = exc.detail if exc.detail.startswith("in the expansion of") else \
+                f"in the expansion of \\{name}: {exc.detail}"
+            raise ParseError(detail, sub.at[0], sub.at[1], exc.expected) from None
         for t in toks:
             self.out.append(t)
         if len(self.out) > MAX_TOKENS:
