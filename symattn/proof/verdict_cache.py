@@ -281,8 +281,8 @@ def flush(path: Path | None = None, *, replace: bool = False) -> Path | None:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".verdicts-", suffix=".json", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=1, ensure_ascii=False, sort_keys=False)
-                fh.write("\n")
+                fh.write(_dumps(data))
+            os.chmod(tmp, 0o644)  # a cache holds no secrets; the shipped file is read by everyone
             os.replace(tmp, path)  # readers see the old file or the new one, never half of one
             tmp = None
         except OSError as exc:
@@ -294,6 +294,14 @@ def flush(path: Path | None = None, *, replace: bool = False) -> Path | None:
                     os.unlink(tmp)
         _LOADED[str(path)] = data["entries"]
         return path
+
+
+def _dumps(data: dict) -> str:
+    """The file's text: JSON with one entry a line (small diffs when a few claims change)."""
+    head = {k: v for k, v in data.items() if k != "entries"}
+    lines = [f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in data["entries"].items()]
+    inner = ",\n".join(lines)
+    return json.dumps(head, ensure_ascii=False)[:-1] + ', "entries": {\n' + inner + ("\n" if lines else "") + "}}\n"
 
 
 def _fresh_read(path: Path) -> dict:
