@@ -276,3 +276,17 @@ def test_an_unwritable_cache_warns_and_the_claim_is_still_proved(cache_dir, monk
     assert any("cannot write the verdict cache" in str(w.message) for w in caught)
     assert v.proved and proved == [FAST]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".verdicts-")] == []
+
+
+def test_the_shipped_file_is_a_valid_cache_of_proved_library_claims():
+    """The file shipped with the package parses, and holds only proved verdicts of library theorems
+    (whether its keys are still current is for ``symattn prove --refresh --ship`` before a release)."""
+    path = verdict_cache.SHIPPED
+    if not path.exists():
+        pytest.skip("no verdict cache is shipped in this checkout")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["format"] == verdict_cache.FORMAT and data["entries"]
+    library = load_library()
+    for key, entry in data["entries"].items():
+        assert len(key) == 64 and verdict_cache._valid(entry), key
+        assert entry["theorem"] in library and 0 <= entry["claim"] < len(library[entry["theorem"]].claims())
