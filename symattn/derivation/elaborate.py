@@ -743,7 +743,8 @@ class Scope:
     def whole_output_weights(self, node, family):
         """W^O without a definition: the seeds' block of the W_h^O, [W_1^O ... W_H^O] (column
         convention) or [W_1^O; ...; W_H^O] (row convention)."""
-        count = self.head_count(node)
+        letter = self.family_letters.get(family_key(node))
+        count = self.counts[letter] if letter in self.counts else self.head_count(node)
         col = self.convention == "column"
         b, s = node.base, node.sup
         note = (f"{b}^{s} is read as [{b}_1^{s} ... {b}_H^{s}] side by side (seed 000)" if col
