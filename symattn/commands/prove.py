@@ -251,7 +251,12 @@ def positive_int(text: str) -> int:
 def register(sub) -> None:
     from ..theorems import default_jobs
 
-    p = sub.add_parser("prove", help="prove the bundled theorem library and print the table")
+    p = sub.add_parser(
+        "prove", help="prove the bundled theorem library and print the table",
+        description="Prove every claim of the bundled theorem library now, theorems in parallel processes, and "
+                    "print the table (exit status 1 when a theorem is not as expected). The proved verdicts are "
+                    "written to the user's verdict cache ($SYMATTN_CACHE_DIR, else ~/.cache/symattn), which the "
+                    "numeric core reads so that its first call proves nothing; --cached reads it here too.")
     p.add_argument("names", nargs="*", help="theorems to prove (default: all)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     p.add_argument("--gallery", action="store_true",
