@@ -760,8 +760,10 @@ class Scope:
             found = {self.resolve(k) for k in keys}
             fams = [k for k in found if k in self.families]
             if len(fams) != 1:
+                latex = (f"a declaration such as W_h^{{{label}}} \\in \\mathbb{{R}}^{{d_k \\times d}} with a head "
+                         "range h = 1, \\dots, H")
                 self.fail(node, f"{node.target.base} needs one head-indexed family W_h^{label}",
-                          f"a declaration such as W_h^{label}: ... for h in 1..H")
+                          latex if self.dialect == "latex" else f"a declaration such as W_h^{label}: ... for h in 1..H")
             fk = fams[0]
             if fk in self.member_aliases:  # assume W_i^K = W_1^K reaches MultiHead's own heads too
                 out[label] = _Members(lambda k, fk=fk: self.member_of(fk, k, {}, node))
