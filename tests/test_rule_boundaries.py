@@ -115,3 +115,66 @@ def test_three_adjacent_slices_glue_to_their_whole_span():
     assert merge_slices(sp.BlockMatrix([[Y[:, a:2 * a], Y[:, 2 * a:3 * a], Y[:, 3 * a:4 * a]]])) == Y[:, a:4 * a]
     # a gap between the slices: nothing glues
     assert merge_slices(sp.BlockMatrix([[Y[:, :a], Y[:, 2 * a:3 * a]]])) is None
+
+
+def test_a_sum_is_written_out_exactly_up_to_the_short_length():
+    k = sp.Symbol("k", integer=True)
+    f = sp.Function("f")
+    for length in range(1, sums.SHORT_SUM + 2):
+        s = sp.Sum(f(k), (k, 0, length - 1))
+        out = sums.simplify_sums(s)
+        if length <= sums.SHORT_SUM:
+            assert out == sp.Add(*[f(r) for r in range(length)]), length
+        else:
+            assert out == s, length                   # longer sums stay sums
+
+
+def test_a_sum_of_terms_is_split_into_one_sum_per_term():
+    k = sp.Symbol("k", integer=True)
+    n = sa.dims("n")
+    f, g = sp.Function("f"), sp.Function("g")
+    assert sums.pull_sums_out(sp.Sum(f(k) + g(k), (k, 0, n))) == sp.Sum(f(k), (k, 0, n)) + sp.Sum(g(k), (k, 0, n))
+
+
+def test_the_order_of_two_sums_over_the_same_range_does_not_matter():
+    i, j = sp.symbols("i j", integer=True)
+    n = sa.dims("n")
+    A, f = sp.Function("A"), sp.Function("f")
+    body = A(i, j) * f(j)
+    one, other = sp.Sum(body, (i, 0, n), (j, 0, n)), sp.Sum(body, (j, 0, n), (i, 0, n))
+    assert one != other and sums.order_limits(one) == sums.order_limits(other)
+
+
+def test_rewriting_settles_the_group_of_every_head_when_there_is_one_group():
+    # GQA with G = 1 reads group floor((h - 1)/H) + 1 = 1 at every head h = 1..H: it is MQA
+    d, n, d_k, H = sa.dims("d n d_k H")
+    X = sp.MatrixSymbol("X", d, n)
+    Wq, Wk, Wv = (sa.Family(s, d_k, d) for s in ("W^Q", "W^K", "W^V"))
+    Wo = sa.Family("W^O", d, d_k)
+    same, _ = canon.same_by_rewriting(sa.gqa(X, X, X, Wq, Wk, Wv, Wo, H=H, G=1, form="sum"),
+                                      sa.mqa(X, X, X, Wq, Wk[1], Wv[1], Wo, H=H, form="sum"))
+    assert same
+    # with two groups the group varies with h, and rewriting must not identify the two
+    same, _ = canon.same_by_rewriting(sa.gqa(X, X, X, Wq, Wk, Wv, Wo, H=2 * H, G=2, form="sum"),
+                                      sa.mqa(X, X, X, Wq, Wk[1], Wv[1], Wo, H=2 * H, form="sum"))
+    assert not same
+
+
+def test_entries_of_heads_side_by_side_and_stacked_come_from_the_right_head():
+    from symattn.proof.entrywise import entry
+
+    H = sa.dims("H")
+    W = sa.Family("W", 2, 3)                            # each head is 2 × 3
+    side, stacked = sa.head_concat(lambda h: W[h], H), sa.head_stack(lambda h: W[h], H)
+    for r, c in itertools.product(range(2), range(9)):  # columns 0..8 reach heads 1..3
+        assert entry(side, sp.Integer(r), sp.Integer(c)) == W[c // 3 + 1][r, c % 3], (r, c)
+    for r, c in itertools.product(range(6), range(3)):
+        assert entry(stacked, sp.Integer(r), sp.Integer(c)) == W[r // 2 + 1][r % 2, c], (r, c)
+
+
+def test_slices_glue_only_when_they_cover_the_same_range_across():
+    n, b = sa.dims("n b")
+    X = sp.MatrixSymbol("X", 2 * n, 2 * b)
+    # adjacent columns, but different rows: [X[:n, :b] X[n:, b:]] is no slice of X
+    assert merge_slices(sp.BlockMatrix([[X[:n, :b], X[n:2 * n, b:2 * b]]])) is None
+    assert merge_slices(sp.BlockMatrix([[X[:n, :b]], [X[n:2 * n, b:2 * b]]])) is None
