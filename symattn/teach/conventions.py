@@ -291,11 +291,29 @@ def _turn_notes(topic: Topic) -> list[str]:
 def _wrap(s: str, width: int) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(s, width, break_long_words=True, break_on_hyphens=False) or [""]
+    glued = s.replace(" × ", "\0×\0")  # a shape m × n stays on one line
+    lines = textwrap.wrap(glued, width, break_long_words=True, break_on_hyphens=False) or [""]
+    return [ln.replace("\0", " ") for ln in lines]
+
+
+#: the narrowest column for two forms side by side; a narrower terminal shows the row form under the column form
+MIN_HALF = 30
+
+
+def _indented(s: str, width: int, first: str, rest: str | None = None) -> list[str]:
+    """``s`` wrapped to ``width`` columns, its first line after ``first``, the others after ``rest``
+    (default: as many spaces)."""
+    rest = " " * len(first) if rest is None else rest
+    lines = _wrap(s, max(width - max(len(first), len(rest)), 12))
+    return [(first if k == 0 else rest) + ln for k, ln in enumerate(lines)]
 
 
 def _side_by_side(left: str, right: str, width: int) -> list[str]:
-    half = max(20, (width - 3) // 2)
+    """``left`` and ``right`` in two columns of ``width`` in all; on a terminal too narrow for two
+    columns of :data:`MIN_HALF`, ``right`` follows ``left``, indented by two."""
+    half = (width - 3) // 2
+    if half < MIN_HALF:
+        return _wrap(left, width) + ["  " + ln for ln in _wrap(right, max(width - 2, 1))]
     a, b = _wrap(left, half), _wrap(right, half)
     a += [""] * (len(b) - len(a))
     b += [""] * (len(a) - len(b))
@@ -327,24 +345,30 @@ def to_text(e: Explanation, width: int = 100) -> str:
     head = ("operand", "column", "row", "what it is")
     rows = [(s.name, s.column, s.row, s.what) for s in e.shapes]
     widths = [max(len(x[k]) for x in rows + [head]) for k in range(3)]
-    for r_ in [head, tuple("─" * w for w in widths) + ("─" * 10,)] + rows:
-        out.append("  " + "  ".join(c.ljust(w) for c, w in zip(r_[:3], widths)) + "  " + r_[3])
+    if width - (sum(widths) + 8) >= 12:
+        for r_ in [head, tuple("─" * w for w in widths) + ("─" * 10,)] + rows:
+            lead = "  " + "  ".join(c.ljust(w) for c, w in zip(r_[:3], widths)) + "  "
+            out += _indented(r_[3], width, lead)
+    else:  # too narrow for the table: one operand a line
+        for name, column, row, what in rows:
+            out += _indented(f"{name}: {column} (column), {row} (row); {what}", width, "  ", "    ")
     out += ["", "from one to the other:"]
     for note in _turn_notes(t):
         out += [("  • " if k == 0 else "    ") + ln for k, ln in enumerate(_wrap(note, width - 4))]
     out.append("")
     for k, (label, expr, why) in enumerate(e.turn):
         lead = "  " if k == 0 else "  = "
-        out.append(f"{lead}{text(expr)}")
-        out.append(f"      ({label}: {why})")
+        out += _indented(text(expr), width, lead, "    ")
+        out += _indented(f"({label}: {why})", width, "      ")
     out += ["", "proved live:"]
     if e.claim_verdict is not None:
         v = e.claim_verdict
-        out.append(f"  row form on transposed operands = {_claim_rhs(t)}: {_verdict_line(v)}, {v.seconds:.2f} s")
+        out += _indented(f"row form on transposed operands = {_claim_rhs(t)}: {_verdict_line(v)}, {v.seconds:.2f} s",
+                         width, "  ", "      ")
     for res in e.theorems:
-        out.append(f"  theorem {res.theorem.name}: {res.status}" + (", general" if res.general else "")
-                   + f" ({res.scope}) by {res.method}, {res.seconds:.2f} s")
-        out += [f"      {ln}" for ln in _wrap(res.theorem.statement, width - 6)]
+        out += _indented(f"theorem {res.theorem.name}: {res.status}" + (", general" if res.general else "")
+                         + f" ({res.scope}) by {res.method}, {res.seconds:.2f} s", width, "  ", "      ")
+        out += _indented(res.theorem.statement, width, "      ")
     if e.claim_verdict is None and not e.theorems:
         out.append("  (not run: pass prove=True)")
     return "\n".join(out)
