@@ -135,3 +135,21 @@ def test_multihead_and_pooling_on_a_local_cluster_of_worker_processes(tmp_path):
                                                                     num_heads=H, causal=True), rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(got_p, sn.attention_pool(x_np, q, w_q, w_k, w_v, w_o, num_heads=H),
                                rtol=2e-5, atol=2e-5)
+
+
+def test_decode_step_and_blocked_core_on_dask_equal_numpy(small):
+    rng, x, _ = small
+    cache_k, cache_v = x[:, :-1], x[:, :-1] * 0.5
+    q_t = x[:, -1:]
+    lazy = da.from_array(q_t, chunks=(2, 1, 32))
+    out, K, V = sn.kv_decode_step(lazy, q_t, q_t * 0.5, da.from_array(cache_k, chunks=(3, 15, 32)), cache_v)
+    assert all(isinstance(a, da.Array) for a in (out, K, V)) and out.chunks[0] == (2, 2, 2)
+    want = sn.kv_decode_step(q_t, q_t, q_t * 0.5, cache_k, cache_v)
+    for got, ref in zip((out, K, V), want):
+        np.testing.assert_allclose(got.compute(scheduler="sync"), ref, rtol=1e-6, atol=1e-6)
+    q = x * 0.25
+    got = sn.blocked_core(da.from_array(q, chunks=(3, 16, 32)), x, x, causal=True, block_size=4)
+    np.testing.assert_allclose(got.compute(scheduler="sync"), sn.blocked_core(q, x, x, causal=True, block_size=4),
+                               rtol=1e-6, atol=1e-6)
+    with pytest.raises(InputError, match="out: on Dask arrays blocked_core returns a new Dask array"):
+        sn.blocked_core(da.from_array(q), x, x, out=np.empty_like(q))

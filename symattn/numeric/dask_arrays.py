@@ -1,7 +1,8 @@
 """The numeric core on Dask arrays: batch elements are chunks, the NumPy kernels run per chunk.
 
-``symattn.numeric.attention``, ``multihead_attention``, ``attention_pool`` and ``mean_pool`` call
-the function of the same name here when an array input is a Dask array. The result is a Dask
+``symattn.numeric.attention``, ``multihead_attention``, ``attention_pool``, ``mean_pool``,
+``blocked_core`` and ``kv_decode_step`` call the function of the same name here when an array
+input is a Dask array. The result is a Dask
 array: nothing is computed until it is asked for (``.compute()``, ``.persist()``, ``da.store``).
 
 How the work is split: the batch axes (all but the last two) keep the chunks of the input
@@ -197,3 +198,52 @@ def mean_pool(x):
 
     (xs,) = _aligned([("x", x)], da)
     return _run(numpy_mean, [xs], da, {}, {})
+
+
+def blocked_core(q, k, v, *, causal=False, mask=None, block_size=None, tile=None, out=None):
+    """``symattn.numeric.blocked_core`` on Dask arrays, per chunk of batch elements (no ``out=``:
+    a Dask result is a new array)."""
+    import dask
+    import dask.array as da
+
+    from .blocked import blocked_core as numpy_blocked
+
+    if out is not None:
+        raise InputError("out: on Dask arrays blocked_core returns a new Dask array; call without out=")
+    _no_batched_mask(mask, 2, "blocked_core")
+    arrays = _aligned([("q", q), ("k", k), ("v", v)], da)
+
+    def chunk(qc, kc, vc, mask=None):
+        return numpy_blocked(qc, kc, vc, causal=causal, mask=mask, block_size=block_size, tile=tile)
+
+    return _run(chunk, arrays, da, *_shared({"mask": mask}, dask))
+
+
+def kv_decode_step(query, new_key, new_value, key_cache=None, value_cache=None, *, scale=None):
+    """``symattn.numeric.kv_decode_step`` on Dask arrays: the caches grow lazily
+    (``dask.array.concatenate`` along the positions) and the newest query attends per chunk of
+    batch elements, by the same proved kernel (``kv_cache_step_needs_no_mask``)."""
+    import dask.array as da
+
+    from . import checks
+    from .kernels import run
+
+    if (key_cache is None) != (value_cache is None):
+        raise InputError("kv_decode_step: give both caches or neither")
+    named = [("query", query), ("new_key", new_key), ("new_value", new_value)]
+    if key_cache is not None:
+        named += [("key_cache", key_cache), ("value_cache", value_cache)]
+    parts = _aligned(named, da)
+    q, k_new, v_new = parts[:3]
+    for nm, a in zip(("query", "new_key", "new_value"), (q, k_new, v_new)):
+        checks.same("kv_decode_step", f"{nm}'s number of positions", a.shape[-2], "one new position", 1)
+    K, V = (k_new, v_new) if key_cache is None else (
+        da.concatenate([parts[3], k_new], axis=-2), da.concatenate([parts[4], v_new], axis=-2))
+    K, V = (a.rechunk(q.chunks[:-2] + (a.shape[-2], a.shape[-1])) for a in (K, V))
+    factor = checks.scale_factor(scale, q.shape[-1])
+
+    def chunk(qc, kc, vc):
+        dtype = np.result_type(qc, kc, vc)
+        return run("decode", q=(qc * dtype.type(factor)).astype(dtype, copy=False), K=kc, V=vc)
+
+    return _run(chunk, [q, K, V], da, {}, {}), K, V
