@@ -354,11 +354,15 @@ def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False,
 
 
 def _time_hints() -> dict:
-    """{theorem: seconds its claims took when last proved}, from the verdict cache files."""
-    out: dict = {}
+    """{theorem: seconds its claims took when last proved}, from the verdict cache files (the
+    newest entry of each claim)."""
+    newest: dict = {}
     for f in verdict_cache.files():
         for e in verdict_cache.entries(f).values():
-            name = e.get("theorem")
-            if isinstance(name, str):
-                out[name] = out.get(name, 0.0) + float(e.get("seconds", 0.0) or 0.0)
+            claim = (e.get("theorem"), e.get("claim"))
+            if isinstance(claim[0], str) and float(e.get("written", 0) or 0) >= newest.get(claim, (-1.0, 0.0))[0]:
+                newest[claim] = (float(e.get("written", 0) or 0), float(e.get("seconds", 0.0) or 0.0))
+    out: dict = {}
+    for (name, _), (_, seconds) in newest.items():
+        out[name] = out.get(name, 0.0) + seconds
     return out

@@ -290,3 +290,18 @@ def test_the_shipped_file_is_a_valid_cache_of_proved_library_claims():
     for key, entry in data["entries"].items():
         assert len(key) == 64 and verdict_cache._valid(entry), key
         assert entry["theorem"] in library and 0 <= entry["claim"] < len(library[entry["theorem"]].claims())
+
+
+def test_a_claim_keeps_only_its_newest_entries(cache_dir):
+    """Every edit of the sources gives each claim a new key; the file keeps the newest few per claim."""
+    user, _ = cache_dir
+    base = {"status": "proved", "general": True, "method": "rewriting (A)", "scope": "all", "trace": [],
+            "theorem": FAST, "claim": 0}
+    old = {f"{k:064x}": {**base, "written": float(k)} for k in range(verdict_cache.KEEP + 4)}
+    other = {"f" * 64: {**base, "theorem": "another", "written": 0.0}}
+    user.mkdir(parents=True)
+    (user / "verdicts.json").write_text(json.dumps({"format": verdict_cache.FORMAT, "entries": {**old, **other}}))
+    claim_verdict(load_library()[FAST], 0)  # proves (none of the keys is current) and writes the newest
+    kept = json.loads((user / "verdicts.json").read_text())["entries"]
+    newest = sorted(old, key=lambda k: old[k]["written"])[-(verdict_cache.KEEP - 1):]
+    assert set(kept) == {claim_key(load_library()[FAST], 0), *newest, "f" * 64}

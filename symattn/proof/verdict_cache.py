@@ -32,6 +32,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,7 +249,7 @@ def entry(v: Verdict, **meta) -> dict:
     return {"status": "proved", "general": bool(v.general), "method": v.method, "scope": v.scope,
             "over": [list(part) for part in v.over], "trace": [str(t) for t in v.trace],
             "seconds": round(float(v.seconds), 4), "symattn": __version__,
-            "date": datetime.date.today().isoformat(), **meta}
+            "date": datetime.date.today().isoformat(), "written": round(time.time(), 3), **meta}
 
 
 def remember(key: str, v: Verdict, *, save: bool = True, **meta) -> bool:
@@ -275,7 +276,7 @@ def flush(path: Path | None = None, *, replace: bool = False) -> Path | None:
             return None
         old = {} if replace else dict(_fresh_read(path))
         old.update(_NEW)
-        data = {"format": FORMAT, "written_by": f"symattn {__version__}", "entries": dict(sorted(old.items()))}
+        data = {"format": FORMAT, "written_by": f"symattn {__version__}", "entries": dict(sorted(_prune(old).items()))}
         tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -294,6 +295,22 @@ def flush(path: Path | None = None, *, replace: bool = False) -> Path | None:
                     os.unlink(tmp)
         _LOADED[str(path)] = data["entries"]
         return path
+
+
+KEEP = 3  # entries kept per claim: the newest, and a few for sources switched back and forth
+
+
+def _prune(entries: dict) -> dict:
+    """The entries without the older ones of a claim: each edit of the sources gives every claim a
+    new key, so a developer's cache would otherwise grow by the whole library at every edit."""
+    by_claim: dict = {}
+    for key, e in entries.items():
+        by_claim.setdefault((e.get("theorem"), e.get("claim")), []).append((float(e.get("written", 0) or 0), key))
+    keep = set()
+    for (theorem, _), found in by_claim.items():
+        found.sort(reverse=True)
+        keep |= {key for _, key in (found if theorem is None else found[:KEEP])}
+    return {k: e for k, e in entries.items() if k in keep}
 
 
 def _dumps(data: dict) -> str:
