@@ -258,3 +258,23 @@ def test_explain_text_fits_the_terminal_width(name, width):
     assert balanced(out) or width >= 63  # stacked when narrow: read down, every bracket closes
     for s in e.shapes:
         assert s.column in out and s.row in out
+
+
+@pytest.mark.parametrize("name, other", [
+    ("Xᵀ", lambda X: X.T), ("X⁻¹", lambda X: X.I), ("X·Y", lambda X: X * sp.MatrixSymbol("Y", *X.shape)),
+    ("softmax_row(X)", lambda X: sa.softmax(X, axis=1)), ("Xₖ₀", lambda X: X[sp.Symbol("k"), 0]),
+    ("Σ", lambda X: sp.MatrixSymbol("Σ", *X.shape)),
+])
+def test_a_name_holding_notation_never_prints_like_an_expression(name, other):
+    n = sa.dims("n")
+    n = n[0] if isinstance(n, (list, tuple)) else n
+    X = sp.MatrixSymbol("X", n, n)
+    user = sp.MatrixSymbol(name, n, n) if name != "Xₖ₀" else sp.Symbol(name)
+    assert text(user) == f"«{name}»"
+    if name != "Σ":
+        assert text(user) != text(other(X))
+        assert mathml(user) != mathml(other(X))
+    both = sp.MatAdd(user, X.T) if name == "Xᵀ" else None
+    if both is not None:
+        assert text(both) in ("«Xᵀ» + Xᵀ", "Xᵀ + «Xᵀ»")
+    assert text(sp.MatrixSymbol("W^{KX}", n, n)) == "W^{KX}" and text(sa.Family("W^Q", n, n)[sa.h]) == "W^Q_h"

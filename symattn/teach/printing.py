@@ -41,6 +41,17 @@ _SUP_DIGITS = dict(zip("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"))
 _OPEN, _CLOSE = "([{⌊", ")]}⌋"
 
 
+#: characters the readable printers write as notation (ᵀ, ·, Σ, subscripts, ...) and that separate
+#: terms; a user's name holding one is shown in «» so that it never reads as notation
+_NOTATION = frozenset("ᵀ⁻·ΣΠ√⌊⌋∞…⋯≤δ↦()[],;*/=<+ ") | frozenset(_SUB.values()) | frozenset(_SUP_DIGITS.values())
+
+
+def shown_name(name: str) -> str:
+    """A user's name as the readable printers show it: as it is, or in «» when it holds notation
+    (a matrix named ``Xᵀ`` prints «Xᵀ», never like the transpose of X)."""
+    return f"«{name}»" if any(c in _NOTATION for c in name) else name
+
+
 def _is_internal(x) -> bool:
     """The engine's own index symbols: Dummies, and bound indices whose names start with ``_``."""
     return isinstance(x, sp.Dummy) or (isinstance(x, sp.Symbol) and x.name.startswith("_"))
@@ -105,7 +116,7 @@ class ReadablePrinter(StrPrinter):
     def _print_Symbol(self, expr):
         if expr in self.names:
             return self.names[expr]
-        return expr.name.lstrip("_") or "i" if _is_internal(expr) else expr.name
+        return expr.name.lstrip("_") or "i" if _is_internal(expr) else shown_name(expr.name)
 
     _print_Dummy = _print_Symbol
 
@@ -167,7 +178,7 @@ class ReadablePrinter(StrPrinter):
 
     # matrices
     def _print_MatrixSymbol(self, expr):
-        return expr.name
+        return shown_name(expr.name)
 
     def _print_MatrixElement(self, expr):
         parent = self.parenthesize(expr.parent, PRECEDENCE["Atom"], strict=True)
@@ -280,7 +291,7 @@ class ReadablePrinter(StrPrinter):
 
     def _print_FamilyMember(self, expr):
         idx = self._print(expr.index)
-        return f"{expr.family_name}_{idx if expr.index.is_Atom else '(' + idx + ')'}"
+        return f"{shown_name(expr.family_name)}_{idx if expr.index.is_Atom else '(' + idx + ')'}"
 
     def _print_Visible(self, expr):
         return f"mask({self._print(expr.args[0])} ≤ {self._print(expr.args[1])})"
@@ -455,7 +466,7 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
     def _name(self, name: str):
         m = re.fullmatch(r"([A-Za-z]+)(?:\^(\{[^}]*\}|[^_{]+))?(?:_(.+))?", name)
         if not m:
-            return self._el("mi", name)
+            return self._el("mi", shown_name(name))
         base, sup, sub = m.groups()
         x = self._el("mi", base)
         if sup and sub:
