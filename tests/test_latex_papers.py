@@ -136,6 +136,16 @@ def test_scalars_vectors_ones_and_exp():
     assert r.steps[0].lhs_expr.shape == (1, 1)
 
 
+def test_e_to_a_power_sums_over_a_declared_range_and_compound_subscripts():
+    text = (r"$$ h = 1, \dots, H, \quad W_h \in \mathbb{R}^{d \times d}, \quad X \in \mathbb{R}^{d \times n} $$"
+            r"$$ e^{X} = \exp(X) $$"
+            r"$$ \sum_h W_h X = \sum_{h \in [H]} W_h X = \sum_{h=1}^{H} W_{(h-1)+1} X = \sum_{h=1}^{H} W_h X $$"
+            r"$$ \sum_i W_i X = X $$")
+    r = check(text)
+    assert [s.status for s in r.steps] == ["proved"] * 4 + ["ill-formed"]
+    assert "has no range" in r.steps[4].error
+
+
 def test_the_head_index_as_a_superscript():
     text = (r"$$ x \in \mathbb{R}^{d \times n}, \quad h = 1, \dots, H $$ $$ W_Q^h, W_K^h \in \mathbb{R}^{e \times d} $$"
             r"$$ \sum_{h=1}^{H} x^T W_Q^{h\,T} W_K^h x = \sum_{h=1}^{H} (W_Q^h x)^T W_K^h x $$")
@@ -175,7 +185,7 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ o = A_{t,s} $$", r"a double subscript", "whole matrices"),
     (r"$$ o = F(X)_{t} $$", r"entries of a result", "the whole matrix"),
     (r"$$ F(X)_{t,:} := X W_{t,:} $$", r"does not start with row t", "F(X)_{t,:} := softmax(A_{t,:}) M"),
-    (r"$$ a = e^{x} $$", r"e\^\{...\}", r"\exp"),
+    (r"$$ A = Q^{-1} $$", r"the inverse \^\{-1\}", "without inverses"),
     (r"$$ \phi : \mathbb{R}^{D} \to \mathbb{R}^{C} $$", "feature map", "declared as matrices"),
     (r"$$ A = \mathrm{GQA}\text{-} 2 $$", r"\\text\{-\} inside a name", "one command"),
 ])

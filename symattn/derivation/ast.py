@@ -81,6 +81,19 @@ class Index(Node):
 
 
 @dataclass(frozen=True)
+class Arith(Node):
+    """A compound subscript, ``W_{(g-1)h/G+j}``: an index computed from indices and counts."""
+
+    body: Node
+
+    def text(self):
+        return self.body.text()
+
+    def latex(self):
+        return self.body.latex()
+
+
+@dataclass(frozen=True)
 class Round(Node):
     """``\\lceil iG/h \\rceil`` or ``\\lfloor ... \\rfloor`` in a subscript: a group map."""
 
@@ -263,13 +276,17 @@ class Sum(Node):
     """``sum_{index=1}^{upper} body`` over heads."""
 
     index: str
-    upper: Node
+    upper: Node | None  # None: \\sum_i, over the declared range of i
     body: Node
 
     def text(self):
+        if self.upper is None:
+            return f"sum_{self.index} {self.body.text()}"
         return f"sum_{{{self.index}=1}}^{{{self.upper.text()}}} {self.body.text()}"
 
     def latex(self):
+        if self.upper is None:
+            return rf"\sum_{{{self.index}}} {self.body.latex()}"
         return rf"\sum_{{{self.index}=1}}^{{{self.upper.latex()}}} {self.body.latex()}"
 
 

@@ -577,7 +577,12 @@ class Scope:
 
     def _sum(self, node, L):
         up = node.upper
-        if (isinstance(up, ast.Name) and up.sub is None and up.sup is None and up.base not in L
+        if up is None:  # \sum_i over the declared range of i
+            if node.index not in self.counts:
+                self.fail(node, f"the sum over {node.index} has no range, and {node.index} has none declared",
+                          f"\\sum_{{{node.index}=1}}^{{H}}, or a range {node.index} = 1, \\dots, H", UnknownSymbolError)
+            count = self.counts[node.index]
+        elif (isinstance(up, ast.Name) and up.sub is None and up.sup is None and up.base not in L
                 and up.base not in self.counts and self.resolve(up.base) in self.dims):
             count = self.dims[self.resolve(up.base)]  # a sum over positions 1..N (a dimension)
         elif isinstance(up, ast.Name) and up.base not in L and up.base not in self.counts:
@@ -597,6 +602,8 @@ class Scope:
         return D.head_sum(summand, count)
 
     def index_value(self, node, L):
+        if isinstance(node, ast.Arith):  # a compound subscript: (g - 1) h / G + j
+            return self.index_arith(node.body, L)
         if isinstance(node, ast.Round):  # a group map: ceil(i G / h)
             v = self.index_arith(node.body, L)
             return sp.ceiling(v) if node.kind == "ceil" else sp.floor(v)

@@ -192,6 +192,9 @@ class Parser:
             elif t.kind == "ident":
                 self.next()
                 parts.append(t.value)
+            elif t.kind == "op" and t.value == "-":
+                self.fail("the inverse ^{-1} (or a negative power) is not read", "a derivation without inverses, "
+                          "as matrix inverses are not part of the notation", t)
             elif t.kind == "num":
                 self.fail(f"the exponent ^{t.value} is not supported (matrix powers are not part of "
                           "the notation)", "^T, ^\\top or ^{\\mathsf{T}} (transpose) or a label such as ^{Q}",
@@ -223,11 +226,18 @@ class Parser:
             node = self.rounded()
             self.expect_op("}", "'}' closing the subscript")
             return node
+        start = self.i
+        if braced and self.dialect == "latex" and self.at_op("("):
+            return self.arith_subscript()
         node = self.sub_atom(braced)
         if braced:
             while self.at_op("+", "-"):
                 op = self.next()
                 node = ast.Index(node.pos, node, op.value, self.sub_atom(True))
+            if self.dialect == "latex" and (self.at_op("/", "*", "(") or (
+                    self.at("ident") and isinstance(node, ast.Index))):
+                self.i = start  # (g-1)h/G+j, i G / h: a compound subscript
+                return self.arith_subscript()
             if self.at_op(",") and self.at("op", ":", 1) and self.at("op", "}", 2) and self.dialect == "latex":
                 self.i += 3  # A_{t,:}: row t
                 return ast.RowIndex(node.pos, node)
@@ -238,6 +248,14 @@ class Parser:
                           "the sliced forms)")
             self.expect_op("}", "'}' closing the subscript")
         return node
+
+    def arith_subscript(self):
+        """``{(g-1)h/G+j}``: the braces' content as index arithmetic, up to the closing '}'."""
+        self.enter()
+        body = self.expr()
+        self.leave()
+        self.expect_op("}", "'}' closing the subscript")
+        return ast.Arith(body.pos, body)
 
     def rounded(self):
         """``\\lceil iG/h \\rceil`` (or a floor) as a subscript: a group map."""
@@ -268,8 +286,17 @@ class Parser:
 
     def name(self, t: Token):
         """A name with its subscript and label, in either order (W_h^Q or W^Q_h)."""
-        if t.value == "e" and self.dialect == "latex" and self.at_op("^"):
-            self.fail("e^{...} (the exponential) is not read as a power", "\\exp(...)", t)
+        if t.value == "e" and self.dialect == "latex" and self.at_op("^"):  # e^{x}: the exponential
+            self.next()
+            if self.at_op("{"):
+                self.next()
+                self.enter()
+                arg = self.expr()
+                self.leave()
+                self.expect_op("}", "'}' closing the exponent of e")
+            else:
+                arg = self.primary()
+            return ast.Call((t.line, t.col), ast.Name((t.line, t.col), "exp"), (arg,))
         sub, sup, transpose = None, None, []
         while self.at_op("_", "^"):
             op = self.next()
@@ -435,11 +462,23 @@ class Parser:
         """``sum_{h=1}^{H} body``: the body is the rest of the product."""
         p = (t.line, t.col)
         self.expect_op("_", "_{h=1}^{H} after the sum")
+        if self.dialect == "latex" and self.at("ident"):  # \sum_i: over the declared range of i
+            return self.sum_body(p, self.next().value, None)
         self.expect_op("{", "_{h=1}^{H} after the sum")
         idx = self.peek()
         if idx.kind != "ident":
             self.fail(f"found {idx.show()}", "the head index, as in _{h=1}")
         self.next()
+        if self.dialect == "latex" and self.at_op("}"):  # \sum_{i}
+            self.next()
+            return self.sum_body(p, idx.value, None)
+        if self.dialect == "latex" and self.at("cmd", "in"):  # \sum_{i \in [h]}
+            self.next()
+            self.expect_op("[", "[h] after \\in, as in \\sum_{i \\in [h]}")
+            upper = self.expr()
+            self.expect_op("]", "']' closing [h]")
+            self.expect_op("}", "'}' closing the subscript of the sum")
+            return self.sum_body(p, idx.value, upper)
         self.expect_op("=", "'=1' after the index of the sum")
         one = self.peek()
         if not (one.kind == "num" and one.value == "1"):
@@ -447,13 +486,15 @@ class Parser:
         self.next()
         self.expect_op("}", "'}' closing _{h=1")
         self.expect_op("^", "^{H}, the number of heads")
-        upper = self.subscript()
+        return self.sum_body(p, idx.value, self.subscript())
+
+    def sum_body(self, p, index, upper):
         self.enter()
         if not self.starts_primary():
             self.fail(f"found {self.peek().show()} after the sum", "the summand")
         body = self.term()
         self.leave()
-        return ast.Sum(p, idx.value, upper, body)
+        return ast.Sum(p, index, upper, body)
 
     def command(self, t: Token):
         self.fail(f"found {t.show()}", "a name, a number, '(' or a block matrix")
