@@ -206,3 +206,26 @@ def test_symattn_lower_agrees_with_stock_lambdify(cls):
             named[x.name] = next(v for s, v in scalars.items() if s.name == x.name)
     sizes = {str(s): SIZES[s] for s in k.extra_dims}
     np.testing.assert_allclose(k(**named, **sizes), by_lambdify, rtol=1e-12, atol=1e-12)
+
+
+def test_stock_lambdify_names_the_inputs_whose_shapes_do_not_fit():
+    from symattn.errors import InputError, ShapeError
+
+    f = sp.lambdify([Q, K, V], sa.attention(Q, K, V))
+    rng = np.random.default_rng(5)
+    q, k, v = rng.normal(size=(2, 3)), rng.normal(size=(2, 4)), rng.normal(size=(3, 4))
+    assert f(q, k, v).shape == (3, 3)
+    with pytest.raises(ShapeError, match=r"dimension d_k: ") as err:
+        f(q, rng.normal(size=(5, 4)), v)
+    assert "K (5, 4) has 5 rows" in str(err.value) and "Q (2, 3) has 2 rows" in str(err.value)
+    with pytest.raises(ShapeError, match=r"dimension m: .*V \(3, 6\)"):
+        f(q, k, rng.normal(size=(3, 6)))
+    with pytest.raises(InputError, match=r"Q: expected a matrix \(at least 2 axes\), got shape \(2,\)"):
+        f(q[:, 0], k, v)
+    g = sp.lambdify([Xd, WQ[h], WK[h], WV[h], WO[h]], _multihead_sum())
+    ws = [rng.normal(size=(2, *s)) for s in ((2, 4), (2, 4), (3, 4), (4, 3))]
+    assert g(rng.normal(size=(4, 3)), *ws).shape == (4, 3)
+    with pytest.raises(InputError, match=r"WQ: expected the heads of a family"):
+        g(rng.normal(size=(4, 3)), ws[0][0], *ws[1:])
+    with pytest.raises(ShapeError, match=r"dimension d_v"):
+        g(rng.normal(size=(4, 3)), *ws[:2], rng.normal(size=(2, 5, 4)), ws[3])

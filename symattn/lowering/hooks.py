@@ -20,6 +20,9 @@ The definitions in :mod:`symattn.defs` are not edited: the methods are attached 
 >>> f(np.ones((8, 4, 3)), np.ones((8, 4, 5)), np.ones((8, 2, 5))).shape    # a batch of 8
 (8, 2, 3)
 
+The function first checks the inputs' shapes against the expression, so a mismatch is an error
+naming the inputs (``dimension d_k: K (5, 5) has 5 rows but Q (4, 3) has 4 rows``), not NumPy's.
+
 Names of matrices must be Python identifiers for lambdify (it replaces other arguments by scalar
 dummies); :func:`symattn.lower` takes any name (``W^Q`` becomes ``W_Q``).
 """
@@ -33,6 +36,7 @@ import pkgutil
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
+from ..defs.heads import FamilyMember
 from .numpy_printer import BatchedNumPyPrinter, has_symattn_node
 
 #: SymPy classes that may be the root of an expression holding a symattn node
@@ -60,11 +64,42 @@ def batched_code(expr, printer, cls=BatchedNumPyPrinter) -> str:
     settings = {k: v for k, v in printer._settings.items() if k in cls._default_settings}
     batched = cls(settings)
     code = batched.print_root(expr)
+    if cls is BatchedNumPyPrinter:
+        guard = shape_guard(batched, expr)
+        code = f"({guard} and {code})" if guard else code
     imports = getattr(printer, "module_imports", None)
     if imports is not None:
         for module, names in batched.module_imports.items():
             imports[module] |= set(names)
     return code
+
+
+def shape_guard(batched, expr) -> str:
+    """Code that checks the input arrays' shapes against ``expr`` before it is computed
+    (:func:`~symattn.lowering.runtime.shapes_agree`: an error names the inputs and their shapes);
+    '' when the expression reads no input matrix."""
+    from .numpy_printer import walk_binders
+
+    def size(d):
+        d = sp.sympify(d)
+        return repr(d.name) if isinstance(d, sp.Symbol) else int(d) if d.is_Integer else None
+
+    seen: dict = {}
+
+    def visit(e, context):
+        if isinstance(e, FamilyMember) and e.family_name in batched.stacked:
+            code, name, stacked = batched.stacked[e.family_name], e.family_name, True
+        elif batched._is_leaf(e):
+            code, name, stacked = batched._leaf(e), str(e.name), False
+        else:
+            return
+        rows, cols = (size(d) for d in e.shape)
+        seen.setdefault(code, f"({code}, {name!r}, {rows}, {cols}, {stacked})")
+
+    walk_binders(expr, visit)
+    if not seen:
+        return ""
+    return f"{batched.helper('shapes_agree')}({', '.join(seen.values())})"
 
 
 def _numpycode(self, printer, **kwargs):

@@ -53,6 +53,25 @@ def bind(bound, symbol, size, array_name, axis_name):
     return size
 
 
+def shapes_agree(*leaves):
+    """True when the inputs fit the expression, else an error naming them (stock ``sympy.lambdify``
+    calls this before computing): each leaf is (array, name, rows, cols, stacked), the sizes the
+    expression gives the last two axes, each a dimension's name (equal names, equal sizes), a whole
+    number, or None (not checked); a stacked family has its heads on axis -3."""
+    bound: dict = {}
+    for value, name, rows, cols, stacked in leaves:
+        shape = np.shape(value)
+        if len(shape) < (3 if stacked else 2):
+            what = "the heads of a family, (..., H, rows, cols)" if stacked else "a matrix (at least 2 axes)"
+            raise InputError(f"{name}: expected {what}, got shape {shape}")
+        for size, want, axis in ((shape[-2], rows, "rows"), (shape[-1], cols, "columns")):
+            if isinstance(want, str):
+                bind(bound, want, size, f"{name} {shape}", axis)
+            elif want is not None:
+                check_size(want, size, f"{name} {shape}", axis, str(want))
+    return True
+
+
 def check_size(expected, size, array_name, axis_name, text):
     if expected != size:
         raise ShapeError(
