@@ -84,7 +84,8 @@ def test_symbolic_heads_slices_and_rope_generate_modules_that_self_test(tmp_path
 def test_headline_module_takes_its_arrays_in_statement_order_with_a_head_axis(tmp_path):
     path = write(tmp_path, "multihead_block_equals_head_sum", "--side", "rhs")
     text = path.read_text()
-    assert "Inputs, in order: Q, K, V, W^Q, W^K, W^V, W^O" in text
+    assert ("Inputs, in order: Q, K, V, W^Q (keyword W_Q), W^K (keyword W_K), W^V (keyword W_V), "
+            "W^O (keyword W_O)") in text
     assert "with their heads on axis -3" in text
     assert "def kernel(Q, K, V, W_Q, W_K, W_V, W_O, *, out=None):" in text  # H is read, not passed
 
@@ -125,7 +126,8 @@ def test_every_matrix_side_of_every_theorem_generates_a_module_whose_self_test_p
 def test_a_fixed_head_count_is_the_fallback_with_one_input_per_head(tmp_path, capsys):
     path = write(tmp_path, "multihead_block_equals_head_sum", "--at", "H=2")
     text = path.read_text()
-    assert "--at H=2" in text and "W^Q_1, W^K_1, W^V_1, W^O_1, W^Q_2" in text
+    assert "--at H=2" in text and "W^Q_1 (keyword W_Q_1), W^K_1 (keyword W_K_1)" in text
+    assert "W^O_1 (keyword W_O_1), W^Q_2 (keyword W_Q_2)" in text and "def kernel(Q, K, V, W_Q_1, W_K_1" in text
     res = run(path)
     assert res.returncode == 0, res.stderr
     assert main(["codegen", "multihead_block_equals_head_sum", "--at", "H", "--out", str(tmp_path / "y.py")]) == 2
@@ -156,7 +158,7 @@ def test_all_with_at_fixes_the_size_on_every_side_that_has_it(tmp_path, capsys, 
     monkeypatch.setattr(codegen, "matrix_sides", lambda library=None: chosen)
     assert main(["codegen", "--all", "--at", "H=2", "--self-test", "--out", str(tmp_path)]) == 0
     heads = (tmp_path / "multihead_block_equals_head_sum__claim0_rhs.py").read_text()
-    assert "--at H=2" in heads and "W^Q_1, W^K_1, W^V_1, W^O_1, W^Q_2" in heads
+    assert "--at H=2" in heads and "W^O_1 (keyword W_O_1), W^Q_2 (keyword W_Q_2)" in heads
     assert "--at" not in (tmp_path / "kv_cache_step_needs_no_mask__claim0_rhs.py").read_text()
     assert main(["codegen", "--all", "--at", "Z=2", "--out", str(tmp_path / "z")]) == 2
     assert "--at Z: no theorem side has such a dimension" in capsys.readouterr().err

@@ -185,7 +185,7 @@ Verdict: {verdict}; scope: {v.scope}; method: {v.method}
 Claim {claim}: {sp.sstr(theorem_side(name, claim, "lhs"))}
          = {sp.sstr(theorem_side(name, claim, "rhs"))}
 This module computes the {side}: {sp.sstr(kernel.expr)}
-Inputs, in order: {", ".join(x.name for x in kernel.args)} (arrays: batch axes first, matrices in the
+Inputs, in order: {", ".join(_input_label(x, names) for x in kernel.args)} (arrays: batch axes first, matrices in the
 last two axes{"; the families " + ", ".join(stacked) + " with their heads on axis -3" if stacked else ""}){
 "; sizes by keyword: " + ", ".join(extra) if extra else ""}.{
 " The other side also reads " + ", ".join(unused) + ", which provably has no effect here." if unused else ""}
@@ -228,6 +228,13 @@ if __name__ == "__main__":
     print("self-test passed: {name}, claim {claim}, {side}")
 '''
     return header + runtime.lstrip("\n") + "\n\nimport numpy  # noqa: E402\n\n\n" + src + test
+
+
+def _input_label(x, names: dict) -> str:
+    """An input's name in the header, with the kernel's keyword for it when that differs
+    (``W^Q_1 (keyword W_Q_1)``)."""
+    keyword = names.get(x, x.name)
+    return x.name if keyword == x.name else f"{x.name} (keyword {keyword})"
 
 
 def matrix_sides(library=None) -> list:
