@@ -342,3 +342,11 @@ def test_declare_names_the_bad_argument_not_a_line_the_user_never_wrote():
     with pytest.raises(DerivationError, match=r"rows = 2.5 \(float\) is not a dimension") as info:
         sa.Derivation().declare("Q", 2.5, "n")
     assert "line" not in str(info.value)
+
+
+def test_a_corrected_right_side_keeps_the_files_fonts():
+    text = (r"$$ \mathbf{Q} \in M^{d \times n}, \quad \mathbf{K} \in M^{d \times m} $$"
+            r"$$ (\mathbf{K}^{\mathsf{T}} \mathbf{Q})^{\mathsf{T}} = \mathbf{K}^{\mathsf{T}} \mathbf{Q} $$")
+    (s,) = check(text).steps
+    assert s.status == "ill-formed" and s.diagnosis is not None
+    assert r"\mathbf{Q}" in s.diagnosis.corrected and r"\mathbf{K}" in s.diagnosis.corrected

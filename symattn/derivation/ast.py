@@ -39,6 +39,7 @@ class Name(Node):
     base: str
     sub: Node | None = None
     sup: str | None = None
+    font: str = field(default="", compare=False)  # mathbf, mathrm, operatorname, ... as written
 
     def text(self):
         out = self.base
@@ -50,7 +51,11 @@ class Name(Node):
         return out
 
     def latex(self):
-        base = self.base if len(self.base) == 1 else rf"\mathrm{{{self.base}}}"
+        if self.font in ("mathbf", "boldsymbol", "bm", "mathrm", "operatorname", "mathit", "mathsf", "mathcal",
+                         "mathbb", "text", "textrm"):
+            base = rf"\{self.font}{{{self.base}}}"
+        else:
+            base = self.base if len(self.base) == 1 else rf"\mathrm{{{self.base}}}"
         out = base
         if self.sub is not None:
             sub = self.sub.latex() if not isinstance(self.sub, Name) or len(self.sub.base) == 1 \
@@ -162,7 +167,7 @@ class Call(Node):
 
     def latex(self):
         name = self.target.base
-        t = rf"\operatorname{{{name}}}" if len(name) > 1 else self.target.latex()
+        t = rf"\operatorname{{{name}}}" if len(name) > 1 and not self.target.font else self.target.latex()
         if self.axis:
             t += rf"_{{\mathrm{{{self.axis}}}}}"
         tail = "; " + ", ".join(a.latex() for a in self.extra) if self.extra else ""

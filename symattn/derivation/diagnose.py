@@ -136,7 +136,7 @@ def group_map_candidates(node, scope):
             for sub in (ceil, floor):
                 if sub == n.sub:
                     continue
-                fixed = ast.Name(n.pos, n.base, sub, n.sup)
+                fixed = ast.Name(n.pos, n.base, sub, n.sup, n.font)
                 out.append(("wrong GQA group map", f"{n.text()} should be {fixed.text()}: query head {i} of "
                             f"{h.text()} reads group {sub.latex()} of {G.text()}", _resub(node, n.sub, sub)))
     return out
@@ -149,7 +149,7 @@ def _resub(n, old, new):
     if not isinstance(n, ast.Node):
         return n
     if isinstance(n, ast.Name) and n.sub == old:
-        return ast.Name(n.pos, n.base, new, n.sup)
+        return ast.Name(n.pos, n.base, new, n.sup, n.font)
     return type(n)(**{f.name: (getattr(n, f.name) if f.name == "pos" else _resub(getattr(n, f.name), old, new))
                       for f in fields(n)})
 
@@ -224,7 +224,7 @@ def structural_candidates(node, scales=()):
                             rebuild(ast.Call(n.pos, n.target, (div,), n.axis))))
         if isinstance(n, ast.Name) and n.sub is not None:
             for sub2, _ in _off_by_one(n.sub):
-                fixed = ast.Name(n.pos, n.base, sub2, n.sup)
+                fixed = ast.Name(n.pos, n.base, sub2, n.sup, n.font)
                 out.append(("off-by-one in an index", f"{n.text()} should be {fixed.text()}", rebuild(fixed)))
             return
         for f in fields(n):

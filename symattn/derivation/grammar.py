@@ -322,7 +322,7 @@ class Parser:
                 if sup is not None:
                     self.fail("a second superscript", "one label per name", op)
                 sup = label
-        node = ast.Name((t.line, t.col), t.value, sub, sup)
+        node = ast.Name((t.line, t.col), t.value, sub, sup, t.font)
         if not transpose and (self.at_op("(") or (self.at_op("[") and self.dialect == "latex"
                                                    and t.value in VOCABULARY)):  # Q^T (K) is a product
             node = self.call(node)
@@ -523,7 +523,7 @@ def row_definition(first, body):
 
     def strip(n):
         n = n.body if isinstance(n, ast.Group) else n
-        return ast.Name(n.pos, n.base, None, n.sup)
+        return ast.Name(n.pos, n.base, None, n.sup, n.font)
 
     if isinstance(head, ast.Call) and head.target.base in ("softmax", "Softmax") and len(head.args) == 1 \
             and sliced(head.args[0]):

@@ -356,6 +356,8 @@ class Lexer:
             self.emit("ident", ONES, i)
         else:
             self.emit("ident", " ".join(head.split()), i)
+            last = self.out[-1]
+            self.out[-1] = Token(last.kind, last.value, last.line, last.col, name)
         if rest:
             self.sublex(rest, i)
 

@@ -36,6 +36,7 @@ class Token:
     value: str
     line: int
     col: int
+    font: str = ""  # the LaTeX command a name was written in (mathbf, mathrm, ...), for renderings
 
     def show(self) -> str:
         if self.kind == "eof":
