@@ -222,6 +222,9 @@ def test_stock_lambdify_names_the_inputs_whose_shapes_do_not_fit():
         f(q, k, rng.normal(size=(3, 6)))
     with pytest.raises(InputError, match=r"Q: expected a matrix \(at least 2 axes\), got shape \(2,\)"):
         f(q[:, 0], k, v)
+    assert f(q[None], k[None, None], v).shape == (1, 1, 3, 3)  # batch axes broadcast
+    with pytest.raises(ShapeError, match=r"batch axes .* do not broadcast: .*K \(3, 2, 4\).*Q \(2, 2, 3\)"):
+        f(np.stack([q, q]), np.stack([k, k, k]), v)
     g = sp.lambdify([Xd, WQ[h], WK[h], WV[h], WO[h]], _multihead_sum())
     ws = [rng.normal(size=(2, *s)) for s in ((2, 4), (2, 4), (3, 4), (4, 3))]
     assert g(rng.normal(size=(4, 3)), *ws).shape == (4, 3)

@@ -57,8 +57,10 @@ def shapes_agree(*leaves):
     """True when the inputs fit the expression, else an error naming them (stock ``sympy.lambdify``
     calls this before computing): each leaf is (array, name, rows, cols, stacked), the sizes the
     expression gives the last two axes, each a dimension's name (equal names, equal sizes), a whole
-    number, or None (not checked); a stacked family has its heads on axis -3."""
+    number, or None (not checked); a stacked family has its heads on axis -3. The batch axes must
+    broadcast."""
     bound: dict = {}
+    batches: list = []
     for value, name, rows, cols, stacked in leaves:
         shape = np.shape(value)
         if len(shape) < (3 if stacked else 2):
@@ -69,6 +71,12 @@ def shapes_agree(*leaves):
                 bind(bound, want, size, f"{name} {shape}", axis)
             elif want is not None:
                 check_size(want, size, f"{name} {shape}", axis, str(want))
+        batches.append((name, shape, shape[:-3] if stacked else shape[:-2]))
+    try:
+        np.broadcast_shapes(*(b for _, _, b in batches))
+    except ValueError as exc:
+        shown = ", ".join(f"{name} {shape}" for name, shape, b in batches if b)
+        raise ShapeError(f"the batch axes (all but the matrix axes) do not broadcast: {shown}") from exc
     return True
 
 
