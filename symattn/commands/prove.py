@@ -184,6 +184,9 @@ def cmd_prove(args) -> int:
         print("symattn prove: --refresh proves the whole library and rewrites the verdict cache; "
               "give it no NAMES, --gallery or --cached", file=sys.stderr)
         return 2
+    if args.refresh and not verdict_cache.enabled():
+        print("symattn prove: --refresh has no cache to rewrite: SYMATTN_VERDICT_CACHE turns it off", file=sys.stderr)
+        return 2
     if args.ship and not args.refresh:
         print("symattn prove: --ship writes the verdict cache shipped with the package; use it with --refresh",
               file=sys.stderr)
