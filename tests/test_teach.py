@@ -278,3 +278,13 @@ def test_a_name_holding_notation_never_prints_like_an_expression(name, other):
     if both is not None:
         assert text(both) in ("«Xᵀ» + Xᵀ", "Xᵀ + «Xᵀ»")
     assert text(sp.MatrixSymbol("W^{KX}", n, n)) == "W^{KX}" and text(sa.Family("W^Q", n, n)[sa.h]) == "W^Q_h"
+
+
+def test_a_transpose_never_prints_like_a_matrix_named_with_a_superscript_t():
+    n = sa.dims("n")
+    n = n[0] if isinstance(n, (list, tuple)) else n
+    X, named = sp.MatrixSymbol("X", n, n), sp.MatrixSymbol("X^T", n, n)
+    assert latex(X.T) == r"X^{\top}" and latex(named) == "X^{T}"
+    assert r"\left(W^{K}\right)^{\top}" == latex(sp.MatrixSymbol("W^K", n, n).T)
+    assert mathml(X.T) != mathml(named) and "&#8868;" in mathml(X.T)
+    xml.dom.minidom.parseString(unescape(mathml((X * named).T)))

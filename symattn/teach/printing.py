@@ -368,6 +368,11 @@ class ReadableLatexPrinter(LatexPrinter):
     def _print_MatrixSymbol(self, expr, style="plain"):
         return _latex_name(expr.name)
 
+    def _print_Transpose(self, expr):
+        """X^{\\top}, as the seeds write it (a matrix named X^T prints X^{T}, a different thing)."""
+        out = super()._print_Transpose(expr)
+        return out[: -len("^{T}")] + r"^{\top}" if out.endswith("^{T}") else out
+
     def _print_HeadStack(self, expr):
         i, H = self._print(expr.index), self._print(expr.count)
         return rf"\left[{self._print(expr.body)}\right]_{{{i}=1}}^{{{H}}}\ (\text{{stacked}})"
@@ -462,6 +467,12 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
 
     def _print_MatrixSymbol(self, expr):
         return self._name(expr.name)
+
+    def _print_Transpose(self, expr):
+        """X with ⊤ above right (a matrix named X^T shows a T there, a different thing)."""
+        sup = super()._print_Transpose(expr)
+        sup.lastChild.firstChild.data = "⊤"
+        return sup
 
     def _name(self, name: str):
         m = re.fullmatch(r"([A-Za-z]+)(?:\^(\{[^}]*\}|[^_{]+))?(?:_(.+))?", name)
