@@ -23,7 +23,7 @@ NAMES = sorted(p.stem for p in PAPERS.glob("*.tex") if not p.stem.endswith("_cor
 
 # The construct each file needs that the reader or the engine does not have yet.
 MISSING = {
-    "dao2022": "vectors split in blocks, \\max, e^{...} and entrywise definitions f(x)_i",
+    "dao2022": "vectors split in blocks x^{(1)}, x^{(2)}, \\max and entrywise definitions f(x)_i",
     "katharopoulos2020": "sums over positions j of rows Q_i, K_j and a one-argument feature map \\phi",
     "milakov2018": "scalar sequences m_j, d_j with \\leftarrow, \\max and -\\infty",
     "seed002_kv_cache": "slices K_{1:t}, [.]_{t,:} of a result and a cases causal mask (the KV cache)",
