@@ -163,3 +163,18 @@ def test_all_with_at_fixes_the_size_on_every_side_that_has_it(tmp_path, capsys, 
     assert main(["codegen", "--all", "--at", "Z=2", "--out", str(tmp_path / "z")]) == 2
     assert "--at Z: no theorem side has such a dimension" in capsys.readouterr().err
     assert not (tmp_path / "z").exists()
+
+
+def test_an_out_that_is_empty_a_directory_or_under_a_file_is_a_clear_error(tmp_path, capsys):
+    (tmp_path / "a_file").write_text("x")
+    cases = [("", "got an empty one"), (str(tmp_path), "it is a directory"),
+             (str(tmp_path / "a_file" / "k.py"), "is a file, not a directory")]
+    for out, message in cases:
+        assert main(["codegen", "kv_cache_step_needs_no_mask", "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    for out, message in [("", "give a directory as --out"), (str(tmp_path / "a_file" / "sub"), "cannot make")]:
+        assert main(["codegen", "--all", "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]

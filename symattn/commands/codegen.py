@@ -28,8 +28,14 @@ def cmd_codegen(args) -> int:
     n_claims = len(library[args.theorem].claims())
     if not 0 <= args.claim < n_claims:
         return _fail(f"{args.theorem} has claims 0..{n_claims - 1}, not {args.claim}", 2)
+    if not args.out.strip():
+        return _fail("--out needs a file name (or - for standard output), got an empty one", 2)
     if args.out != "-":
         folder = os.path.dirname(os.path.abspath(args.out))
+        if os.path.isdir(args.out):
+            return _fail(f"cannot write {args.out}: it is a directory; give a file name (--all writes a directory)", 2)
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            return _fail(f"cannot write {args.out}: {folder} is a file, not a directory", 2)
         if not os.path.isdir(folder):  # an error, not a new folder: a mistyped path stays visible
             return _fail(f"cannot write {args.out}: the directory {folder} does not exist (create it first)", 2)
     at = parse_at(args.at)
@@ -42,8 +48,11 @@ def cmd_codegen(args) -> int:
     if args.out == "-":
         sys.stdout.write(source)
     else:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(source)
+        try:
+            with open(args.out, "w", encoding="utf-8") as fh:
+                fh.write(source)
+        except OSError as exc:
+            return _fail(f"cannot write {args.out}: {exc.strerror or exc}", 2)
         print(f"wrote {args.out}: {args.theorem}, claim {args.claim}, {args.side} (run it to self-test)")
     if args.self_test:
         return _self_test(source, args.theorem, args.claim, args.side)
@@ -92,7 +101,7 @@ def _generate_all(args) -> int:
     from ..errors import SymattnError
     from ..lowering.codegen import matrix_sides, run_self_test
 
-    if args.out == "-":
+    if args.out == "-" or not args.out.strip():
         return _fail("--all writes one file per side: give a directory as --out", 2)
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         return _fail(f"--all needs a directory as --out; {args.out} is a file", 2)
@@ -104,7 +113,10 @@ def _generate_all(args) -> int:
     unused = sorted(set(at) - {k for here in sizes.values() for k in here})
     if unused:
         return _fail(f"--at {', '.join(unused)}: no theorem side has such a dimension", 2)
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as exc:
+        return _fail(f"cannot make the directory {args.out}: {exc.strerror or exc}", 2)
     failed = []
     for name, claim, side in sides:
         path = os.path.join(args.out, f"{name}__claim{claim}_{side}.py")
@@ -114,7 +126,7 @@ def _generate_all(args) -> int:
                 fh.write(source)
             if args.self_test:
                 run_self_test(source)
-        except (SymattnError, AssertionError) as exc:
+        except (SymattnError, AssertionError, OSError) as exc:
             failed.append(f"{name}, claim {claim}, {side}: {type(exc).__name__}: {str(exc)[:200]}")
     done = len(sides) - len(failed)
     what = "self-tested and written" if args.self_test else "written"
