@@ -13,7 +13,8 @@
 2. The Dask path (``symattn.numeric.multihead_attention`` on a Dask array) at S2 on a
    ``LocalCluster`` of 2 worker processes with one thread each, the input already on the workers
    (persisted), the result gathered to the client ("Dask") or left on the workers ("kept", as
-   when it is written from there), against the NumPy core on the same array in this process.
+   when it is written from there; "kept, W": the weights persisted on the workers too), against
+   the NumPy core on the same array in this process.
    Target: Dask / NumPy <= 1.3.
 3. Overhead per chunk: the same small batch (128 elements of 16 × 32) split into 2, 8, 32 and 128
    chunks, on the cluster and on Dask's local threaded scheduler; the slope of time against the
@@ -125,7 +126,8 @@ def dask_section(rounds: int, dtype_name: str) -> None:
     with cluster, distributed.Client(cluster) as client:
         print(f"\n2. the Dask path at S2 {SHAPES['S2']}, {dtype_name}, 2 worker processes of 1 thread, input persisted "
               f"on the workers, result gathered (median ms; target Dask/NumPy <= 1.3)")
-        print(f"{'chunks':>6} {'Dask':>10} {'Dask kept':>10} {'NumPy core':>11} {'Dask/NumPy':>11} {'kept/NumPy':>11}")
+        print(f"{'chunks':>6} {'Dask':>10} {'kept':>10} {'kept, W':>10} {'NumPy core':>11} {'Dask/NumPy':>11} "
+              f"{'kept/NumPy':>11} {'kept,W/NumPy':>11}")
         for per in (4, 2, 1):  # batch elements per chunk
             xd = client.persist(da.from_array(x, chunks=(per, n, E)))
             distributed.wait(xd)
@@ -139,13 +141,21 @@ def dask_section(rounds: int, dtype_name: str) -> None:
                 distributed.wait(y)
                 del y
 
+            wd = [client.persist(da.from_array(a)) for a in w]  # the weights scattered once
+
+            def kept_w(xd=xd, wd=wd):  # ... and the weights too
+                y = client.persist(sn.multihead_attention(xd, xd, xd, *wd, num_heads=H))
+                distributed.wait(y)
+                del y
+
             def on_numpy():
                 return sn.multihead_attention(x, x, x, *w, num_heads=H)
 
             err = float(np.max(np.abs(on_dask() - on_numpy())))
-            t = interleaved({"dask": on_dask, "kept": kept, "numpy": on_numpy}, rounds)
-            print(f"{B // per:6d} {t['dask'] * 1e3:10.1f} {t['kept'] * 1e3:10.1f} {t['numpy'] * 1e3:11.1f} "
-                  f"{t['dask'] / t['numpy']:11.3f} {t['kept'] / t['numpy']:11.3f}   (max |Dask - NumPy| = {err:.1e})")
+            t = interleaved({"dask": on_dask, "kept": kept, "kept_w": kept_w, "numpy": on_numpy}, rounds)
+            print(f"{B // per:6d} {t['dask'] * 1e3:10.1f} {t['kept'] * 1e3:10.1f} {t['kept_w'] * 1e3:10.1f} "
+                  f"{t['numpy'] * 1e3:11.1f} {t['dask'] / t['numpy']:11.3f} {t['kept'] / t['numpy']:11.3f} "
+                  f"{t['kept_w'] / t['numpy']:11.3f}   (max |Dask - NumPy| = {err:.1e})")
 
         print("\n3. overhead per chunk: 128 elements of 16 × 32, H = 4, split into k chunks (median ms)")
         small = rng.standard_normal((128, 16, 32)).astype(dtype)

@@ -72,7 +72,7 @@ def _constant(name, a, dask):
     if a is None:
         return None
     if is_dask(a):
-        return dask.delayed(a)  # computed once, then handed to every chunk
+        return dask.delayed(a)  # one task gathers it (on a worker), then every chunk reads it
     return dask.delayed(np.asarray(a), pure=True)
 
 
@@ -127,7 +127,9 @@ def _run(fn, arrays, da, constants: dict, values: dict):
 def _shared(named: dict, dask) -> tuple[dict, dict]:
     """(constants for the graph, their values for the probe) of the named weights, biases and masks."""
     graph = {nm: _constant(nm, a, dask) for nm, a in named.items()}
-    values = {nm: (np.asarray(a.compute()) if is_dask(a) else a) for nm, a in named.items()}
+    # the probe checks shapes and dtypes only: a Dask weight stands there as zeros of its shape and
+    # dtype, and stays where it is (persisted on the workers, it is never brought to the client)
+    values = {nm: (np.zeros(a.shape, a.dtype) if is_dask(a) else a) for nm, a in named.items()}
     return graph, values
 
 
