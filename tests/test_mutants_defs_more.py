@@ -339,3 +339,58 @@ def test_the_default_score_function_is_named_f():
     Q, K = sp.MatrixSymbol("Q", _dk, _n), sp.MatrixSymbol("K", _dk, _n)
     f = sa.ScoreFunction()
     assert repr(f) == "ScoreFunction('f')" and str(f(Q, K)) == "f(Q, K)" and str(f.row(Q.T, K.T)) == "f(Q, K).T"
+
+
+def test_attention_pooling_in_the_row_convention_is_the_transpose_of_the_column_convention():
+    from symattn.defs.pooling import attention_pool
+
+    X, s = sp.MatrixSymbol("X", 2, 3), sp.MatrixSymbol("s", 3, 1)     # 3 features of size 2, one score each
+    column = sp.Matrix(attention_pool(X, s).as_explicit())
+    row = sp.Matrix(attention_pool(X.T, s.T, "row").as_explicit())
+    assert row.shape == (1, 2) and sp.simplify(row - column.T) == sp.zeros(1, 2)
+    total = sum(sp.exp(s[k, 0]) for k in range(3))
+    assert sp.simplify(column[0, 0] - sum(X[0, k] * sp.exp(s[k, 0]) for k in range(3)) / total) == 0
+
+
+def test_numeric_nodes_print_as_their_name_and_arguments():
+    from symattn.defs.numeric_nodes import DivideRows, RowOf, ShiftRows
+
+    A, c = sp.MatrixSymbol("A", 2, 3), sp.MatrixSymbol("c", 2, 1)
+    assert [str(x) for x in (sa.Exp(A), ShiftRows(A, c), DivideRows(A, c), RowOf(A, 1))] == [
+        "Exp(A)", "ShiftRows(A, c)", "DivideRows(A, c)", "RowOf(A, 1)"]
+
+
+def test_rope_uses_the_frequencies_it_is_given():
+    from symattn.defs.rope import i, rope, rotation
+
+    p, t = sa.dims("p t")
+    theta = sp.Function("theta")
+    assert rope(t, p, theta).body == rotation(t * theta(i))
+    assert rope(t, p).body == rotation(t * sp.Integer(10000) ** (-(i - 1) / p))
+
+
+def test_a_mask_may_only_be_a_summand_of_a_softmax_argument():
+    from symattn.defs.shapes import check_mask_placement
+
+    n = sa.dims("n")
+    S, M = sp.MatrixSymbol("S", n, n), sa.CausalMask(n)
+    check_mask_placement(sa.softmax(S + M))                      # allowed, also with the default where=""
+    check_mask_placement(sa.softmax(2 * (S + M)))
+    with pytest.raises(sa.ShapeError, match="may only be added to the scores inside a Softmax"):
+        check_mask_placement(S + M)
+
+
+def test_mqa_rope_and_pooling_errors_name_the_operand():
+    from symattn.defs.pooling import query_attention_pool
+    from symattn.defs.rope import apply_rope
+
+    p, N = sa.dims("p N")
+    W = sa.Family("W", _dk, _d)
+    assert _error(lambda: sa.mqa(_X, _X, _X, W, 1, sp.MatrixSymbol("V", _dk, _d), W, H=2)).startswith(
+        "mqa: W^K must be a matrix expression")
+    assert _error(lambda: apply_rope(1, 3, p)).startswith("apply_rope(x, t): x must be a matrix expression")
+    X, w, u = sp.MatrixSymbol("X", _d, N), sp.MatrixSymbol("W", _dk, _d), sp.MatrixSymbol("U", _dk, _d + 1)
+    assert _error(lambda: query_attention_pool(X, sp.MatrixSymbol("q", _d, 1), w, u, w)).startswith(
+        "query_attention_pool(X): cannot form W^K·X.\n  W^K: d_k × d + 1\n  X  : d × N\n")
+    assert _error(lambda: query_attention_pool(X.T, sp.MatrixSymbol("q", 1, _d), w.T, u.T, w.T, "row")).startswith(
+        "query_attention_pool(X): cannot form X·W^K.\n  X  : N × d\n  W^K: d + 1 × d_k\n")
