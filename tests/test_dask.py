@@ -153,3 +153,17 @@ def test_decode_step_and_blocked_core_on_dask_equal_numpy(small):
                                rtol=1e-6, atol=1e-6)
     with pytest.raises(InputError, match="out: on Dask arrays blocked_core returns a new Dask array"):
         sn.blocked_core(da.from_array(q), x, x, out=np.empty_like(q))
+
+
+def test_dask_weights_are_not_computed_to_build_the_graph(small, monkeypatch):
+    """Weights given as Dask arrays (persisted on a cluster) are read by the chunks, never by the probe."""
+    rng, x, _ = small
+    w = _weights(rng, 32, (32, 32, 32, 32))
+    lazy_w = [da.from_array(a, chunks=a.shape) for a in w]
+    computed = []
+    real = da.Array.compute
+    monkeypatch.setattr(da.Array, "compute", lambda self, **kw: computed.append(self.shape) or real(self, **kw))
+    got = sn.multihead_attention(da.from_array(x, chunks=(2, 16, 32)), x, x, *lazy_w, num_heads=4)
+    assert computed == []
+    np.testing.assert_allclose(real(got, scheduler="sync"), sn.multihead_attention(x, x, x, *w, num_heads=4),
+                               rtol=1e-6, atol=1e-6)
