@@ -296,6 +296,8 @@ def _wrap(s: str, width: int) -> list[str]:
     return [ln.replace("\0", " ") for ln in lines]
 
 
+#: the narrowest text: a narrower terminal gets lines of this width
+MIN_WIDTH = 40
 #: the narrowest column for two forms side by side; a narrower terminal shows the row form under the column form
 MIN_HALF = 30
 
@@ -329,7 +331,8 @@ def _verdict_line(v) -> str:
 
 
 def to_text(e: Explanation, width: int = 100) -> str:
-    """The explanation as plain text for a terminal of ``width`` columns."""
+    """The explanation as plain text for a terminal of ``width`` columns (at least :data:`MIN_WIDTH`)."""
+    width = max(int(width), MIN_WIDTH)
     t = e.topic
     rule = "─" * min(width, 100)
     out = [f"{t.title}", rule, *_wrap(t.summary, width), ""]
@@ -370,7 +373,7 @@ def to_text(e: Explanation, width: int = 100) -> str:
                          + f" ({res.scope}) by {res.method}, {res.seconds:.2f} s", width, "  ", "      ")
         out += _indented(res.theorem.statement, width, "      ")
     if e.claim_verdict is None and not e.theorems:
-        out.append("  (not run: pass prove=True)")
+        out.append("  (not run: proving was turned off, --no-prove or prove=False)")
     return "\n".join(out)
 
 
