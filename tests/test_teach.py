@@ -4,6 +4,7 @@ import re
 import xml.dom.minidom
 from html import unescape
 
+import numpy as np
 import pytest
 import sympy as sp
 from hypothesis import given, settings
@@ -289,3 +290,17 @@ def test_a_transpose_never_prints_like_a_matrix_named_with_a_superscript_t():
     assert r"\left(W^{K}\right)^{\top}" == latex(sp.MatrixSymbol("W^K", n, n).T)
     assert mathml(X.T) != mathml(named) and "&#8868;" in mathml(X.T)
     xml.dom.minidom.parseString(unescape(mathml((X * named).T)))
+
+
+@pytest.mark.parametrize("lhs, rhs, shown", [
+    ([[float("nan"), 1.0]], [[0.0, 1.0]], ">nan<"),
+    ([[float("inf"), float("-inf")]], [[0.0, 1.0]], ">-∞<"),
+    (np.zeros((0, 2)), np.zeros((0, 2)), "lhs"),
+])
+def test_a_heatmap_of_values_that_are_not_finite_or_empty_is_drawn(lhs, rhs, shown):
+    from types import SimpleNamespace
+
+    cex = SimpleNamespace(lhs=np.array(lhs), rhs=np.array(rhs), entry=(0, 0), dims={"n": 2}, values={})
+    svg = heatmap(cex)
+    xml.dom.minidom.parseString(svg)
+    assert shown in svg

@@ -163,6 +163,8 @@ def attention_weights(lhs, rhs, cex):
 
 
 def _color(v, lo, hi) -> str:
+    if not np.isfinite(v):  # nan or ±inf: grey, and the cell's label says which
+        return "#bbbbbb"
     if hi <= lo:
         return "#f0f0f0"
     if lo >= 0:  # weights: white to blue
@@ -175,11 +177,19 @@ def _color(v, lo, hi) -> str:
     return f"rgb({int(255 + 170 * t)},{int(255 + 170 * t)},255)"
 
 
+def _label(v) -> str:
+    """A cell's value with two decimals; nan, ∞ and -∞ by name."""
+    if np.isnan(v):
+        return "nan"
+    return f"{v:.2f}" if np.isfinite(v) else ("∞" if v > 0 else "-∞")
+
+
 def heatmap(cex, lhs=None, rhs=None) -> str:
     """Heatmaps of a counterexample's two sides (attention weights where both sides have a softmax)."""
     title, a, b = attention_weights(lhs, rhs, cex)
     a, b = np.atleast_2d(a), np.atleast_2d(b)
-    lo, hi = float(min(a.min(), b.min(), 0.0)), float(max(a.max(), b.max()))
+    finite = np.concatenate([a[np.isfinite(a)], b[np.isfinite(b)], [0.0]])
+    lo, hi = float(finite.min()), float(finite.max())
     cell = 38
     parts, x = [], 10
     entry = tuple(cex.entry) if title.startswith("the two sides") else None
@@ -191,7 +201,7 @@ def heatmap(cex, lhs=None, rhs=None) -> str:
                 hit = entry == (i, j)
                 parts.append(_rect(cx, cy, cell, cell, _color(arr[i, j], lo, hi), "#c0392b" if hit else "#666",
                                    3 if hit else 1))
-                parts.append(_text(cx + cell / 2, cy + cell / 2 + 4, f"{arr[i, j]:.2f}", 10))
+                parts.append(_text(cx + cell / 2, cy + cell / 2 + 4, _label(arr[i, j]), 10))
         x += arr.shape[1] * cell + 40
     height = 50 + max(a.shape[0], b.shape[0]) * cell + 20
     dims = ", ".join(f"{k} = {v}" for k, v in cex.dims.items()) or "the stated sizes"
