@@ -178,3 +178,18 @@ def test_slices_glue_only_when_they_cover_the_same_range_across():
     # adjacent columns, but different rows: [X[:n, :b] X[n:, b:]] is no slice of X
     assert merge_slices(sp.BlockMatrix([[X[:n, :b], X[n:2 * n, b:2 * b]]])) is None
     assert merge_slices(sp.BlockMatrix([[X[:n, :b]], [X[n:2 * n, b:2 * b]]])) is None
+
+
+def test_a_sum_cut_at_the_last_visible_key_keeps_the_ranges_of_the_indices_around_it():
+    # Σ_{k=0}^{n-1} [k = v] f(k) exp(Visible(k, u)) with 0 <= v <= u <= n - 1 is f(v): the sum is cut
+    # at u, and the delta is then eliminated because v is known to lie in 0..u
+    from symattn.defs.mask import Visible
+
+    n = sa.dims("n")
+    k, u, v = (sp.Dummy(s, integer=True) for s in "kuv")
+    f = sp.Function("f")
+    body = sp.KroneckerDelta(k, v) * f(k) * sp.exp(Visible(k, u))
+    assert sums.simplify_sum(body, k, 0, n - 1, {u: (0, n - 1), v: (0, u)}, sums.simplify_sums) == f(v)
+    # v anywhere in 0..n-1: the delta goes first and the mask factor stays
+    got = sums.simplify_sum(body, k, 0, n - 1, {u: (0, n - 1), v: (0, n - 1)}, sums.simplify_sums)
+    assert got == f(v) * sp.exp(Visible(v, u))
