@@ -304,3 +304,11 @@ def test_a_heatmap_of_values_that_are_not_finite_or_empty_is_drawn(lhs, rhs, sho
     svg = heatmap(cex)
     xml.dom.minidom.parseString(svg)
     assert shown in svg
+
+
+def test_two_permutation_matrices_print_apart_in_every_notation():
+    n = sa.dims("n")
+    n = n[0] if isinstance(n, (list, tuple)) else n
+    P, R = sa.Permutation("P", n), sa.Permutation("R", n)
+    assert text(P) != text(R) and latex(P) != latex(R) and mathml(P) != mathml(R)
+    assert "<mi>R</mi>" in mathml(R)

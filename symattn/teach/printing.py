@@ -539,7 +539,8 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
         return self._apply(str(expr.function), *expr.args[1:])
 
     def _print_Permutation(self, expr):
-        return self._el("msub", None, self._el("mi", "P"), self._el("mi", "σ"))
+        """The permutation matrix by its name, as in text (two permutations never print alike)."""
+        return self._name(expr.name)
 
 
 _MATHML_NODES = {"Softmax", "HeadSum", "HeadStack", "HeadConcat", "BlockDiag", "FamilyMember", "CausalMask",
