@@ -312,3 +312,9 @@ def test_two_permutation_matrices_print_apart_in_every_notation():
     P, R = sa.Permutation("P", n), sa.Permutation("R", n)
     assert text(P) != text(R) and latex(P) != latex(R) and mathml(P) != mathml(R)
     assert "<mi>R</mi>" in mathml(R)
+
+
+def test_a_slice_with_a_step_shows_its_step():
+    X = sp.MatrixSymbol("X", 6, 6)
+    assert text(X[0:4:2, :]) == "X[:4:2, :]" and text(X[0:4, :]) == "X[:4, :]"
+    assert text(X[1:6:2, 0:6:3]) == "X[1:6:2, :6:3]"

@@ -249,7 +249,7 @@ class ReadablePrinter(StrPrinter):
             if a == 0 and b == full and step == 1:
                 return ":"
             lo = "" if a == 0 else self._print(a)
-            return f"{lo}:{self._print(b)}"
+            return f"{lo}:{self._print(b)}" + ("" if step == 1 else f":{self._print(step)}")
         parent = self.parenthesize(expr.parent, PRECEDENCE["Atom"], strict=True)
         return f"{parent}[{part(expr.rowslice, expr.parent.rows)}, {part(expr.colslice, expr.parent.cols)}]"
 
