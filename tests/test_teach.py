@@ -318,3 +318,9 @@ def test_a_slice_with_a_step_shows_its_step():
     X = sp.MatrixSymbol("X", 6, 6)
     assert text(X[0:4:2, :]) == "X[:4:2, :]" and text(X[0:4, :]) == "X[:4, :]"
     assert text(X[1:6:2, 0:6:3]) == "X[1:6:2, :6:3]"
+
+
+def test_report_command_says_a_theorem_name_after_check_is_not_a_file(tmp_path, capsys):
+    assert main(["report", "--html", str(tmp_path / "out"), "--check", "column_row_transpose"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read column_row_transpose" in err and "put theorem names before --check" in err

@@ -32,7 +32,9 @@ def cmd_report(args) -> int:
         try:
             reports.append(load(path, args.budget))
         except OSError as exc:
-            print(f"symattn report: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            hint = (f"; {path} is a theorem: put theorem names before --check, which takes every word after it "
+                    "as a file") if path in library else ""
+            print(f"symattn report: cannot read {path}: {exc.strerror or exc}{hint}", file=sys.stderr)
             return 2
         except (DerivationError, SymattnError) as exc:
             print(f"symattn report: {path}: {exc}", file=sys.stderr)
