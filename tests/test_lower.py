@@ -301,3 +301,15 @@ def test_a_free_head_index_beside_a_bound_one_is_not_captured():
     rng = np.random.default_rng(9)
     ws, x = rng.normal(size=(3, 2, 2)), rng.normal(size=(2, 4))
     np.testing.assert_allclose(k(X=x, W=ws, h=2), ws[1] @ x + sum(w @ x for w in ws), rtol=1e-12)
+
+
+def test_a_fixed_size_may_be_a_numpy_integer_but_not_a_bool_or_a_float():
+    from symattn.lowering.lower import fix_sizes
+
+    d, n, H = sa.dims("d n H")
+    W = sa.Family("W", d, d)
+    e = sa.head_sum(W[sa.h] * sp.MatrixSymbol("X", d, n), H)
+    assert fix_sizes(e, {"H": np.int64(2)}) == fix_sizes(e, {"H": 2})
+    for bad in (True, 2.0, "2", 0, np.int32(-1)):
+        with pytest.raises(LoweringError, match="is not a positive integer"):
+            fix_sizes(e, {"H": bad})

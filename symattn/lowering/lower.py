@@ -7,6 +7,9 @@ in the kernel's provenance.
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
 import sympy as sp
 
 from ..defs.heads import FamilyMember
@@ -119,7 +122,8 @@ def fix_sizes(expr, at: dict):
         if sym is None:
             raise LoweringError(f"at: {key} is not a dimension of {sp.sstr(expr)[:60]}; its dimensions: "
                                 f"{', '.join(sorted(syms)) or 'none'}")
-        if not (isinstance(value, (int, sp.Integer)) and int(value) >= 1):
+        whole = isinstance(value, (numbers.Integral, sp.Integer)) and not isinstance(value, (bool, np.bool_))
+        if not (whole and int(value) >= 1):  # NumPy's integers count; True is not a size
             raise LoweringError(f"at: {key} = {value!r} is not a positive integer")
         mapping[sym] = sp.Integer(int(value))
     fixed = expr.subs(mapping)
