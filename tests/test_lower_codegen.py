@@ -178,3 +178,11 @@ def test_an_out_that_is_empty_a_directory_or_under_a_file_is_a_clear_error(tmp_p
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+
+
+def test_a_side_that_is_not_a_matrix_is_named_as_such(tmp_path, capsys):
+    out = tmp_path / "v.py"
+    assert main(["codegen", "dot_product_variance_sympy_stats", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "the rhs of claim 0 of dot_product_variance_sympy_stats is not a matrix" in err
+    assert "MatrixSymbol('expr'" not in err and not out.exists()

@@ -41,6 +41,12 @@ def cmd_codegen(args) -> int:
     at = parse_at(args.at)
     if isinstance(at, str):
         return _fail(at, 2)
+    from ..lowering.codegen import matrix_sides
+
+    if library[args.theorem].expect == "proved" and (args.theorem, args.claim, args.side) not in matrix_sides(
+            {args.theorem: library[args.theorem]}):
+        return _fail(f"the {args.side} of claim {args.claim} of {args.theorem} is not a matrix; codegen writes "
+                     "kernels for matrix sides (--all writes every one)", 2)
     try:
         source = _generator(args)(args.theorem, args.claim, args.side, at=at or None)
     except SymattnError as exc:
