@@ -193,3 +193,30 @@ def test_a_sum_cut_at_the_last_visible_key_keeps_the_ranges_of_the_indices_aroun
     # v anywhere in 0..n-1: the delta goes first and the mask factor stays
     got = sums.simplify_sum(body, k, 0, n - 1, {u: (0, n - 1), v: (0, n - 1)}, sums.simplify_sums)
     assert got == f(v) * sp.exp(Visible(v, u))
+
+
+def test_softmax_splits_over_side_by_side_blocks_only_along_the_columns():
+    n, m, a = sa.dims("n m a")
+    A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", n, a)
+    side = sp.BlockMatrix([[A, B]])
+    assert canon.same_by_rewriting(sa.softmax(side), sp.BlockMatrix([[sa.softmax(A), sa.softmax(B)]]))[0]
+    # along the rows each row is normalized across both blocks: no split
+    split_rows = sp.BlockMatrix([[sa.softmax(A, 1), sa.softmax(B, 1)]])
+    assert not canon.same_by_rewriting(sa.softmax(side, 1), split_rows)[0]
+
+
+def test_softmax_of_a_block_grid_splits_into_whole_block_columns_or_whole_block_rows():
+    n, m, a, b = sa.dims("n m a b")
+    A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", n, a)
+    C, D = sp.MatrixSymbol("C", b, m), sp.MatrixSymbol("D", b, a)
+    grid = sp.BlockMatrix([[A, B], [C, D]])
+    left, right, stacked = sp.BlockMatrix([[A], [C]]), sp.BlockMatrix([[B], [D]]), sp.BlockMatrix([[A], [C]])
+    by_columns = sp.BlockMatrix([[sa.softmax(left), sa.softmax(right)]])
+    assert canon.same_by_rewriting(sa.softmax(grid), by_columns)[0]
+    by_rows = sp.BlockMatrix([[sa.softmax(sp.BlockMatrix([[A, B]]), 1)], [sa.softmax(sp.BlockMatrix([[C, D]]), 1)]])
+    assert canon.same_by_rewriting(sa.softmax(grid, 1), by_rows)[0]
+    # a column is normalized over A and C together, a row over A and B: block by block is wrong
+    blockwise = sp.BlockMatrix([[sa.softmax(A), sa.softmax(B)], [sa.softmax(C), sa.softmax(D)]])
+    assert not canon.same_by_rewriting(sa.softmax(grid), blockwise)[0]
+    split = sp.BlockMatrix([[sa.softmax(A, 1)], [sa.softmax(C, 1)]])
+    assert canon.same_by_rewriting(sa.softmax(stacked, 1), split)[0]
