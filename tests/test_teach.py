@@ -324,3 +324,11 @@ def test_report_command_says_a_theorem_name_after_check_is_not_a_file(tmp_path, 
     assert main(["report", "--html", str(tmp_path / "out"), "--check", "column_row_transpose"]) == 2
     err = capsys.readouterr().err
     assert "cannot read column_row_transpose" in err and "put theorem names before --check" in err
+
+
+def test_a_shortened_line_closes_a_quoted_name():
+    n = sa.dims("n")
+    n = n[0] if isinstance(n, (list, tuple)) else n
+    long = sp.MatrixSymbol("a name with spaces that goes on and on", n, n)
+    out = text(long * sp.MatrixSymbol("X", n, n), limit=20)
+    assert out.startswith("«a name") and out.endswith("…»") and balanced(out)

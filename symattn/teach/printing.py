@@ -38,7 +38,7 @@ _POOL = "klpqrsuvwabcefgij"
 _SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx",
                 "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 _SUP_DIGITS = dict(zip("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"))
-_OPEN, _CLOSE = "([{⌊", ")]}⌋"
+_OPEN, _CLOSE = "([{⌊«", ")]}⌋»"
 
 
 #: characters the readable printers write as notation (ᵀ, ·, Σ, subscripts, ...) and that separate
