@@ -313,3 +313,17 @@ def test_a_fixed_size_may_be_a_numpy_integer_but_not_a_bool_or_a_float():
     for bad in (True, 2.0, "2", 0, np.int32(-1)):
         with pytest.raises(LoweringError, match="is not a positive integer"):
             fix_sizes(e, {"H": bad})
+
+
+def test_a_keyword_that_is_one_input_s_name_and_another_s_identifier_means_the_named_input():
+    n = sa.dims("n")
+    n = n[0] if isinstance(n, (list, tuple)) else n
+    A, B = sp.MatrixSymbol("W^Q", n, n), sp.MatrixSymbol("W_Q", n, n)
+    k = lower(A * B.T)
+    a, b = np.arange(4.0).reshape(2, 2), 3 * np.eye(2)
+    want = a @ b.T
+    np.testing.assert_allclose(k(a, b), want)
+    np.testing.assert_allclose(k(**{"W^Q": a, "W_Q": b}), want)
+    np.testing.assert_allclose(k(W_Q=b, **{"W^Q": a}), want)
+    np.testing.assert_allclose(k(W_Q_2=a, W_Q=b), want)  # W^Q's identifier, as W_Q keeps its own name
+    assert "def kernel(W_Q_2, W_Q, *, out=None)" in k.source

@@ -311,7 +311,9 @@ def build_kernel_source(expr, args, fname: str = "kernel", donated=()) -> tuple[
     """:func:`build_source`, and the dimension symbols the kernel takes as keywords."""
     taken = {"np", "numpy", "math", "dtype", "bound", "out", fname} | {
         n for n in dir(runtime) if not n.startswith("__")}
-    names = {x: identifier(x.name, taken) for x in args}
+    # an input whose name is an identifier keeps it (W_Q stays W_Q beside W^Q, which becomes W_Q_2)
+    own_first = {x: identifier(x.name, taken) for x in sorted(args, key=lambda x: not x.name.isidentifier())}
+    names = {x: own_first[x] for x in args}
     dims = {d: identifier(f"{d}", taken) for d in sorted(dimension_symbols(expr), key=str)}
     arrays = [x for x in args if is_array(x)]
     inputs = {x: names[x] for x in arrays if not isinstance(x, StackedFamily)}
@@ -391,7 +393,8 @@ class Kernel:
         return tuple(x.name for x in self.args)
 
     def __post_init__(self):
-        self._by_name = {x.name: x for x in self.args} | {self.names[x]: x for x in self.args}
+        # an input's own name wins over another input's identifier (W_Q is the matrix named W_Q, not W^Q)
+        self._by_name = {self.names[x]: x for x in self.args} | {x.name: x for x in self.args}
         extra = set(self.dims) - bindable(self.args) if self.extra is None else self.extra
         self._extra = sorted(extra, key=str)
         self._extra_names = [(str(d), self.dims[d]) for d in self._extra]
