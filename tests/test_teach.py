@@ -332,3 +332,9 @@ def test_a_shortened_line_closes_a_quoted_name():
     long = sp.MatrixSymbol("a name with spaces that goes on and on", n, n)
     out = text(long * sp.MatrixSymbol("X", n, n), limit=20)
     assert out.startswith("«a name") and out.endswith("…»") and balanced(out)
+
+
+def test_a_tower_of_powers_shows_which_way_it_groups():
+    y, b, c = sp.Symbol("y"), sp.Symbol("b", positive=True), sp.Symbol("c", positive=True)
+    left = sp.Pow(sp.Pow(y, b, evaluate=False), c, evaluate=False)
+    assert text(left) == "(y^b)^c" and text(y ** (b ** c)) == "y^(b^c)" and text(left) != text(y ** (b ** c))

@@ -140,12 +140,12 @@ class ReadablePrinter(StrPrinter):
             return "1/√" + self._wrap(b)
         if b == sp.E:
             return f"exp({self._print(e)})"
-        base = self.parenthesize(b, PRECEDENCE["Pow"], strict=True)
+        base = self.parenthesize(b, PRECEDENCE["Pow"], strict=False)  # (y^b)^c is not y^(b^c)
         if e.is_Integer and e > 0:
             return base + "".join(_SUP_DIGITS[c] for c in str(e))
         if e == -1:
             return f"1/{base}"
-        return f"{base}^{self.parenthesize(e, PRECEDENCE['Pow'], strict=True)}"
+        return f"{base}^{self.parenthesize(e, PRECEDENCE['Pow'], strict=False)}"
 
     def _wrap(self, b) -> str:
         s = self._print(b)
