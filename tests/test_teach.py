@@ -338,3 +338,5 @@ def test_a_tower_of_powers_shows_which_way_it_groups():
     y, b, c = sp.Symbol("y"), sp.Symbol("b", positive=True), sp.Symbol("c", positive=True)
     left = sp.Pow(sp.Pow(y, b, evaluate=False), c, evaluate=False)
     assert text(left) == "(y^b)^c" and text(y ** (b ** c)) == "y^(b^c)" and text(left) != text(y ** (b ** c))
+    X = sp.MatrixSymbol("X", 3, 3)
+    assert text(sp.MatPow(sp.MatPow(X, 2), 3)) == "(X^2)^3" and text(sp.MatPow(X, 6)) == "X^6"

@@ -219,7 +219,8 @@ class ReadablePrinter(StrPrinter):
         return out
 
     def _print_MatPow(self, expr):
-        return f"{self.parenthesize(expr.base, PRECEDENCE['Pow'], strict=True)}^{self._print(expr.exp)}"
+        exp = self.parenthesize(expr.exp, PRECEDENCE["Pow"], strict=False)
+        return f"{self.parenthesize(expr.base, PRECEDENCE['Pow'], strict=False)}^{exp}"
 
     def _print_ZeroMatrix(self, expr):
         return "0"
