@@ -7,10 +7,16 @@ entries are examined: both sides are then evaluated exactly, and an entry refute
 when its exact difference is certified nonzero (an exact rational, or interval arithmetic at
 rising precision). A sample agrees only when every entry is shown exactly equal; a sample that is
 neither certified nor shown equal is undecided and counts for nothing.
+
+A positive integer symbol that occurs only in the index of a family member (G in W^K_{⌈iG/h⌉}) is
+a size in all but name: the search draws it with the dimensions (every value, divisor of another
+size or not, since the claim states no relation), and the members a side reads are collected after
+every symbol has its value, so each one gets entries.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +28,7 @@ from ..errors import BudgetExceeded
 from .certify import certify_nonzero, proves_zero
 from .evaluate import EvaluationError, evaluate
 from .instances import (
+    admissible,
     dimension_grid,
     dimension_symbols,
     random_permutation_matrix,
@@ -147,11 +154,13 @@ def _draw(L, R, parts, t: int, kind: int, rng, allowed: dict) -> _Sample:
     """
     names, perms, fn_names, undefined = parts
     label, draw = sampler(t)
+    pick = 1 if label.startswith("rationals") else 0
+    svals = {s: vals[pick][int(rng.integers(len(vals[pick])))] for s, vals in allowed.items()}
+    if svals:  # a scalar in a member's index (W_{c+1}) names the member only once it has its value
+        names, perms = _inputs(L.xreplace(svals), R.xreplace(svals))
     env = {x: draw(rng, shape) for x, shape in names.items()}
     env = {x: x.impose(v) if hasattr(x, "impose") else v for x, v in env.items()}  # e.g. symmetric inputs
     env.update({P: random_permutation_matrix(rng, k) for P, k in perms.items()})
-    pick = 1 if label.startswith("rationals") else 0
-    svals = {s: vals[pick][int(rng.integers(len(vals[pick])))] for s, vals in allowed.items()}
     scores = {nm: score_instance(kind, nm, int(rng.integers(1 << 30))) for nm in fn_names}
     functions = {F: inst for F, k in undefined.items() if (inst := function_instance(F, k, rng)) is not None}
     lams = {F: lam for F, (lam, _) in functions.items()}
@@ -182,6 +191,29 @@ def _inputs(*exprs):
             elif isinstance(x, Permutation):
                 perms[x] = int(x.size)
     return mats, perms
+
+
+def index_dimensions(scalars, *exprs) -> list:
+    """The positive integer symbols among ``scalars`` that occur in the index of a family member."""
+    seen = set()
+    for e in exprs:
+        for x in sp.preorder_traversal(e):
+            if isinstance(x, FamilyMember):
+                seen |= x.index.free_symbols
+    return [s for s in scalars if s in seen and s.is_integer is True and s.is_positive is True]
+
+
+def with_index_sizes(grid: list, sized: list, sizes=(1, 2, 3), limit: int = 64) -> list:
+    """Each assignment of ``grid`` with every combination of ``sizes`` for the index dimensions
+    ``sized`` that satisfy their assumptions (so G = 3 meets h = 2 early, not only after every other
+    size has been varied)."""
+    if not sized:
+        return grid
+    combos = [dict(zip(sized, c)) for c in itertools.product(sizes, repeat=len(sized))
+              if all(admissible(sym, v) for sym, v in zip(sized, c))]  # e.g. a G declared even
+    out = [{**a, **c} for a in grid for c in combos]
+    out = [{k: a[k] for k in sorted(a, key=str)} for a in out]
+    return out[:max(limit, len(combos))]
 
 
 def _parts(lhs, rhs, assignment, budget):
@@ -244,9 +276,11 @@ def search(lhs, rhs, budget, trials: int = 3, seed: int = 0, grid: list | None =
     after the whole grid has been screened, so a counterexample deep in the grid is found early.
     The search stops when its share of the budget is used.
     """
-    dims = dimension_symbols(lhs, rhs)
     scalars = scalar_symbols(lhs, rhs)
-    grid = grid if grid is not None else dimension_grid(dims)
+    sized = index_dimensions(scalars, lhs, rhs)
+    scalars = [s for s in scalars if s not in sized]
+    base = grid if grid is not None else dimension_grid(dimension_symbols(lhs, rhs))
+    grid = with_index_sizes(base, [s for s in sized if not all(s in a for a in base)])
     per_point = max(trials, -(-MIN_SAMPLES // max(len(grid), 1)))
     stop_at = budget.elapsed() + TIME_SHARE * max(budget.left(), 0.0)
     tally, later = _Tally(), []

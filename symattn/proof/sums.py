@@ -17,6 +17,11 @@ Every rule is a true identity for integer indices in their ranges and finite rea
   integers: every k in 0..RN-1 is R(q-1) + s for exactly one such (q, s), and then floor(k/R) = q - 1.
   This is how an entry of a stack or concatenation over heads (block h = floor(k/R) + 1) meets a sum
   over heads.
+- ``shift_to_zero`` (translating the index): Σ_{k=lo}^{hi} f(k) = Σ_{m=0}^{hi-lo} f(m + lo) for an
+  integer lo (provably), m a fresh integer index; true for every integer hi, also for SymPy's
+  reversed (Karr) sums with hi < lo - 1, since it only translates the range. Applied last, to a term
+  no other rule changed, and only when k occurs in no delta, mask, floor, ceiling or permutation
+  index (the rules above look for k there): so Σ_{h=1}^{N} x_h and Σ_{k=0}^{N-1} x_{k+1} meet.
 - short sums: a sum whose range has a concrete length <= 8 is written out.
 - a Sum over several limits (SymPy merges nested sums) is the nested sums, innermost limit first.
 
@@ -160,6 +165,23 @@ def split_into_blocks(body, k, lo, hi):
     return None
 
 
+_INDEX_SENSITIVE = (sp.KroneckerDelta, Visible, sp.floor, sp.ceiling, PermIndex)
+
+
+def shift_to_zero(body, k, lo, hi):
+    """Σ_{k=lo}^{hi} body -> Σ_{m=0}^{hi-lo} body(m + lo) for a provably integer lo != 0, or None.
+
+    Not applied when k occurs inside a delta, a mask, a floor, a ceiling or a permutation index,
+    where the other rules of this module look for k itself."""
+    lo = sp.sympify(lo)
+    if lo == 0 or lo.is_integer is not True or not body.has(k):
+        return None
+    if any(a.has(k) for a in body.atoms(*_INDEX_SENSITIVE)):
+        return None
+    m = sp.Dummy("m", integer=True)
+    return sp.Sum(body.xreplace({k: m + lo}), (m, 0, sp.expand(hi - lo)))
+
+
 def simplify_sum(body, k, lo, hi, ranges, recurse):
     """Σ_{k=lo}^{hi} body under the rules above; ``recurse`` re-simplifies a new expression."""
     inner = dict(ranges)
@@ -190,7 +212,8 @@ def simplify_sum(body, k, lo, hi, ranges, recurse):
         if moved is not None:
             out.append(const * recurse(sp.Sum(moved, (k, lo, hi)), ranges))
             continue
-        out.append(const * sp.Sum(dep, (k, lo, hi)))
+        shifted = shift_to_zero(dep, k, lo, hi)
+        out.append(const * (sp.Sum(dep, (k, lo, hi)) if shifted is None else shifted))
     return sp.Add(*out)
 
 

@@ -122,6 +122,10 @@ TRUST_BASE: list[Rule] = [
     _rule("split_into_blocks", f"{S}.split_into_blocks",
           "Σ_{k=0}^{RN-1} f(k, floor(k/R)) = Σ_{q=1}^{N} Σ_{s=0}^{R-1} f(R(q-1) + s, q - 1)",
           F._split_into_blocks, ("R", "N")),
+    _rule("shift_to_zero", f"{S}.shift_to_zero",
+          "Σ_{k=lo}^{hi} f(k) = Σ_{m=0}^{hi-lo} f(m + lo) for an integer lo (an empty range stays empty); not "
+          "applied when k occurs in a delta, mask, floor, ceiling or permutation index", F._shift_to_zero,
+          ("n", "lo"), exact={"n": range(-1, 5), "lo": range(-3, 4)}, numeric={"n": range(5, 13), "lo": range(-9, 10)}),
     _rule("pull_constants_out_of_sums", (f"{S}.simplify_sum", f"{S}.simplify_sums"),
           "Σ_k (c a_k + b_k + 3) = c Σ_k a_k + Σ_k b_k + 3n; a Sum over several limits is the nested sums, "
           "innermost limit first", F._pull_constants, "n"),

@@ -426,6 +426,29 @@ def _split_into_blocks(R, N):
 
 
 @lru_cache(maxsize=None)
+def _shift_symbolic():
+    """Bodies the shift must move (k in an entry index and a power) and must leave (k in a delta, a floor)."""
+    L, N, k = _index("l"), _index("n"), _index("k")
+    a = _leaf("a", 36, 1)  # k + 12 stays in 0..35 for lo in -9..9 and n <= 12
+    forms = [(a[k + 12, 0] * k + k ** 2, True), (a[k + 12, 0] * sp.KroneckerDelta(k, 1), False),
+             (a[sp.floor(k / 2) + 12, 0], False)]
+    return L, N, k, [(body, ok, sums.shift_to_zero(body, k, L, L + N - 1)) for body, ok in forms]
+
+
+def _shift_to_zero(n, lo):
+    """Σ_{k=lo}^{lo+n-1} f(k) = Σ_{m=0}^{n-1} f(m + lo), n <= 0 (an empty range) included."""
+    L, N, k, forms = _shift_symbolic()
+    at = {L: lo, N: n}
+    m = _index("m")
+    cases = []
+    for body, ok, got in forms:
+        lhs = sp.Sum(body, (k, L, L + N - 1)).xreplace(at)
+        rhs = sp.Sum(body.xreplace({k: m + L}), (m, 0, N - 1)).xreplace(at) if ok else None
+        cases.append(Case(lhs, rhs, None if got is None else got.xreplace(at), changed=got is not None))
+    return cases
+
+
+@lru_cache(maxsize=None)
 def _pull_symbolic():
     N, k, l = _dim("N"), _index("k"), _index("l")
     a, b, c = _leaf("a", N, 1), _leaf("b", N, 1), _leaf("c", 1, 1)
