@@ -180,8 +180,9 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ m = \max(a, b) $$", r"\\max", "softmax"),
     (r"$$ R = \cos(a) $$", r"\\cos", "matrices"),
     (r"$$ d_j \leftarrow d $$", r"\\leftarrow", ":= or ="),
-    (r"$$ M = \begin{cases} 0 & a \\ 1 & b \end{cases} $$", "cases", "masked attention"),
-    (r"$$ o = K_{1:t} $$", r"a slice in a subscript \(K_\{1:t\}\)", "whole matrices"),
+    (r"$$ M_{ts} = \begin{cases} 1 & s \le t \\ 0 & s > t \end{cases} $$", "value of the cases environment",
+     "a mask entry by entry"),
+    (r"$$ K \in \mathbb{R}^{n \times d} $$ $$ o = K_{0:t} $$", r"position 0 does not exist", "numbered from 1"),
     (r"$$ o = A_{t,s} $$", r"a double subscript", "whole matrices"),
     (r"$$ o = F(X)_{t} $$", r"entries of a result", "the whole matrix"),
     (r"$$ F(X)_{t,:} := X W_{t,:} $$", r"does not start with row t", "F(X)_{t,:} := softmax(A_{t,:}) M"),
@@ -350,3 +351,73 @@ def test_a_corrected_right_side_keeps_the_files_fonts():
     (s,) = check(text).steps
     assert s.status == "ill-formed" and s.diagnosis is not None
     assert r"\mathbf{Q}" in s.diagnosis.corrected and r"\mathbf{K}" in s.diagnosis.corrected
+
+
+# positions, slices and masks written entry by entry (the KV cache) --------------------------
+
+CACHE = (ROW + r"$$ Q, K, V \in \mathbb{R}^{n \times d_k}, \quad q_t = Q_{t,:} $$"
+         r"$$ o_t = \mathrm{softmax} \left( \frac{q_t K_{1:t}^\top}{\sqrt{d_k}} \right) V_{1:t} = \left[ "
+         r"\mathrm{softmax} \left( \frac{QK^\top}{\sqrt{d_k}} + M \right) V \right]_{t,:}, \quad "
+         r"M_{ts} = \begin{cases} 0 & s \le t \\ -\infty & s > t \end{cases} $$")
+CAUSAL = r"0 & s \le t \\ -\infty & s > t"
+
+
+def test_a_kv_cache_step_reads_slices_and_the_cases_mask_as_the_librarys_causal_mask():
+    r = check(CACHE)
+    (s,) = r.steps
+    assert s.status == "proved", s.error
+    assert "t = n" in s.scope  # checked for t < n and again for t = n
+    assert any("t is a position, 1 <= t <= n" in n for n in r.notes), r.notes
+    assert s.rhs_expr.atoms(sa.CausalMask) and not s.rhs_expr.atoms(sa.PaddingMask)
+
+
+@pytest.mark.parametrize("mask", [r"0 & t \ge s \\ -\infty & t < s", r"0 & s \le t \\ -\infty & \text{otherwise}"])
+def test_the_same_causal_mask_written_otherwise_is_read_alike(mask):
+    assert statuses(CACHE.replace(CAUSAL, mask)) == ["proved"]
+
+
+@pytest.mark.parametrize("old, new", [
+    (CAUSAL, r"0 & s < t \\ -\infty & s \ge t"),  # the diagonal masked too
+    (CAUSAL, r"0 & s > t \\ -\infty & s \le t"),  # the future visible instead of the past
+    (r" + M \right)", r" \right)"),  # no mask
+    (CAUSAL, r"0 & s \le n \\ -\infty & s > n"),  # a padding mask that hides nothing
+])
+def test_a_wrong_mask_is_refuted_not_misread(old, new):
+    text = CACHE.replace(old, new)
+    assert text != CACHE
+    (s,) = check(text).steps
+    assert s.status == "refuted" and s.verdict.counterexample is not None
+
+
+@pytest.mark.parametrize("old, new, message", [
+    (r"-\infty & s > t", r"-\infty & s > t + 1", "not the complement of the row 0"),
+    (r"-\infty & s > t", r"-\infty & s > t \\ 0 & t > s", "not one row 0 and one row"),
+    (CAUSAL, r"0 & s \le d_k \\ -\infty & s > d_k", None),  # a padding mask of another length: read, refuted
+    (r"\right]_{t,:}", r"\right]_{t+1,:}", "position t \\+ 1 is after the last when t = n"),
+    (r"\right]_{t,:}", r"\right]_{u,:}", "a second position u beside t"),
+    (r"V_{1:t} =", r"V_{1:t-1} =", "positions 1..t - 1 are empty"),
+])
+def test_a_mask_or_a_slice_that_is_not_read_says_why(old, new, message):
+    (s,) = check(CACHE.replace(old, new)).steps
+    if message is None:
+        assert s.status == "refuted"
+        return
+    assert s.status == "ill-formed" and re.search(message, s.error), s.error
+
+
+def test_an_off_by_one_slice_on_the_left_of_a_chain_is_named():
+    (s,) = check(CACHE.replace(r"V_{1:t} =", r"V_{1:t-1} =")).steps
+    d = s.diagnosis
+    assert d is not None and d.slip == "off-by-one in an index" and d.side == "left" and d.proved, d
+    assert "V_{1:t}" in d.corrected
+
+
+def test_a_padding_mask_with_a_position_as_its_valid_length_in_the_column_convention():
+    text = (r"$$ Q \in \mathbb{R}^{d \times n}, \quad K, V \in \mathbb{R}^{d \times m} $$"
+            r"$$ V_{1:t} \mathrm{Softmax}\left(\frac{K_{1:t}^\top Q}{\sqrt{d}}\right) = V \mathrm{Softmax}\left("
+            r"\frac{K^\top Q}{\sqrt{d}} + M\right), \quad M_{ij} = \begin{cases} 0 & i \le t \\ -\infty & i > t "
+            r"\end{cases} $$")
+    (s,) = check(text).steps
+    assert s.status == "proved" and s.rhs_expr.atoms(sa.PaddingMask), s.error
+    (s,) = check(text.replace(r"0 & i \le t \\ -\infty & i > t", r"0 & i \le j \\ -\infty & i > j")).steps
+    assert s.status == "refuted"

@@ -141,6 +141,45 @@ class RowOf(Node):
 
 
 @dataclass(frozen=True)
+class Slice(Node):
+    """The subscript ``{1:t}``: positions lo..hi of a sequence (rows in the row convention, columns
+    in the column convention), as in the KV cache ``K_{1:t}``."""
+
+    lo: Node
+    hi: Node
+
+    def text(self):
+        return f"{self.lo.text()}:{self.hi.text()}"
+
+    def latex(self):
+        return f"{self.lo.latex()}:{self.hi.latex()}"
+
+
+@dataclass(frozen=True)
+class Cases(Node):
+    """``\\begin{cases} 0 & s \\le t \\\\ -\\infty & s > t \\end{cases}``: rows (value, condition), the
+    value "0" or "-inf", the condition (left, relation, right) of index nodes or None for "otherwise"."""
+
+    rows: tuple
+
+    def text(self):
+        parts = []
+        for value, cond in self.rows:
+            c = "otherwise" if cond is None else f"{cond[0].text()} {cond[1]} {cond[2].text()}"
+            parts.append(f"{value} if {c}")
+        return "{" + "; ".join(parts) + "}"
+
+    def latex(self):
+        rel = {"<=": r"\le", ">=": r"\ge", "<": "<", ">": ">"}
+        rows = []
+        for value, cond in self.rows:
+            v = r"-\infty" if value == "-inf" else "0"
+            c = r"\text{otherwise}" if cond is None else f"{cond[0].latex()} {rel[cond[1]]} {cond[2].latex()}"
+            rows.append(f"{v} & {c}")
+        return r"\begin{cases} " + r" \\ ".join(rows) + r" \end{cases}"
+
+
+@dataclass(frozen=True)
 class Dots(Node):
     """An ellipsis in a list or block: ``...``, ``\\cdots``, ``\\vdots``, ``\\dots``."""
 

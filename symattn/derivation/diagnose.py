@@ -15,7 +15,7 @@ given to :func:`symattn.verify`; the diagnosis reports which evidence it has.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
@@ -41,14 +41,15 @@ class Diagnosis:
     corrected: str
     evidence: str
     proved: bool
+    side: str = "right"  # the side of the step that is corrected
 
     def describe(self) -> str:
         return (f"likely slip: {self.slip}: {self.detail}\n"
-                f"  corrected right side: {self.corrected}\n  with it the step is {self.evidence}")
+                f"  corrected {self.side} side: {self.corrected}\n  with it the step is {self.evidence}")
 
     def as_dict(self) -> dict:
         return {"slip": self.slip, "detail": self.detail, "corrected": self.corrected,
-                "evidence": self.evidence, "proved": self.proved}
+                "evidence": self.evidence, "proved": self.proved, "side": self.side}
 
 
 def _nodes(e, kind):
@@ -248,8 +249,19 @@ def _dim_name(d: str, pos):
 
 
 def _off_by_one(sub):
-    """Index nodes one away from ``sub``: t-1 -> t, t -> t-1 and t+1, 2 -> 1 and 3."""
+    """Index nodes one away from ``sub``: t-1 -> t, t -> t-1 and t+1, 2 -> 1 and 3; the ends of a slice
+    1:t; the row of [.]_{t,:}."""
     out = []
+    if isinstance(sub, ast.Slice):  # K_{1:t-1} for K_{1:t}: the end of a slice (then its start)
+        for hi, _ in _off_by_one(sub.hi):
+            new = ast.Slice(sub.pos, sub.lo, hi)
+            out.append((new, new.text()))
+        for lo, _ in _off_by_one(sub.lo):
+            new = ast.Slice(sub.pos, lo, sub.hi)
+            out.append((new, new.text()))
+        return out
+    if isinstance(sub, ast.RowIndex):  # [.]_{t-1,:} for [.]_{t,:}
+        return [(ast.RowIndex(sub.pos, k), f"{text},:") for k, text in _off_by_one(sub.index)]
     if isinstance(sub, ast.Index) and isinstance(sub.right, ast.Num) and sub.right.value == 1:
         out.append((sub.left, sub.left.text()))
     elif isinstance(sub, ast.Name) and sub.sub is None and len(sub.base) == 1:
@@ -337,10 +349,59 @@ def _consistent(L, R2, seconds: float) -> int:
     return 0 if cex is not None else agreed
 
 
+def verify_positions(scope, L, R, **kw):
+    """verify(L, R) where a position t of a sequence of length n is read as n = t + s (s >= 1), and again
+    at s = 0 (t = n): the first verdict that is not a proof, or the proof with both scopes."""
+    positions = getattr(scope, "positions", None) or {}
+    if not positions:
+        return verify(L, R, **kw)
+    L, R = L.xreplace(scope.subs), R.xreplace(scope.subs)
+    v = verify(L, R, **kw)
+    if not v.proved:
+        return v
+    last = {slack: 0 for _, _, slack in positions.values()}
+    w = verify(L.xreplace(last), R.xreplace(last), **kw)
+    if not w.proved:
+        return w
+    names = ", ".join(f"{p} = {sp.sstr(n)}" for p, (_, n, _) in positions.items())
+    return replace(v, scope=f"{v.scope}; and at {names}: {w.scope}", seconds=v.seconds + w.seconds)
+
+
+def diagnose_left(step, budget: float):
+    """A slip of the catalogue in an ill-formed left side (the first expression of a chain) whose
+    correction makes it well-formed and equal to the right side, or None."""
+    R, node, scope = step.rhs_expr, step.lhs_node, step.scope_obj
+    if isinstance(R, Exception) or R is None or node is None or scope is None or not isinstance(R, MatrixExpr):
+        return None
+    latex = getattr(scope, "dialect", "notation") == "latex"
+    deadline = Budget(budget)
+    for slip, detail, fixed in structural_candidates(node)[:MAX_CANDIDATES]:
+        if deadline.left() <= 0:
+            break
+        try:
+            L2 = scope.expr(fixed, dict(step.bound))
+            check_shapes(L2)
+        except (DerivationError, SymattnError, ValueError, TypeError, AttributeError):
+            continue
+        if not isinstance(L2, MatrixExpr) or not _fits(L2, R) or not _consistent(L2, R, min(2.0, deadline.left())):
+            continue
+        try:
+            v = verify_positions(scope, L2, R, budget=max(min(5.0, deadline.left()), 0.5),
+                                 search_counterexample=False)
+        except SymattnError:
+            v = None
+        proved = v is not None and v.proved
+        how = f"proved ({v.scope}) by {v.method}" if proved else "consistent on random samples (a hint, not a proof)"
+        return Diagnosis(slip, detail, fixed.latex() if latex else fixed.text(), how, proved, "left")
+    return None
+
+
 def diagnose_step(step, budget: float = 10.0):
     """The first slip whose correction makes ``step`` hold, or None."""
     L = step.lhs_expr
-    if isinstance(L, Exception) or L is None:
+    if isinstance(L, Exception):
+        return diagnose_left(step, budget)
+    if L is None:
         return None
     deadline = Budget(budget)
     candidates = []
@@ -384,7 +445,8 @@ def diagnose_step(step, budget: float = 10.0):
             continue
         corrected = text or (sp.latex(R2) if latex else sp.sstr(R2))
         try:
-            v = verify(L, R2, budget=max(min(5.0, deadline.left()), 0.5), search_counterexample=False)
+            v = verify_positions(scope, L, R2, budget=max(min(5.0, deadline.left()), 0.5),
+                                 search_counterexample=False)
         except SymattnError:
             v = None
         if v is not None and v.proved:

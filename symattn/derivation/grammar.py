@@ -241,6 +241,14 @@ class Parser:
             if self.at_op(",") and self.at("op", ":", 1) and self.at("op", "}", 2) and self.dialect == "latex":
                 self.i += 3  # A_{t,:}: row t
                 return ast.RowIndex(node.pos, node)
+            if self.at_op(":") and self.dialect == "latex":  # K_{1:t}: positions 1..t
+                self.next()
+                hi = self.sub_atom(True)
+                while self.at_op("+", "-"):
+                    op = self.next()
+                    hi = ast.Index(hi.pos, hi, op.value, self.sub_atom(True))
+                self.expect_op("}", "'}' closing the slice")
+                return ast.Slice(node.pos, node, hi)
             if self.at_op(":", ","):
                 what = "a slice" if self.at_op(":") else "a double subscript"
                 self.fail(f"{what} in a subscript ({'K_{1:t}' if what == 'a slice' else 'A_{t,:}'}) is not read",

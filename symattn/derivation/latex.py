@@ -53,6 +53,8 @@ GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota
 ENVS = ("align*", "align", "aligned", "equation", "equation*", "gather*", "gather", "split", "multline",
         "multline*", "bmatrix", "pmatrix", "matrix")
 MATRIX_ENVS = ("bmatrix", "pmatrix", "matrix")
+# Read only inside a cases environment (a mask M_{ts} defined entry by entry): comparisons and -\infty.
+CASES_COMMANDS = {"le": "<=", "leq": "<=", "ge": ">=", "geq": ">=", "infty": "infty"}
 MACRO_DEFINERS = ("newcommand", "renewcommand", "providecommand", "def", "DeclareMathOperator")
 MAX_MACROS = 200
 MAX_EXPANSION = 2_000  # macro uses expanded in one file
@@ -85,8 +87,6 @@ REFUSED = {
     "include": "files are not included: paste the formulas into the derivation",
 }
 REFUSED_ENVS = {
-    "cases": "a cases environment (a causal mask written entry by entry) is not read: write the masked "
-             "attention as a whole, or check it with the theorems of `symattn prove` (causal_*)",
     "array": "an array is not read: write the block matrix with bmatrix",
     "tabular": "a table is not a formula",
 }
@@ -111,6 +111,7 @@ class Lexer:
         self.env_depth = 0
         self.at = None  # (line, col) that every token takes in an expansion
         self.hyphen = False  # the next letter joins the name before it (GQA-G)
+        self.cases = 0  # depth of cases environments (where \le and \infty are read)
 
     def col(self, i=None):
         return (self.i if i is None else i) - self.col0 + 1
@@ -399,6 +400,10 @@ class Lexer:
             return
         if name in ("begin", "end"):
             env = self.braced(name).strip()
+            if env == "cases":  # a mask entry by entry: read by the parser, comparisons allowed inside
+                self.emit(name, env, i)
+                self.cases += 1 if name == "begin" else -1
+                return
             if env in REFUSED_ENVS:
                 what, _, instead = REFUSED_ENVS[env].partition(": ")
                 self.fail(f"unsupported environment {env}: {what}", instead, i)
@@ -413,6 +418,9 @@ class Lexer:
             return
         if name in WORD_COMMANDS:
             self.word(name, i)
+            return
+        if name in CASES_COMMANDS and self.cases > 0:
+            self.emit("cmd", CASES_COMMANDS[name], i)
             return
         if name in SYNONYMS:
             kind, value = SYNONYMS[name]
@@ -447,7 +455,7 @@ class LatexParser(Parser):
     mentions = False  # inline math ($x$, \\(x\\)) may mention a symbol without stating anything
 
     def starts_primary(self) -> bool:
-        if self.at("begin") and self.peek().value in MATRIX_ENVS:
+        if self.at("begin") and (self.peek().value in MATRIX_ENVS or self.peek().value == "cases"):
             return True
         return super().starts_primary()
 
@@ -464,7 +472,69 @@ class LatexParser(Parser):
                 self.fail(f"\\end{{{end.value}}} closes \\begin{{{t.value}}}", f"\\end{{{t.value}}}", end)
             self.leave()
             return ast.Block((t.line, t.col), rows)
+        if t.kind == "begin" and t.value == "cases":
+            return self.cases(t)
         return super().primary()
+
+    def cases(self, t: Token):
+        """``\\begin{cases} 0 & s \\le t \\\\ -\\infty & s > t \\end{cases}``: a mask written entry by entry,
+        each row a value (0 or -\\infty) and a comparison of indices (or \\text{otherwise})."""
+        self.next()
+        self.enter()
+        usage = "rows such as 0 & s \\le t \\\\ -\\infty & s > t (a mask entry by entry)"
+        rows = []
+        while True:
+            v = self.peek()
+            if v.kind == "num" and v.value == "0":
+                self.next()
+                value = "0"
+            elif self.at_op("-") and self.at("cmd", "infty", 1):
+                self.i += 2
+                value = "-inf"
+            else:
+                self.fail(f"found {v.show()} as a value of the cases environment: only a mask (entries 0 and "
+                          "-\\infty) is read", usage, v)
+            if self.at_op(","):
+                self.next()
+            self.expect_op("&", "'&' between the value and its condition")
+            if self.at("ident", "otherwise"):
+                self.next()
+                cond = None
+            else:
+                left = self.case_index()
+                r = self.peek()
+                if r.kind == "cmd" and r.value in ("<=", ">="):
+                    rel = r.value
+                elif r.kind == "op" and r.value in ("<", ">"):
+                    rel = r.value
+                else:
+                    self.fail(f"found {r.show()} in the condition of a cases row", "\\le, \\ge, < or > between "
+                              "two indices", r)
+                self.next()
+                cond = (left, rel, self.case_index())
+            rows.append((value, cond))
+            if self.at_op(",", "."):
+                self.next()
+            if self.at_op("\\\\"):
+                self.next()
+            if self.at("end"):
+                end = self.next()
+                if end.value != "cases":
+                    self.fail(f"\\end{{{end.value}}} closes \\begin{{cases}}", "\\end{cases}", end)
+                break
+        self.leave()
+        return ast.Cases((t.line, t.col), tuple(rows))
+
+    def case_index(self):
+        """An index of a cases condition: s, t, L, d_k, 1, t - 1."""
+        t = self.peek()
+        node = self.name(self.next()) if t.kind == "ident" else self.sub_atom()
+        if not isinstance(node, ast.Name) and t.kind == "ident":
+            self.fail(f"{node.text()} in the condition of a cases row", "an index or a length, as in s \\le t", t)
+        while self.at_op("+", "-"):
+            op = self.next()
+            node = ast.Index(node.pos, node, op.value, self.sub_atom())
+        return node
 
     def bracket(self, t: Token):
         """``[x]`` groups as parentheses do; ``[x_1, \\dots, x_N]`` is one block row, as in the notation."""
@@ -491,6 +561,13 @@ class LatexParser(Parser):
             self.fail(f"found {self.peek().show()}", f"']' closing the '[' at line {t.line}, column {t.col}")
         self.next()
         self.leave()
+        if self.at_op("_") and isinstance(node, ast.Group):  # [softmax(...) V]_{t,:}: row t of a result
+            op = self.next()
+            sub = self.subscript()
+            if not isinstance(sub, ast.RowIndex):
+                self.fail(f"a subscript after [{node.body.text()}]: only a row [\\cdot]_{{t,:}} of a result is read",
+                          "[\\cdot]_{t,:} (row t), or the whole matrix", op)
+            node = ast.RowOf(node.pos, node, sub.index)
         return node
 
     def command(self, t: Token):
@@ -733,7 +810,7 @@ def _formula(tokens: list[Token], inline: bool = False) -> list:
 
     while k < len(tokens):
         t = tokens[k]
-        if t.kind == "begin" and t.value not in MATRIX_ENVS:
+        if t.kind == "begin" and t.value not in MATRIX_ENVS and t.value != "cases":
             flush()
             body, k = _math_block(tokens, k)
             if not body or body[-1].kind != "end" or body[-1].value != t.value:
@@ -741,7 +818,7 @@ def _formula(tokens: list[Token], inline: bool = False) -> list:
                                  f"\\end{{{t.value}}}")
             out.extend(_formula(_align_rows(body[1:-1])))
             continue
-        if t.kind == "end" and t.value not in MATRIX_ENVS:
+        if t.kind == "end" and t.value not in MATRIX_ENVS and t.value != "cases":
             raise ParseError(f"\\end{{{t.value}}} without its \\begin", t.line, t.col, "a matching \\begin")
         plain.append(t)
         k += 1

@@ -17,7 +17,7 @@ import sympy as sp
 
 from .. import defs as D
 from ..errors import DerivationError, ShapeError
-from ..proof import Verdict, verify
+from ..proof import Verdict
 from ..teach.printing import text as readable_text
 from . import ast
 from .elaborate import VOCABULARY_ARITY, Scope, family_key, is_matrix, key_of
@@ -183,7 +183,7 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             s.status, s.error = "ill-formed", "both sides of a step must be matrices"
             continue
         try:
-            v = verify(L, R, budget=budget)
+            v = _verify_positions(s, L, R, budget)
         except ShapeError as exc:
             s.status, s.error = "ill-formed", str(exc)
             continue
@@ -200,6 +200,16 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         for s in report.steps:
             if s.status in ("refuted", "ill-formed"):
                 s.diagnosis = diagnose_step(s, budget=min(budget, 10.0))
+
+
+def _verify_positions(s, L, R, budget):
+    """verify(L, R), at every length of a sequence that a position t runs in (see verify_positions)."""
+    from .diagnose import verify_positions
+
+    scope = s.scope_obj
+    if getattr(scope, "positions", None):
+        s.lhs_expr, s.rhs_expr = L.xreplace(scope.subs), R.xreplace(scope.subs)
+    return verify_positions(scope, L, R, budget=budget)
 
 
 # documents (statements from a front end) ------------------------------------
@@ -334,6 +344,11 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
              and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}
     scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in _walk(st))
     for st in stmts:
+        if isinstance(st, ast.Chain) and len(st.links) == 1 and isinstance(st.links[0][2], ast.Cases):
+            scope.define_mask(st)
+            named.add(id(st))
+            definitions.append(f"{st.first.text()} := {st.links[0][2].text()}")
+    for st in stmts:
         if id(st) in named:
             continue
         if isinstance(st, ast.Define):
@@ -345,7 +360,14 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             target, params = (first.target, first.args) if isinstance(first, ast.Call) else (first, ())
             d = ast.Define(st.pos, target, params, st.links[0][2], st.shape if len(st.links) == 1 else None,
                            first.extra if isinstance(first, ast.Call) else ())
-            scope.define(d)
+            try:
+                scope.define(d)
+            except DerivationError:
+                if len(st.links) == 1 or params:
+                    raise
+                # o_t = e = e' with e ill-formed: the chain from e, whose first step shows why
+                chains.append(ast.Chain(st.links[0][1], st.links[0][2], st.links[1:], st.shape))
+                continue
             definitions.append(f"{first.text()} := {d.body.text()}  (written with '=')")
             if len(st.links) > 1:  # F(Q, K, V) = e = e': the rest is a chain from F(Q, K, V)
                 chains.append(ast.Chain(st.links[1][1], first, st.links[1:], st.shape))
