@@ -340,3 +340,10 @@ def test_a_tower_of_powers_shows_which_way_it_groups():
     assert text(left) == "(y^b)^c" and text(y ** (b ** c)) == "y^(b^c)" and text(left) != text(y ** (b ** c))
     X = sp.MatrixSymbol("X", 3, 3)
     assert text(sp.MatPow(sp.MatPow(X, 2), 3)) == "(X^2)^3" and text(sp.MatPow(X, 6)) == "X^6"
+
+
+def test_report_command_shows_a_theorem_named_twice_once(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["report", "column_row_transpose", "column_row_transpose", "--html", str(out)]) == 0
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert html.count("id='column_row_transpose'") == 1 and "wrote" in capsys.readouterr().out

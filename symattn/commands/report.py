@@ -24,7 +24,7 @@ def cmd_report(args) -> int:
             print(f"symattn report: no theorem named {', '.join(unknown)}; known: {', '.join(sorted(library))}",
                   file=sys.stderr)
             return 2
-        chosen = [library[nm] for nm in args.names]
+        chosen = [library[nm] for nm in dict.fromkeys(args.names)]  # a name given twice is shown once
     else:
         chosen = list(library.values())
     reports = []
