@@ -421,3 +421,53 @@ def test_a_padding_mask_with_a_position_as_its_valid_length_in_the_column_conven
     assert s.status == "proved" and s.rhs_expr.atoms(sa.PaddingMask), s.error
     (s,) = check(text.replace(r"0 & i \le t \\ -\infty & i > t", r"0 & i \le j \\ -\infty & i > j")).steps
     assert s.status == "refuted"
+
+
+# the rotation of Su et al. 2021, typeset as a pmatrix of cos and sin ------------------------
+
+ROPE = (r"$$ \boldsymbol{x}_m, \boldsymbol{x}_n \in \mathbb{R}^{d}, \quad \boldsymbol{W}_q, \boldsymbol{W}_k \in "
+        r"\mathbb{R}^{d \times d} $$"
+        r"$$ \boldsymbol{R}^d_{\Theta,m} = \begin{pmatrix} \cos{m\theta_1} & -\sin{m\theta_1} & \cdots & 0 & 0 \\"
+        r" \sin{m\theta_1} & \cos{m\theta_1} & \cdots & 0 & 0 \\ \vdots & \vdots & \ddots & \vdots & \vdots \\"
+        r" 0 & 0 & \cdots & \cos{m\theta_{d/2}} & -\sin{m\theta_{d/2}} \\"
+        r" 0 & 0 & \cdots & \sin{m\theta_{d/2}} & \cos{m\theta_{d/2}} \end{pmatrix} $$"
+        r"$$ (\boldsymbol{R}^d_{\Theta,m} \boldsymbol{W}_q \boldsymbol{x}_m)^\intercal (\boldsymbol{R}^d_{\Theta,n} "
+        r"\boldsymbol{W}_k \boldsymbol{x}_n) = \boldsymbol{x}_m^\intercal \boldsymbol{W}_q^\intercal "
+        r"\boldsymbol{R}^d_{\Theta,n-m} \boldsymbol{W}_k \boldsymbol{x}_n $$")
+
+
+def test_the_rotation_pmatrix_is_the_librarys_rope_with_any_frequencies():
+    r = check(ROPE)
+    (s,) = r.steps
+    assert s.status == "proved", s.error
+    rotations = [a for a in sp.preorder_traversal(s.rhs_expr) if type(a).__name__ == "BlockDiag"]
+    assert rotations and any("rope(m)" in n and "does not fix" in n for n in r.notes), r.notes
+
+
+def test_the_rotation_by_the_wrong_relative_position_is_refuted_and_named():
+    (s,) = check(ROPE.replace(r"\Theta,n-m}", r"\Theta,m-n}")).steps
+    assert s.status == "refuted" and s.verdict.counterexample is not None
+    assert s.diagnosis.slip == "rotation by the wrong relative position" and s.diagnosis.proved
+    assert r"\Theta,n-m" in s.diagnosis.corrected
+
+
+@pytest.mark.parametrize("old, new, message", [
+    (r"\cos{m\theta_1} & -\sin{m\theta_1} & \cdots", r"\cos{m\theta_1} & \sin{m\theta_1} & \cdots",
+     r"row 1, column 2"),  # the transpose of the rotation: not the one typeset
+    (r"\sin{m\theta_1} & \cos{m\theta_1}", r"\sin{m\theta_1} & \cos{m\theta_2}", "differs from the first block"),
+    (r"\sin{m\theta_1} & \cos{m\theta_1}", r"\sin{n\theta_1} & \cos{n\theta_1}", "not an entry of a rotation at m"),
+    (r"\cdots & 0 & 0 \\", r"\cdots & 1 & 0 \\", "not an entry of a rotation"),
+    (r"\cos{m\theta_{d/2}} & -", r"\cos{m\theta_{d}} & -", "differs from the last block"),
+])
+def test_a_pmatrix_that_is_not_that_rotation_is_refused_by_its_cell(old, new, message):
+    with pytest.raises(DerivationError, match=message) as info:
+        check(ROPE.replace(old, new, 1))
+    assert "as Su et al. typeset it" in info.value.expected
+
+
+def test_cos_outside_the_rotation_and_a_labelled_subscript_without_it_are_refused():
+    with pytest.raises(ParseError, match=r"\\cos: entries of rotations are read only in a rotation's pmatrix"):
+        parse_latex(r"$$ a = \cos{m} $$")
+    text = r"$$ A \in \mathbb{R}^{d \times d} $$ $$ A = R_{\Theta,m} $$"
+    (s,) = check(text).steps
+    assert s.status == "ill-formed" and "read only for a rotation defined by its pmatrix" in s.error, s.error

@@ -55,7 +55,8 @@ class Name(Node):
                          "mathbb", "text", "textrm"):
             base = rf"\{self.font}{{{self.base}}}"
         else:
-            base = self.base if len(self.base) == 1 else rf"\mathrm{{{self.base}}}"
+            base = self.base if len(self.base) == 1 else rf"\{self.base}" if self.base in GREEK \
+                else rf"\mathrm{{{self.base}}}"
         out = base
         if self.sub is not None:
             sub = self.sub.latex() if not isinstance(self.sub, Name) or len(self.sub.base) == 1 \
@@ -64,6 +65,11 @@ class Name(Node):
         if self.sup is not None:
             out += f"^{{{self.sup}}}"
         return out
+
+
+GREEK = frozenset("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi "
+                   "rho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi "
+                   "Psi Omega".split())
 
 
 def _simple(s: str) -> bool:
@@ -153,6 +159,21 @@ class Slice(Node):
 
     def latex(self):
         return f"{self.lo.latex()}:{self.hi.latex()}"
+
+
+@dataclass(frozen=True)
+class ParamIndex(Node):
+    """The subscript ``{\\Theta,m}``: a label (the parameters Theta) and a position (m, n - m), as in
+    Su et al.'s rotation ``R^d_{\\Theta,m}``."""
+
+    label: Node
+    index: Node
+
+    def text(self):
+        return f"{self.label.text()},{self.index.text()}"
+
+    def latex(self):
+        return f"{self.label.latex()},{self.index.latex()}"
 
 
 @dataclass(frozen=True)

@@ -177,6 +177,7 @@ def structural_candidates(node, scales=()):
     - transposed operand: a transpose dropped from a sub-product, (K W^K) for (K W^K)^T;
     - heads summed in the wrong order: the factors of a summand over heads swapped;
     - off-by-one in an index: K_{t-1} for K_t, W_{h+1} for W_h (a cache, mask or head index);
+    - rotation by the wrong relative position: R_{Theta,m-n} for R_{Theta,n-m};
     - scale dropped: the 1/sqrt(d_k) of the scores missing (``scales`` are the d_k of the left side).
     """
     out = []
@@ -223,6 +224,14 @@ def structural_candidates(node, scales=()):
                 div = ast.Div(arg.pos, arg, ast.Sqrt(arg.pos, _dim_name(d, arg.pos)))
                 out.append(("scale dropped", f"the scores in {n.text()} lack the factor 1/sqrt({d})",
                             rebuild(ast.Call(n.pos, n.target, (div,), n.axis))))
+        if isinstance(n, ast.Name) and isinstance(n.sub, ast.ParamIndex):  # R_{Theta,m-n} for R_{Theta,n-m}
+            idx = n.sub.index
+            if isinstance(idx, ast.Index) and idx.op == "-":
+                swapped = ast.Index(idx.pos, idx.right, "-", idx.left)
+                fixed = ast.Name(n.pos, n.base, ast.ParamIndex(n.sub.pos, n.sub.label, swapped), n.sup, n.font)
+                out.append(("rotation by the wrong relative position", f"{n.text()} should be {fixed.text()}: the "
+                            "score rotates by the key's position minus the query's", rebuild(fixed)))
+            return
         if isinstance(n, ast.Name) and n.sub is not None:
             for sub2, _ in _off_by_one(n.sub):
                 fixed = ast.Name(n.pos, n.base, sub2, n.sup, n.font)

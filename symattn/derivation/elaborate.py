@@ -134,6 +134,7 @@ class Scope:
         # the length is read as t + s, with the steps checked for s >= 1 and for s = 0 (1 <= t <= n)
         self.positions: dict[str, tuple] = {}
         self.subs: dict = {}
+        self.rotations: dict[str, tuple] = {}  # R^d: (label Theta, frequency function, number of pairs p)
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
 
     # declarations ----------------------------------------------------------
@@ -357,6 +358,113 @@ class Scope:
             if st.shape is not None:  # the annotation ∈ M^{r × c}
                 self.check_shape(st, value, st.shape)
         (self.indexed if index else self.defs)[k] = d
+
+    def define_rotation(self, st):
+        """``R^d_{\\Theta,m} = \\begin{pmatrix} \\cos{m\\theta_1} & -\\sin{m\\theta_1} & \\cdots & 0 & 0 \\\\ ...
+        \\end{pmatrix}`` (Su et al. 2021, eq. (15)): the block-diagonal rotation diag(rho(m theta_1), ...,
+        rho(m theta_{d/2})), the library's rope(m) with arbitrary frequencies theta_i, and d read as 2p. Only
+        that layout is read; any other cell is refused by name."""
+        t, block = st.first, st.links[0][2]
+        sub = t.sub
+        usage = ("the rotation as Su et al. typeset it: rows cos(m theta_1), -sin(m theta_1), \\cdots, 0, 0 / "
+                 "sin(m theta_1), cos(m theta_1), \\cdots, 0, 0 / \\vdots ... \\ddots ... / 0, 0, \\cdots, "
+                 "cos(m theta_{d/2}), -sin(m theta_{d/2}) / 0, 0, \\cdots, sin(m theta_{d/2}), cos(m theta_{d/2})")
+        m = sub.index
+        if not (isinstance(m, ast.Name) and m.sub is None and len(m.base) == 1):
+            self.fail(t, f"{t.text()} is not a rotation at a position letter m", usage)
+        rows = block.rows
+        if len(rows) != 5 or any(len(r) != 5 for r in rows):
+            self.fail(block, f"the matrix of {t.text()} is not 5 × 5 cells with dots", usage)
+
+        def cell(c):
+            """("0",), ("dots",), or (sign, cos|sin, theta base, subscript node)."""
+            sign = 1
+            if isinstance(c, ast.Add) and len(c.terms) == 1:
+                sign, c = c.terms[0]
+            if isinstance(c, ast.Num) and c.value == 0 and sign == 1:
+                return ("0",)
+            if isinstance(c, ast.Dots) and sign == 1:
+                return ("dots",)
+            if isinstance(c, ast.Call) and c.target.base in ("cos", "sin") and len(c.args) == 1:
+                a = c.args[0]
+                a = a.body if isinstance(a, ast.Group) else a
+                fs = list(a.factors) if isinstance(a, ast.Mul) else []
+                if len(fs) == 2 and fs[0] == ast.Name(fs[0].pos, m.base) and isinstance(fs[1], ast.Name) \
+                        and fs[1].sub is not None and fs[1].sup is None:
+                    return (sign, c.target.base, fs[1].base, fs[1].sub)
+            return None
+
+        cells = [[cell(c) for c in r] for r in rows]
+        first, last = None, None
+        for k, r in enumerate(cells):
+            for j, c in enumerate(r):
+                if c is None:
+                    self.fail(rows[k][j], f"the cell {rows[k][j].text()} of {t.text()} is not an entry of a rotation "
+                              f"at {m.base}", usage)
+        shape = [[(1, "cos"), (-1, "sin"), "dots", "0", "0"], [(1, "sin"), (1, "cos"), "dots", "0", "0"],
+                 ["dots"] * 5, ["0", "0", "dots", (1, "cos"), (-1, "sin")], ["0", "0", "dots", (1, "sin"), (1, "cos")]]
+        for k in range(5):
+            for j in range(5):
+                want, got = shape[k][j], cells[k][j]
+                ok = got == (want,) if isinstance(want, str) else got[:2] == want
+                if not ok:
+                    self.fail(rows[k][j], f"the cell {rows[k][j].text()} (row {k + 1}, column {j + 1}) of {t.text()} "
+                              "is not the one of a rotation diag(rho(m theta_1), ..., rho(m theta_{d/2}))", usage)
+                if not isinstance(want, str):
+                    key = (got[2], got[3])
+                    if k < 2:
+                        first = first or key
+                        if key != first:
+                            self.fail(rows[k][j], f"the angle of {rows[k][j].text()} differs from the first block's",
+                                      usage)
+                    else:
+                        last = last or key
+                        if key != last:
+                            self.fail(rows[k][j], f"the angle of {rows[k][j].text()} differs from the last block's",
+                                      usage)
+        theta, one = first
+        if last[0] != theta or not (isinstance(one, ast.Num) and one.value == 1):
+            self.fail(block, f"the first block of {t.text()} is not at {theta}_1", usage)
+        end = last[1]
+        d = None
+        if isinstance(end, ast.Arith) and isinstance(end.body, ast.Div) and isinstance(end.body.den, ast.Num) \
+                and end.body.den.value == 2 and isinstance(end.body.num, ast.Name):
+            d = self.resolve(key_of(end.body.num))
+        if d not in self.dims or (t.sup is not None and self.resolve(t.sup) != d):
+            self.fail(block, f"the last block of {t.text()} is not at {theta}_{{d/2}} with d its declared dimension",
+                      usage)
+        whole = ast.Name(t.pos, t.base, None, t.sup, t.font)
+        if key_of(whole) in self.rotations or not self.is_undefined_name(whole):
+            self.fail(t, f"{whole.text()} is already declared or defined", "a new name for the rotation")
+        dim = self.dims[d]
+        if dim in self.subs:
+            p = self.subs[dim] / 2
+        else:
+            p = sp.Dummy(f"{d}/2", integer=True, positive=True)
+            self.subs[dim] = 2 * p
+        self.rotations[key_of(whole)] = (sub.label.text(), sp.Function(theta), p)
+        self.notes.append(f"{t.text()} is the rotation diag(rho({m.base} {theta}_1), ..., "
+                          f"rho({m.base} {theta}_{d}/2)), the library's rope({m.base}), with frequencies "
+                          f"{theta}_i that the file does not fix (any values), and {d} = 2 · ({d}/2) even")
+
+    def rotation_at(self, node, L):
+        """``R^d_{\\Theta,n-m}``: the rotation defined by cases of a pmatrix, at the position written."""
+        label, theta, p = self.rotations[key_of(ast.Name(node.pos, node.base, None, node.sup, node.font))]
+        if node.sub.label.text() != label:
+            self.fail(node, f"{node.text()} has the label {node.sub.label.text()}, defined with {label}",
+                      f"{node.base}_{{{label},m}}")
+
+        def value(n):
+            if isinstance(n, ast.Num):
+                return sp.Integer(n.value)
+            if isinstance(n, ast.Index):
+                a, b = value(n.left), value(n.right)
+                return a + b if n.op == "+" else a - b
+            if isinstance(n, ast.Name) and n.sub is None and n.sup is None and len(n.base) == 1:
+                return sp.Symbol(n.base, integer=True)  # a position: any integer
+            self.fail(n, f"{n.text()} is not a position", "a letter, a number, or sums and differences of them")
+
+        return D.rope(value(node.sub.index), p, theta)
 
     def define_mask(self, st):
         """``M_{ts} = \\begin{cases} ... \\end{cases}``: the mask M, entry (t, s) by cases; read where it is used."""
@@ -809,6 +917,11 @@ class Scope:
         return self.index_value(node, L)
 
     def _name(self, node, L):
+        if isinstance(node.sub, ast.ParamIndex):
+            if key_of(ast.Name(node.pos, node.base, None, node.sup, node.font)) in self.rotations:
+                return self.rotation_at(node, L)
+            self.fail(node, f"{node.text()}: a subscript with a label and a position is read only for a rotation "
+                      "defined by its pmatrix", "R^d_{\\Theta,m} = \\begin{pmatrix} ... \\end{pmatrix} before its use")
         if isinstance(node.sub, ast.Slice) or (isinstance(node.sub, ast.RowIndex) and self.dialect == "latex"
                                                and self.resolve(node.base) in self.matrices):
             return self.sliced(node, L)
@@ -825,9 +938,9 @@ class Scope:
                 return v
             self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
         if k in self.matrices:
-            return self.matrices[k]
+            return self.matrices[k].xreplace(self.subs) if self.subs else self.matrices[k]
         if k in self.partitions:
-            return self.partitions[k]
+            return self.partitions[k].xreplace(self.subs) if self.subs else self.partitions[k]
         if k in self.scalars:
             return self.scalars[k]
         if k in self.dims:
@@ -961,6 +1074,10 @@ class Scope:
     def _call(self, node, L):
         name = node.target
         base = name.base
+        if base in ("cos", "sin") and name.sub is None:
+            self.fail(node, f"\\{base} is read only in a rotation R^d_{{\\Theta,m}} = \\begin{{pmatrix}} \\cos{{m"
+                      "\\theta_1}} & -\\sin{{m\\theta_1}} & \\cdots ... \\end{{pmatrix}} as Su et al. typeset it",
+                      "the rotation as a whole, defined by that pmatrix")
         own = f"{base}/{len(node.args)}"
         if own in self.defs and name.sub is None:  # the document's Attention(X)
             d = self.defs[own]

@@ -249,6 +249,15 @@ class Parser:
                     hi = ast.Index(hi.pos, hi, op.value, self.sub_atom(True))
                 self.expect_op("}", "'}' closing the slice")
                 return ast.Slice(node.pos, node, hi)
+            if (self.at_op(",") and self.dialect == "latex" and isinstance(node, ast.Name)
+                    and node.base[:1].isupper() and self.at("ident", None, 1)):  # R_{\Theta,m}: label, position
+                self.next()
+                index = self.sub_atom(True)
+                while self.at_op("+", "-"):
+                    op = self.next()
+                    index = ast.Index(index.pos, index, op.value, self.sub_atom(True))
+                self.expect_op("}", "'}' closing the subscript")
+                return ast.ParamIndex(node.pos, node, index)
             if self.at_op(":", ","):
                 what = "a slice" if self.at_op(":") else "a double subscript"
                 self.fail(f"{what} in a subscript ({'K_{1:t}' if what == 'a slice' else 'A_{t,:}'}) is not read",

@@ -66,9 +66,10 @@ REFUSED = {
     "circ": "composition and the entrywise product are not read: write the applications out",
     "max": "maxima are not read: state the step with \\operatorname{softmax}, whose shift invariance is proved",
     "min": "minima are not read: state the step with matrices and softmax",
-    "cos": "entries of rotations are not read: state the claim about the matrices (the RoPE theorems in "
-           "`symattn prove` cover R_{\\Theta,m})",
-    "sin": "entries of rotations are not read: state the claim about the matrices",
+    "cos": "entries of rotations are read only in a rotation's pmatrix: define the rotation R^d_{\\Theta,m} by "
+           "its pmatrix (as Su et al. typeset it) and state the claim about the matrices",
+    "sin": "entries of rotations are read only in a rotation's pmatrix: define the rotation R^d_{\\Theta,m} by "
+           "its pmatrix (as Su et al. typeset it) and state the claim about the matrices",
     "infty": "infinite entries are not read (causal masks): write the masked attention without its entries",
     "leftarrow": "algorithm assignments are not read: write a definition with := or =",
     "gets": "algorithm assignments are not read: write a definition with := or =",
@@ -111,6 +112,7 @@ class Lexer:
         self.env_depth = 0
         self.at = None  # (line, col) that every token takes in an expansion
         self.hyphen = False  # the next letter joins the name before it (GQA-G)
+        self.matrix = 0  # depth of matrix environments (where \cos and \sin are read)
         self.cases = 0  # depth of cases environments (where \le and \infty are read)
 
     def col(self, i=None):
@@ -411,6 +413,8 @@ class Lexer:
                 self.fail(f"unsupported environment {env}",
                           "align*, aligned, equation, bmatrix or pmatrix", i)
             self.emit(name, env, i)
+            if env in MATRIX_ENVS:
+                self.matrix += 1 if name == "begin" else -1
             if self.math == "env" and env not in MATRIX_ENVS:
                 self.env_depth += 1 if name == "begin" else -1
                 if self.env_depth == 0:
@@ -418,6 +422,9 @@ class Lexer:
             return
         if name in WORD_COMMANDS:
             self.word(name, i)
+            return
+        if name in ("cos", "sin") and self.matrix > 0:  # entries of a rotation R^d_{\Theta,m}
+            self.emit("cmd", name, i)
             return
         if name in CASES_COMMANDS and self.cases > 0:
             self.emit("cmd", CASES_COMMANDS[name], i)
@@ -588,6 +595,17 @@ class LatexParser(Parser):
         if t.value == "sum":
             self.next()
             return self.sum(t)
+        if t.value in ("cos", "sin"):  # \cos{m\theta_1}, \cos(m\theta_1): an entry of a rotation
+            self.next()
+            self.enter()
+            if self.at_op("{"):
+                arg = self.braced_expr(f"the argument of \\{t.value}")
+            elif self.at_op("("):
+                arg = self.primary()
+            else:
+                arg = self.factor()
+            self.leave()
+            return ast.Call(p, ast.Name(p, t.value), (arg,))
         self.fail(f"found \\{t.value}", "a name, a number, '(' or a block matrix")
 
     def braced_expr(self, what):

@@ -344,6 +344,11 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
              and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}
     scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in _walk(st))
     for st in stmts:
+        if (isinstance(st, ast.Chain) and len(st.links) == 1 and isinstance(st.links[0][2], ast.Block)
+                and isinstance(st.first, ast.Name) and isinstance(st.first.sub, ast.ParamIndex)):
+            scope.define_rotation(st)
+            named.add(id(st))
+            definitions.append(f"{st.first.text()} := {st.links[0][2].text()}")
         if isinstance(st, ast.Chain) and len(st.links) == 1 and isinstance(st.links[0][2], ast.Cases):
             scope.define_mask(st)
             named.add(id(st))
