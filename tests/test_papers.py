@@ -26,7 +26,6 @@ MISSING = {
     "dao2022": "vectors split in blocks x^{(1)}, x^{(2)}, \\max and entrywise definitions f(x)_i",
     "katharopoulos2020": "sums over positions j of rows Q_i, K_j and a one-argument feature map \\phi",
     "milakov2018": "scalar sequences m_j, d_j with \\leftarrow, \\max and -\\infty",
-    "su2021": "the rotation R^d_{\\Theta,m} as a pmatrix with \\cos, \\sin and \\ddots",
 }
 
 # Files the reader reads whole, whose original still has a step the engine leaves unknown
