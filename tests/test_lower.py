@@ -327,3 +327,15 @@ def test_a_keyword_that_is_one_input_s_name_and_another_s_identifier_means_the_n
     np.testing.assert_allclose(k(W_Q=b, **{"W^Q": a}), want)
     np.testing.assert_allclose(k(W_Q_2=a, W_Q=b), want)  # W^Q's identifier, as W_Q keeps its own name
     assert "def kernel(W_Q_2, W_Q, *, out=None)" in k.source
+
+
+def test_a_scale_that_a_fixed_size_turns_into_one_lowers():
+    from symattn.lowering.lower import fix_sizes
+
+    X, W = sp.MatrixSymbol("X", n, d), sp.MatrixSymbol("W", d, d_k)
+    e = fix_sizes(X * sp.BlockMatrix([[W / sp.sqrt(d_k), W]]), {"d_k": 1})
+    assert any(isinstance(a, sp.MatMul) and a.args[0] == 1 for a in sp.preorder_traversal(e))  # 1*W stays
+    x, w = np.arange(6.0).reshape(2, 3), np.arange(3.0).reshape(3, 1)
+    np.testing.assert_allclose(lower(e)(x, w), np.hstack([x @ w, x @ w]))
+    k = lower_theorem("fused_qkv_projection", 0, "lhs", at={"d_k": 1})
+    assert " * W_Q" not in k.source

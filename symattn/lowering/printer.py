@@ -178,6 +178,8 @@ class BatchedPrinter:
         scale = "" if c == 1 else self.coeff(c)
         if len(vars_) == 1:
             var, owned = self._print(mats[0])
+            if not scale:  # 1·A, left unevaluated when a size fixed to 1 turned a scale into 1
+                return var, owned
             if owned:
                 self.lines.append(f"{var} *= {scale}")
                 return var, True
