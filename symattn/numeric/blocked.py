@@ -237,7 +237,7 @@ def _item(q, k, v, mask, sel, i0, i1, causal, offset, block_size, out):
     ``block_size`` None: keys in blocks of ``key_block``."""
     m = k.shape[-2]
     last_key = m if not causal else min(m, i1 + offset)  # query i sees keys j <= i + offset
-    target = out[sel + (slice(i0, i1),)]
+    target = out[sel][..., i0:i1, :]  # sel may be () with batch axes: the queries are always axis -2
     if last_key <= 0:  # no key at all for this tile: every row fully masked
         target[...] = np.nan
         return
