@@ -30,16 +30,10 @@ MISSING = {
 
 # Files the reader reads whole, whose original still has a step the engine leaves unknown
 # (the corrupted copy fails at its slip as required).
-UNPROVED = {
-    "seed002_mean_pool": "the engine leaves softmax(c 1_N^T) X = sum_i x_i / N unknown: strategy B does not "
-                         "align a sum over 1..N with one over 0..N-1",
-}
+UNPROVED: dict[str, str] = {}
 
 # Corrupted copies the reader reads whose false step the engine cannot refute yet.
-UNREFUTED = {
-    "seed002_gqa": "the refuter gives no value to G, which appears only in the group map W^K_{ceil(iG/h)}, "
-                   "so it cannot evaluate the members (engine gap, reported)",
-}
+UNREFUTED: dict[str, str] = {}
 
 
 def run_check(path: Path, capsys):
