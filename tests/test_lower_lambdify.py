@@ -232,3 +232,15 @@ def test_stock_lambdify_names_the_inputs_whose_shapes_do_not_fit():
         g(rng.normal(size=(4, 3)), ws[0][0], *ws[1:])
     with pytest.raises(ShapeError, match=r"dimension d_v"):
         g(rng.normal(size=(4, 3)), *ws[:2], rng.normal(size=(2, 5, 4)), ws[3])
+
+
+def test_a_row_outside_the_matrix_is_an_error_not_an_empty_row():
+    from symattn.errors import ShapeError
+
+    x = np.arange(12.0).reshape(2, 3, 2)
+    f, kern = sp.lambdify([X, k_], RowOf(X, k_)), sa.lower(RowOf(X, k_))
+    for g in (f, kern):
+        np.testing.assert_allclose(g(x, 2), x[:, 2:3, :])
+        for bad in (3, -1):
+            with pytest.raises(ShapeError, match=rf"row k = {bad} of a matrix with 3 rows"):
+                g(x, bad)

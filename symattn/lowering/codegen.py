@@ -116,10 +116,13 @@ def _self_test_data(kernel, other, seed: int, shift: int) -> dict:
         v = rng.normal(size=shape).round(3)
         return Symmetric.impose(v) if isinstance(x, Symmetric) else v
 
-    indices = {a for e in sp.preorder_traversal(kernel.expr) if isinstance(e, RowOf) for a in e.args[1].free_symbols}
+    rows_of = [e for e in sp.preorder_traversal(kernel.expr) if isinstance(e, RowOf)]
+    indices = {a for e in rows_of for a in e.args[1].free_symbols}
+    # a row index: 1, the second row, which every small size has, unless a size fixed to 1 leaves one row
+    row = 1 if all(int(sp.sympify(e.args[0].rows).subs(dims)) >= 2 for e in rows_of) else 0
     for x in leaves:
-        if isinstance(x, ScalarInput):  # a row index: 1 (every small size has it); else 2, 3, ...
-            scalars[x.name] = 1 if x.symbol in indices else 2 + len(scalars)
+        if isinstance(x, ScalarInput):  # a row index (above); else 2, 3, ...
+            scalars[x.name] = row if x.symbol in indices else 2 + len(scalars)
         elif isinstance(x, FunctionInput):
             functions[x.name] = SCORE_SOURCE if isinstance(x.function, Str) else SCALAR_SOURCE
         else:

@@ -391,6 +391,8 @@ class BatchedNumPyPrinter(NumPyPrinter):
 
     def _print_RowOf(self, e):
         k = self._scalar(e.args[1])
+        if type(self) is BatchedNumPyPrinter:  # NumPy: a row outside the matrix is an error, not an empty row
+            return f"{self.helper('row_of')}({self._print(e.args[0])}, {k})"
         return f"({self._print(e.args[0])})[..., {k}:{k} + 1, :]"
 
     def _print_Score(self, e):

@@ -80,6 +80,15 @@ def shapes_agree(*leaves):
     return True
 
 
+def row_of(x, k):
+    """Row ``k`` of the matrices of ``x`` (counting from 0) as (..., 1, cols); a ShapeError when the
+    matrices have no row k (a slice would give an empty row)."""
+    rows = x.shape[-2]
+    if not 0 <= k < rows:
+        raise ShapeError(f"row k = {k} of a matrix with {rows} rows: k counts from 0 to {rows - 1}")
+    return x[..., k:k + 1, :]
+
+
 def check_size(expected, size, array_name, axis_name, text):
     if expected != size:
         raise ShapeError(
