@@ -186,3 +186,10 @@ def test_a_side_that_is_not_a_matrix_is_named_as_such(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the rhs of claim 0 of dot_product_variance_sympy_stats is not a matrix" in err
     assert "MatrixSymbol('expr'" not in err and not out.exists()
+
+
+def test_a_row_index_self_tests_when_a_fixed_size_leaves_one_row(tmp_path):
+    path = write(tmp_path, "blockwise_logsumexp_merge", "--claim", "5", "--at", "n=1", "--at", "m=1")
+    res = run(path)
+    assert res.returncode == 0, res.stderr
+    assert "SELF_TEST_SCALARS = {'k': 0}" in path.read_text()
