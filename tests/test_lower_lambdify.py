@@ -244,3 +244,13 @@ def test_a_row_outside_the_matrix_is_an_error_not_an_empty_row():
         for bad in (3, -1):
             with pytest.raises(ShapeError, match=rf"row k = {bad} of a matrix with 3 rows"):
                 g(x, bad)
+
+
+@pytest.mark.parametrize("cls", sorted(EXAMPLES, key=lambda c: c.__name__), ids=lambda c: c.__name__)
+def test_every_node_prints_with_sympys_own_printers(cls):
+    """str, repr, LaTeX, the pretty printer and srepr all work on an expression holding the node
+    (SymPy dispatches by class name, so a node named like a SymPy class must say how it prints)."""
+    expr = EXAMPLES[cls]()[0]
+    for show in (str, repr, sp.latex, sp.srepr, lambda e: sp.pretty(e, use_unicode=True),
+                 lambda e: sp.pretty(e, use_unicode=False)):
+        assert show(expr).strip()

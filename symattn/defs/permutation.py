@@ -91,3 +91,11 @@ class Permutation(MatrixExpr):
 
     def _latex(self, printer):
         return rf"P_{{{self.name}}}"
+
+    def _pretty(self, printer):
+        from sympy.printing.pretty.stringpict import prettyForm
+
+        return prettyForm(self.name)
+
+    def _sympyrepr(self, printer):
+        return f"Permutation({self.name!r}, {printer._print(self.size)})"
