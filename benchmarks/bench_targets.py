@@ -170,11 +170,12 @@ def dask_section(rounds: int, dtype_name: str) -> None:
                     distributed.wait(xs)
 
                 def run(xs=xs, scheduler=scheduler):
-                    y = sn.multihead_attention(xs, xs, xs, *ws, num_heads=4)
                     if scheduler is None:
-                        return client.compute(y, sync=True)
+                        return client.compute(sn.multihead_attention(xs, xs, xs, *ws, num_heads=4), sync=True)
+                    # built with the threaded scheduler set: built under the client, the weights
+                    # would be the client's Futures, which only the client can compute
                     with dask.config.set(scheduler=scheduler):
-                        return y.compute()
+                        return sn.multihead_attention(xs, xs, xs, *ws, num_heads=4).compute()
 
                 times.append(interleaved({"run": run}, rounds)["run"])
             slope = np.polyfit(counts, times, 1)[0]

@@ -167,3 +167,33 @@ def test_dask_weights_are_not_computed_to_build_the_graph(small, monkeypatch):
     assert computed == []
     np.testing.assert_allclose(real(got, scheduler="sync"), sn.multihead_attention(x, x, x, *w, num_heads=4),
                                rtol=1e-6, atol=1e-6)
+
+
+def test_numpy_weights_are_scattered_once_to_the_default_client(small):
+    """With a distributed client as the default scheduler, NumPy weights are scattered to the
+    workers once (by the hash of their bytes) and reused by later calls; equal bytes share one
+    Future, changed bytes get another; a graph built with another scheduler set holds the
+    weights themselves and computes without the client."""
+    distributed = pytest.importorskip("distributed")
+    from symattn.numeric import dask_arrays
+
+    rng, x, _ = small
+    w = _weights(rng, 32, (32, 32, 32, 32))
+    lazy = da.from_array(x, chunks=(2, 16, 32))
+    want = sn.multihead_attention(x, x, x, *w, num_heads=4)
+    with distributed.Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as client:
+        first = sn.multihead_attention(lazy, lazy, lazy, *w, num_heads=4)
+        kept = dict(dask_arrays._SCATTERED[client])
+        assert len(kept) == 4 and all(f.status == "finished" for f in kept.values())
+        again = sn.multihead_attention(lazy, lazy, lazy, *[a.copy() for a in w], num_heads=4)
+        assert dask_arrays._SCATTERED[client] == kept  # equal bytes: the same Futures, nothing sent again
+        changed = w[:3] + [w[3] * 2]
+        other = sn.multihead_attention(lazy, lazy, lazy, *changed, num_heads=4)
+        assert len(dask_arrays._SCATTERED[client]) == 5
+        got = client.compute([first, again, other], sync=True)
+        with dask.config.set(scheduler="sync"):
+            local = sn.multihead_attention(lazy, lazy, lazy, *w, num_heads=4)
+    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got[2], sn.multihead_attention(x, x, x, *changed, num_heads=4), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(local.compute(scheduler="sync"), want, rtol=1e-6, atol=1e-6)  # the client is gone

@@ -13,8 +13,15 @@ applied to one chunk of batch elements (``dask.array.map_blocks``); the weights,
 masks are put into the graph once (``dask.delayed``) and shared by every chunk. Key and value
 are broadcast to the query's batch shape and rechunked to its batch chunks. With a
 ``dask.distributed`` client the chunks run on its workers, in processes or on other machines;
-the scheduler is Dask's, symattn adds none. Inside a chunk the NumPy function runs on one core
-(the numeric core does not split it again): the parallelism is the chunks'.
+the scheduler is Dask's, symattn adds none. When such a client is the default scheduler at the
+call, NumPy weights, biases and masks are not put into the graph but scattered to every worker
+(``client.scatter(..., broadcast=True, hash=True)``, once per distinct array: later calls with
+equal bytes reuse it; the ``SCATTERED_KEPT`` most recently used stay on the workers), and the
+graph holds their Futures: that graph is computed by that client (``.compute()``,
+``client.compute``, ``client.persist``). To compute it with another scheduler, build it with
+that scheduler set (``with dask.config.set(scheduler="threads"): ...``). Inside a chunk the
+NumPy function runs on one core (the numeric core does not split it again): the parallelism is
+the chunks'.
 
 What stays out: masks with batch axes (a Dask mask, or one whose leading axes are batch axes)
 are refused with an ``InputError``; a mask of shape (n, m), or (H, n, m) for multi-head
@@ -23,8 +30,11 @@ attention, is shared by every chunk.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
+import sys
+import weakref
 
 import numpy as np
 
@@ -67,13 +77,56 @@ def _aligned(named, da):
     return [a.rechunk(chunks + (a.shape[-2], a.shape[-1])) for a in arrays]
 
 
+SCATTERED_KEPT = 16  # NumPy constants kept on a client's workers between calls (the most recently used)
+_SCATTERED = weakref.WeakKeyDictionary()  # client -> OrderedDict(token of the array -> its Future)
+
+
+def _default_client():
+    """The ``dask.distributed`` client that computes Dask collections by default (a running,
+    synchronous one), or None (no client, another scheduler, or ``distributed`` never imported)."""
+    if "distributed" not in sys.modules:
+        return None
+    from dask.base import get_scheduler
+
+    client = getattr(get_scheduler(), "__self__", None)
+    if not isinstance(client, sys.modules["distributed"].Client):
+        return None
+    return client if client.status == "running" and not client.asynchronous else None
+
+
+def _scattered(client, a):
+    """The Future of the NumPy array ``a`` on every worker of ``client``: scattered once by the
+    hash of its bytes, then reused by later calls with equal bytes (the last ``SCATTERED_KEPT``)."""
+    from dask.base import tokenize
+
+    kept = _SCATTERED.setdefault(client, collections.OrderedDict())
+    token = tokenize(a)
+    future = kept.get(token)
+    if future is None or future.status not in ("pending", "finished"):
+        future = client.scatter(a, broadcast=True, hash=True)
+        kept[token] = future
+        while len(kept) > SCATTERED_KEPT:
+            kept.popitem(last=False)
+    kept.move_to_end(token)
+    return future
+
+
 def _constant(name, a, dask):
-    """A weight, bias or mask shared by every chunk: put into the graph once."""
+    """A weight, bias or mask shared by every chunk: one node of the graph.
+
+    A Dask array becomes one task that gathers it. A NumPy array, when a ``dask.distributed``
+    client is the default scheduler, is scattered to every worker once and the graph holds its
+    Future (measured at S2 with 2 workers: 4 weights of 1 MB inside the graph cost 33 ms a call,
+    their Futures 1 ms); otherwise it is put into the graph itself."""
     if a is None:
         return None
     if is_dask(a):
         return dask.delayed(a)  # one task gathers it (on a worker), then every chunk reads it
-    return dask.delayed(np.asarray(a), pure=True)
+    a = np.asarray(a)
+    client = _default_client()
+    if client is not None:
+        return dask.delayed(_scattered(client, a))
+    return dask.delayed(a, pure=True)
 
 
 def _no_batched_mask(mask, allowed: int, what: str):
