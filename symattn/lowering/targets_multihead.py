@@ -52,17 +52,24 @@ def _spec(name: str):
 def kernel(name: str, target: str):
     """The proved kernel ``name`` (qkv, qkv_bias, proj_q, ..., core, core_causal, output, output_bias)
     lowered for ``target``, cached."""
+    return _lowered(name, target)[0]
+
+
+def _lowered(name: str, target: str):
+    """(kernel, the names of the sizes it takes as keywords), cached: the names are printed from
+    their SymPy symbols once, not on every call."""
     key = (name, target)
     if key not in _KERNELS:
         th, claim, side, opts = _spec(name)
-        _KERNELS[key] = lower_theorem(th, claim, side, target=check_target(target), **opts)
+        k = lower_theorem(th, claim, side, target=check_target(target), **opts)
+        _KERNELS[key] = (k, tuple(str(d) for d in k.extra_dims))
     return _KERNELS[key]
 
 
 def _call(name, target, sizes, **arrays):
     """Run kernel ``name`` on the arrays, with the sizes that no input axis shows."""
-    k = kernel(name, target)
-    return k(**arrays, **{str(d): sizes[str(d)] for d in k.extra_dims})
+    k, extra = _lowered(name, target)
+    return k(**arrays, **{d: sizes[d] for d in extra})
 
 
 def _namespace(x, target):

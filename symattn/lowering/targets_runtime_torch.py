@@ -50,8 +50,9 @@ def attend(xp, q, k, v, scale, mask, causal):
         blocked = causal_mask(xp, n, m, q.dtype, q.device)
         mask = blocked if mask is None else mask + blocked
         causal = False
-    batch = tuple(xp.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
-    q, k, v = (a.expand(*batch, *a.shape[-2:]) for a in (q, k, v))
+    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:  # one batch shape for SDPA (equal ones need no expand)
+        batch = tuple(xp.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+        q, k, v = (a.expand(*batch, *a.shape[-2:]) for a in (q, k, v))
     return xp.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
                                                          scale=float(scale))
 
