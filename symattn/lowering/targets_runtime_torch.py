@@ -101,13 +101,19 @@ def causal_mask(xp, n, m, dtype, device):
 def block(xp, rows):
     """A block matrix from block rows, broadcasting the batch axes of the blocks."""
     flat = [b for row in rows for b in row]
+    if all(b.shape[:-2] == flat[0].shape[:-2] for b in flat):  # one batch shape (or none): nothing to expand
+        return _joined(xp, rows)
     try:
         batch = tuple(xp.broadcast_shapes(*[b.shape[:-2] for b in flat]))
     except RuntimeError as exc:
         raise ShapeError(f"batch axes do not broadcast: {', '.join(str(tuple(b.shape)) for b in flat)}") from exc
+    return _joined(xp, [[b.expand(*batch, *b.shape[-2:]) for b in row] for row in rows])
+
+
+def _joined(xp, rows):
+    """The block rows (blocks of one batch shape) joined: each row along the columns, then the rows."""
     out = []
-    for row in rows:
-        parts = [b.expand(*batch, *b.shape[-2:]) for b in row]
+    for parts in rows:
         out.append(xp.cat(parts, dim=-1) if len(parts) > 1 else parts[0])
     return xp.cat(out, dim=-2) if len(out) > 1 else out[0]
 
