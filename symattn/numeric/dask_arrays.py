@@ -34,7 +34,6 @@ import collections
 import contextlib
 import functools
 import sys
-import weakref
 
 import numpy as np
 
@@ -78,7 +77,7 @@ def _aligned(named, da):
 
 
 SCATTERED_KEPT = 16  # NumPy constants kept on a client's workers between calls (the most recently used)
-_SCATTERED = weakref.WeakKeyDictionary()  # client -> OrderedDict(token of the array -> its Future)
+_SCATTERED: dict = {}  # client -> OrderedDict(token of the array -> its Future); closed clients are dropped
 
 
 def _default_client():
@@ -99,6 +98,8 @@ def _scattered(client, a):
     hash of its bytes, then reused by later calls with equal bytes (the last ``SCATTERED_KEPT``)."""
     from dask.base import tokenize
 
+    for gone in [c for c in _SCATTERED if c.status != "running"]:  # their Futures hold them: let them go
+        del _SCATTERED[gone]
     kept = _SCATTERED.setdefault(client, collections.OrderedDict())
     token = tokenize(a)
     future = kept.get(token)
