@@ -9,6 +9,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from teach_helpers import INTERNAL, balanced
 
 import symattn as sa
 from symattn.cli import main
@@ -17,18 +18,6 @@ from symattn.teach.printing import balanced_cut, dummy_names, latex, mathml, tex
 from symattn.teach.svg import heatmap, shape_diagram
 
 n, m, d_k, d_v = sa.dims("n m d_k d_v")
-INTERNAL = re.compile(r"(?<![\w^])_\w")  # an engine-internal name such as _k, _b0, X[_j, _i]
-
-
-def balanced(s: str) -> bool:
-    pairs, stack = {")": "(", "]": "[", "}": "{", "⌋": "⌊"}, []
-    for ch in s:
-        if ch in "([{⌊":
-            stack.append(ch)
-        elif ch in pairs:
-            if not stack or stack.pop() != pairs[ch]:
-                return False
-    return not stack
 
 
 def test_sum_over_a_dummy_prints_sigma_and_subscripts():

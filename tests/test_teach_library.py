@@ -11,23 +11,12 @@ import xml.dom.minidom
 from html import unescape
 
 import pytest
+from teach_helpers import INTERNAL, balanced
 
 from symattn.theorems import load_library, prove
 
-INTERNAL = re.compile(r"(?<![\w^])_\w")  # _k, _b0, X[_j, _i]: the engine's own names
 MATRIX_OPEN = re.compile(r"Matrix\(\[")
 HALF_OPEN = re.compile(r"\[-?[\d.]+, -?[\d.]+\)")
-
-
-def balanced(s: str) -> bool:
-    pairs, stack = {")": "(", "]": "[", "}": "{", "⌋": "⌊"}, []
-    for ch in s:
-        if ch in "([{⌊":
-            stack.append(ch)
-        elif ch in pairs:
-            if not stack or stack.pop() != pairs[ch]:
-                return False
-    return not stack
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,9 @@ import sympy as sp
 from .._version import __version__
 from ..errors import LoweringError
 from . import targets_runtime, targets_runtime_torch
-from .codegen import _LOCAL_ERRORS, _SYMATTN_ERRORS, _literal, self_test_data
+from .codegen import _LOCAL_ERRORS, _SYMATTN_ERRORS, input_label, other_side, self_test_constants, self_test_data
 from .kernel import StackedFamily
-from .lower import fix_sizes, lower_theorem, proved_result, theorem_side
+from .lower import lower_theorem, proved_result, theorem_side
 from .targets import build_target_source, check_target
 
 _REQUIRES = {"array-api": "array-api-compat and NumPy (the kernel runs on any array-API library's arrays)",
@@ -76,17 +76,11 @@ def generate_target(name: str, claim: int = 0, side: str = "rhs", target: str = 
         raise LoweringError(f"theorem {name} is {res.status}, not proved; no code is generated for it")
     reference = lower_theorem(name, claim, side, at=at)  # the NumPy kernel's inputs name the self-test data
     kernel = lower_theorem(name, claim, side, target=target, at=at)
-    other = theorem_side(name, claim, "lhs" if side == "rhs" else "rhs")
-    if at:
-        other = fix_sizes(other, at)
+    other = other_side(name, claim, side, at)
     fixed = "".join(f" --at {k}={v}" for k, v in (at or {}).items())
     data = self_test_data(reference, other, seed)
     src, names, dimnames, extra_dims = build_target_source(kernel.expr, kernel.args, target)
     extra = {dimnames[d]: int(data["dims"][d]) for d in extra_dims}
-    by_name = {x.name: x for x in kernel.args}
-    inputs = ",\n".join(f"    {names[by_name[k]]!r}: {_literal(a)}" for k, a in data["inputs"].items() if k in by_name)
-    scalars = {names[by_name[k]]: a for k, a in data["scalars"].items() if k in by_name}
-    functions = ",\n".join(f"    {names[by_name[k]]!r}: {f}" for k, f in data["functions"].items() if k in by_name)
     stacked = [x.name for x in kernel.args if isinstance(x, StackedFamily)]
     v = res.verdicts[claim]
     verdict = v.status + (", general" if v.general else "")
@@ -101,7 +95,7 @@ Verdict: {verdict}; scope: {v.scope}; method: {v.method}
 Claim {claim}: {sp.sstr(theorem_side(name, claim, "lhs"))}
          = {sp.sstr(theorem_side(name, claim, "rhs"))}
 This module computes the {side} on {target} arrays: {sp.sstr(kernel.expr)}
-Inputs, in order: {", ".join(x.name for x in kernel.args)} (arrays: batch axes first, matrices in the
+Inputs, in order: {", ".join(input_label(x, names) for x in kernel.args)} (arrays: batch axes first, matrices in the
 last two axes{"; the families " + ", ".join(stacked) + " with their heads on axis -3" if stacked else ""}){
 "; sizes by keyword: " + ", ".join(extra) if extra else ""}. The result has the inputs' dtype and
 device; nothing is written in place.
@@ -120,15 +114,7 @@ import numpy as np
         raise LoweringError("codegen: the runtime helpers import from symattn; a standalone module cannot")
     test = f'''
 
-SELF_TEST_INPUTS = {{
-{inputs}
-}}
-SELF_TEST_SIZES = {extra!r}
-SELF_TEST_SCALARS = {scalars!r}
-SELF_TEST_FUNCTIONS = {{
-{functions}
-}}
-SELF_TEST_EXPECTED = {_literal(data["expected"])}
+{self_test_constants(data, kernel.args, names, extra)}
 
 
 {_CONVERT[target]}
