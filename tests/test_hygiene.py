@@ -251,3 +251,25 @@ def test_a_bound_index_never_prints_like_a_user_symbol_in_its_body():
         names = {e.index.name, e.body.index.name}
         assert c.name not in names and len(names) == 2, sp.sstr(e)
         assert sa.verify(e, c * head_sum(A[sa.h], H) * head_sum(B[sa.h], H)).status == "proved"
+
+
+@pytest.mark.parametrize("user", ["i", "j", "k"])
+def test_a_readable_entry_line_names_its_entry_as_the_expression_does(user):
+    """With a user scalar named like an entry index, the readable trace renames the entry index in
+    the prose ("entry (l, j)") exactly as in the expression, and never uses the user's name for it."""
+    import re
+
+    from symattn.proof.verdict import readable
+
+    n = sa.dims("n")
+    c = sp.Symbol(user)
+    A = sp.MatrixSymbol("A", n, n)
+    v = sa.verify(sa.softmax(c * A), sa.softmax(c * A.T).T)  # false: the axis differs
+    lines = [readable(t) for t in v.trace if re.search(r"entry \(\S+, \S+\) of lhs", str(t))]
+    assert lines, v.trace
+    for line in lines:
+        r, col = re.search(r"entry \((\S+), (\S+)\) of lhs: (.*)", line).groups()[:2]
+        body = line.split(": ", 2)[-1]
+        assert user not in (r, col), line
+        sub = str.maketrans("ijklmn", "ᵢⱼₖₗₘₙ")
+        assert f"A{r.translate(sub)}{col.translate(sub)}" in body or f"A[{r}, {col}]" in body, line

@@ -39,7 +39,7 @@ from ..defs.dims import BoundIndex
 from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
 from .sums import prenex, simplify_sums
-from .verdict import TraceLine
+from .verdict import TraceLine, _trace_line
 
 
 class NoEntryRule(Exception):
@@ -276,6 +276,13 @@ def _free_indices(length, name):
     return [sp.Dummy(name, integer=True)]
 
 
+def _entry_line(where: str, i, j, side: str, value) -> TraceLine:
+    """"entry (i, j) of lhs: ...": the engine's text keeps the plain "(i, j)"; the readable and LaTeX
+    forms print i and j with the expression, so a user's own i renames both alike."""
+    line = TraceLine(f"entry {where} of {side}: {{}}", value, limit=200)
+    return _trace_line(f"entry ({{}}, {{}}) of {side}: {{}}", (i, j, value), 200, str(line))
+
+
 def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
     """Compare entry (i, j) of both sides: symbolic i, j, or every i (j) of a short concrete range."""
     rows, cols = _free_indices(lhs.rows, "i"), _free_indices(lhs.cols, "j")
@@ -287,8 +294,7 @@ def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
             except NoEntryRule as exc:
                 return False, trace + [f"entrywise: {exc}"]
             where = f"({i}, {j})" if (i.is_Integer and j.is_Integer) else "(i, j)"
-            trace += [TraceLine(f"entry {where} of lhs: {{}}", a, limit=200),
-                      TraceLine(f"entry {where} of rhs: {{}}", b, limit=200)]
+            trace += [_entry_line(where, i, j, "lhs", a), _entry_line(where, i, j, "rhs", b)]
             with budget.limit(what="entrywise normalization"):
                 ranges = {x: (0, hi - 1) for x, hi in ((i, lhs.rows), (j, lhs.cols)) if isinstance(x, sp.Dummy)}
                 d = normalize(a - b, ranges)
@@ -297,7 +303,8 @@ def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
                     if d == 0:
                         trace.append(f"at {where}: zero after pulling sums out and ordering their limits")
             if d != 0:
-                trace.append(TraceLine(f"lhs - rhs at {where} normalizes to {{}}, not 0", d, limit=200))
+                line = TraceLine(f"lhs - rhs at {where} normalizes to {{}}, not 0", d, limit=200)
+                trace.append(_trace_line("lhs - rhs at ({}, {}) normalizes to {}, not 0", (i, j, d), 200, str(line)))
                 return False, trace
     scope = "for symbolic i, j" if len(rows) == len(cols) == 1 else f"for all {len(rows) * len(cols)} index pairs"
     trace.append(f"lhs_ij - rhs_ij normalizes to 0 {scope}")

@@ -48,15 +48,17 @@ class TraceLine(str):
         return NotImplemented
 
     def readable(self) -> str:
-        from ..teach.printing import text
+        from ..teach.printing import dummy_names, text
 
         limit = None if self.limit is None else max(self.limit, 400)
-        return self.template.format(*(text(e, limit) for e in self.exprs))
+        names = dummy_names(*self.exprs)  # one index keeps one name across the line's expressions
+        return self.template.format(*(text(e, limit, names) for e in self.exprs))
 
     def latex(self) -> str:
-        from ..teach.printing import latex
+        from ..teach.printing import dummy_names, latex
 
-        return self.template.format(*(f"${latex(e)}$" for e in self.exprs))
+        names = dummy_names(*self.exprs)
+        return self.template.format(*(f"${latex(e, names)}$" for e in self.exprs))
 
 
 def _trace_line(template, exprs, limit, plain=None):
