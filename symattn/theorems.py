@@ -307,6 +307,19 @@ def _shown(v: Verdict) -> Verdict:
     return dataclasses.replace(v, trace=lines)
 
 
+def _own_sides(th: Theorem, verdicts) -> list:
+    """Verdicts from a worker, with the sides they kept replaced by this process's own claims: the
+    same expressions, as built here (SymPy evaluates an unpickled expression further, so the worked
+    example's floor(1/2 + ...) = 88 would come back as 88 = 88)."""
+    import sympy as sp
+
+    claims = th.claims()
+    if len(claims) != len(verdicts):
+        return list(verdicts)
+    return [v if v.lhs is None else dataclasses.replace(v, lhs=sp.sympify(lhs), rhs=sp.sympify(rhs))
+            for v, (lhs, rhs) in zip(verdicts, claims)]
+
+
 def _prove_named(name: str, cached: bool, expressions: bool):
     """In a worker process: prove the library theorem ``name``; return what the parent needs (the
     verdicts, the time, the error, and the cache entries proved here)."""
@@ -347,7 +360,7 @@ def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False,
         futures = {i: pool.submit(_prove_named, theorems[i].name, cached, expressions) for i in order}
         for i in range(len(theorems)):
             verdicts, seconds, error, new = futures[i].result()
-            results[i] = Result(theorems[i], list(verdicts), seconds, error)
+            results[i] = Result(theorems[i], _own_sides(theorems[i], verdicts), seconds, error)
             verdict_cache.adopt(new)
     verdict_cache.flush()
     return results

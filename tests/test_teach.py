@@ -336,3 +336,19 @@ def test_report_command_shows_a_theorem_named_twice_once(tmp_path, capsys):
     assert main(["report", "column_row_transpose", "column_row_transpose", "--html", str(out)]) == 0
     html = (out / "index.html").read_text(encoding="utf-8")
     assert html.count("id='column_row_transpose'") == 1 and "wrote" in capsys.readouterr().out
+
+
+def test_report_in_parallel_processes_shows_what_one_process_shows(tmp_path):
+    """``--jobs 2`` proves in forked workers; the page must match ``--jobs 1`` (times and date aside),
+    claims included: the worked example's floor(...) = 88 must not come back evaluated to 88 = 88."""
+    import re
+
+    names = ["worked_example_thinking_machines", "column_row_transpose", "mistake_transpose_keeps_order"]
+    pages = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}"
+        assert main(["report", *names, "--html", str(out), "--jobs", jobs]) == 0
+        page = (out / "index.html").read_text(encoding="utf-8")
+        pages.append(re.sub(r"Generated [^<]*", "", re.sub(r"\d+\.\d+", "", page)))
+    assert pages[0] == pages[1]
+    assert "&#8970;" in pages[1]  # the floor bracket of the worked example's claim is shown

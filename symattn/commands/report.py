@@ -1,5 +1,5 @@
-"""``symattn report [NAMES...] --html DIR [--check FILE ...]``: a static HTML page of the library, the gallery
-and derivations."""
+"""``symattn report [NAMES...] --html DIR [--check FILE ...] [--jobs N]``: a static HTML page of the library, the
+gallery and derivations. Theorems are proved in ``--jobs`` processes at once, as by ``symattn prove``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ def cmd_report(args) -> int:
     from .. import __version__
     from ..errors import DerivationError, SymattnError
     from ..teach.report import write_report
-    from ..theorems import load_library, prove
+    from ..theorems import load_library, prove_all
     from .check import load
 
     refusal = _directory_refusal(args.html)
@@ -39,8 +39,9 @@ def cmd_report(args) -> int:
         except (DerivationError, SymattnError) as exc:
             print(f"symattn report: {path}: {exc}", file=sys.stderr)
             return 2
-    results = [prove(th) for th in chosen if th.expect == "proved"]
-    gallery = [prove(th) for th in chosen if th.expect != "proved"]
+    proved = prove_all(chosen, jobs=args.jobs)  # in the order of ``chosen``, with their expressions
+    results = [r for r in proved if r.theorem.expect == "proved"]
+    gallery = [r for r in proved if r.theorem.expect != "proved"]
     try:
         out = write_report(args.html, results, gallery, reports, version=__version__)
     except OSError as exc:
@@ -70,6 +71,9 @@ def _directory_refusal(directory: str) -> str:
 
 
 def register(sub) -> None:
+    from ..theorems import default_jobs
+    from .prove import positive_int
+
     p = sub.add_parser("report", help="write a self-contained HTML report of the library, the gallery and derivations",
                        description="Prove the theorem library and the gallery of mistakes, check the derivations "
                                    "given with --check, and write DIR/index.html: statements, verdicts, scopes, "
@@ -80,4 +84,6 @@ def register(sub) -> None:
     p.add_argument("--check", nargs="+", metavar="FILE",
                    help="derivations to check and include (.tex or notation); put theorem NAMES before --check")
     p.add_argument("--budget", type=float, default=20.0, help="seconds per derivation step (default 20)")
+    p.add_argument("--jobs", "-j", type=positive_int, default=default_jobs(), metavar="N",
+                   help=f"prove theorems in N processes at once (default: one per core, here {default_jobs()})")
     p.set_defaults(run=cmd_report)
