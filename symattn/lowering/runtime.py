@@ -20,6 +20,11 @@ from ..errors import InputError, ShapeError  # codegen replaces this line by loc
 def as_inputs(named):
     """Convert (name, value) or (name, value, least number of axes) to float arrays of one common
     dtype (float32 stays float32). A family with a head axis needs 3 axes: (..., H, rows, cols)."""
+    if named and type(named[0][1]) is np.ndarray:  # the usual call: matrices of one float dtype, as given
+        dtype = named[0][1].dtype
+        if dtype.kind == "f" and all(len(item) == 2 and type(item[1]) is np.ndarray and item[1].dtype == dtype
+                                     and item[1].ndim >= 2 for item in named):
+            return [item[1] for item in named], dtype
     arrays = []
     for name, value, *least in named:
         a = np.asarray(value)
@@ -97,9 +102,15 @@ def check_size(expected, size, array_name, axis_name, text):
 
 def _batches(shapes):
     """The broadcast of the batch axes (all but the last two) of array shapes, or a ShapeError."""
+    if not shapes:
+        return ()
+    first = shapes[0][:-2]
+    for s in shapes:
+        if s[:-2] != first:
+            break
+    else:  # the common case, without NumPy's slower general rule
+        return first
     batches = [s[:-2] for s in shapes]
-    if all(b == batches[0] for b in batches):  # the common case, without NumPy's slower general rule
-        return batches[0] if batches else ()
     try:
         return np.broadcast_shapes(*batches)
     except ValueError as exc:
@@ -210,10 +221,17 @@ def chain(coeff, *arrays):
     return run(order)
 
 
+def _fits_into(small, large):
+    """Whether an array of shape ``small`` broadcasts to ``large`` without growing it."""
+    if len(small) > len(large):
+        return False
+    return all(s == 1 or s == g for s, g in zip(reversed(small), reversed(large)))
+
+
 def iadd(a, b):
     """a + b, in place in ``a`` when ``a`` is a temporary of the full broadcast shape (a large
     ``a`` plus one row, such as a bias, in row chunks on every core)."""
-    if np.broadcast_shapes(a.shape, b.shape) != a.shape:
+    if not _fits_into(b.shape, a.shape):
         return a + b
     one_row = b.ndim >= 1 and b.shape[-1] == a.shape[-1] and b.size == a.shape[-1]
     chunks = _row_chunks(a) if one_row else None

@@ -21,6 +21,8 @@ sequence length at a fixed block size.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InputError, ShapeError
@@ -245,7 +247,7 @@ def _item(q, k, v, mask, sel, i0, i1, causal, offset, block_size, out):
     ks, vs = _part(k, sel)[..., :last_key, :], _part(v, sel)[..., :last_key, :]
     ms = None if mask is None else _part(mask, sel)[..., i0:i1, :last_key]
     if block_size is None:
-        rows = int(np.prod(runtime.batch_of(qs, ks), dtype=np.int64)) * (i1 - i0)
+        rows = math.prod(runtime.batch_of(qs, ks)) * (i1 - i0)
         block_size = key_block(rows, last_key, qs.dtype.itemsize)
     _attend(qs, ks, vs, ms, i0, causal, offset, block_size, target)
 
@@ -257,7 +259,7 @@ def attend_tile(q, k, v, mask, causal, out):
     n, m = q.shape[-2], k.shape[-2]
     batch = runtime.batch_of(q, k, v)
     itemsize = np.result_type(q, k, v).itemsize
-    if not batch or int(np.prod(batch, dtype=np.int64)) * n * m * itemsize <= 2 * TILE_BYTES:
+    if not batch or math.prod(batch) * n * m * itemsize <= 2 * TILE_BYTES:
         steps = [((), 0, n)]  # small enough: one step, the fewest Python calls
     else:
         steps = _plan(batch, n, m, itemsize, None, 0, budget=TILE_BYTES)

@@ -119,11 +119,56 @@ def get(name: str):
     return _KERNELS[name]
 
 
-def run(name: str, *args, **kwargs):
+_CALLERS: dict = {}
+
+
+def _direct(k, count: int, keys: tuple):
+    """For a call of kernel ``k`` with ``count`` positional arrays and these keywords: the keywords
+    that fill its remaining inputs in order, and (keyword, parameter) of the sizes it takes as
+    keywords; None when the call needs ``Kernel.__call__`` (a keyword it does not know, an input
+    missing or given twice: its messages say which) or when the compiled function's parameters
+    are not the kernel's inputs in order followed by its sizes and ``out`` (by name)."""
+    import inspect
+
+    try:
+        names, fn = list(k.arg_names), k.fn
+        sizes = {str(d): k.dims[d] for d in k.extra_dims}
+        params = inspect.signature(fn).parameters.values()
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+    params = list(params)
+    if len(set(names)) != len(names) or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return None
+    # the inputs by position, then the sizes and out by their names (keyword-only or not)
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params[:len(names)]):
+        return None
+    if {p.name for p in params[len(names):]} != set(sizes.values()) | {"out"}:
+        return None
+    given = [key for key in keys if key != "out"]
+    inputs = [key for key in given if key in names]
+    sized = [(key, sizes[key]) for key in given if key in sizes and key not in names]
+    if len(inputs) + len(sized) != len(given) or len(sized) != len(sizes):
+        return None
+    if sorted(names[count:]) != sorted(inputs):
+        return None
+    return [key for key in names[count:]], sized
+
+
+def run(name: str, *args, out=None, **kwargs):
+    """Kernel ``name`` on these inputs (and sizes), into ``out`` when given. Calls that name
+    every input call the compiled function directly, keywords put in order once per kernel and
+    call pattern (``Kernel.__call__`` works that out on every call)."""
     k = get(name)
     if _TRACE:
         _TRACE[-1].append(k)
-    return k(*args, **kwargs)
+    key = (name, len(args), tuple(kwargs))
+    if key not in _CALLERS:
+        _CALLERS[key] = _direct(k, len(args), tuple(kwargs))
+    plan = _CALLERS[key]
+    if plan is None:
+        return k(*args, out=out, **kwargs)
+    inputs, sized = plan
+    return k.fn(*args, *[kwargs[n] for n in inputs], out=out, **{p: kwargs[n] for n, p in sized})
 
 
 @contextlib.contextmanager

@@ -13,6 +13,8 @@ copied), and one GEMM with W^O after the heads are placed side by side
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import HeadError, ShapeError
@@ -34,9 +36,16 @@ def _heads(num_heads, num_kv_heads):
     return H, G
 
 
+def _positions_after_heads(x):
+    """(..., n, G, r, d) -> (..., G, r, n, d), a view (np.moveaxis(x, -4, -2) without its
+    argument normalization, which cost more than the rest of a small call's bookkeeping)."""
+    k = x.ndim
+    return x.transpose(tuple(range(k - 4)) + (k - 3, k - 2, k - 4, k - 1))
+
+
 def _split(x, n, G, r, d):
     """(..., n, G·r·d) -> (..., G, r, n, d): head h = g·r + i reads group g."""
-    return np.moveaxis(x.reshape(x.shape[:-1] + (G, r, d)), -4, -2)
+    return _positions_after_heads(x.reshape(x.shape[:-1] + (G, r, d)))
 
 
 def _check_mask_batches(mask, lead, H, **arrays):
@@ -146,7 +155,7 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     v5 = _split(v, m, G, 1, d_v)            # (..., G, 1, m, d_v)
     lead = np.broadcast_shapes(q5.shape[:-4], k5.shape[:-4], v5.shape[:-4])
     z = workspace.take("heads", lead + (n, G, r, d_v), np.result_type(q, k, v))  # the heads side by side
-    heads = np.moveaxis(z, -4, -2)          # (..., G, r, n, d_v): a view, the core writes into z
+    heads = _positions_after_heads(z)        # (..., G, r, n, d_v): a view, the core writes into z
     if r == 1:  # one query head per group: the heads are the last batch axis (work items group them)
         q5, k5, v5, heads = (a[..., 0, :, :] for a in (q5, k5, v5, heads))
         mask = mask if mask is None or mask.ndim == 2 else mask[..., 0, :, :]
@@ -162,7 +171,7 @@ def _per_element_fits(x, mask, block_size, H, n, dtype) -> bool:
     element's whole computation (its projection, every head, W^O) is one work item. Measured
     here against the batch through each step in turn: 8% faster at S1 (8 elements of 128
     tokens), 2% at S2 float32, even at S2 float64."""
-    elements = int(np.prod(x.shape[:-2], dtype=np.int64))
+    elements = math.prod(x.shape[:-2])
     return (parallel.can_split() and elements >= 2 * runtime.cores() and x.flags.c_contiguous
             and (mask is None or mask.ndim == 2) and block_size is None
             and H * n * n * np.dtype(dtype).itemsize <= 4 * blocked.ITEM_BYTES)
@@ -200,7 +209,7 @@ def _per_element(x, W, extra, b_o, sizes, mask, causal):
         k5 = _split(proj[..., H * d_k: (H + G) * d_k], n, G, 1, d_k)  # (c, G, 1, n, d_k)
         v5 = _split(proj[..., (H + G) * d_k:], n, G, 1, d_v)          # (c, G, 1, n, d_v)
         z = workspace.take("heads_element", (c, n, G, r, d_v), proj.dtype)
-        blocked.attend_tile(q5, k5, v5, mask, causal, out=np.moveaxis(z, -4, -2))
+        blocked.attend_tile(q5, k5, v5, mask, causal, out=_positions_after_heads(z))
         run(out_kernel, Z=z.reshape(c, n, H * d_v), **{"W^O": W["w_o"]}, **out_extra, H=H, d_v=d_v,
             out=result2[rows])
 
