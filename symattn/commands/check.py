@@ -29,6 +29,13 @@ def load(path: str, budget: float, fmt: str | None = None):
     with open(path, encoding="utf-8") as fh:
         text = fh.read(1_000_001)
     tex = file_format(path, fmt) == "tex"
+    if tex:
+        from ..derivation.scalars import is_scalar_document
+
+        if is_scalar_document(text):  # \max, \leftarrow: numbers and vectors, read by the scalar reader
+            from ..derivation.scalar_check import check_scalar_document
+
+            return check_scalar_document(text, source=path, budget=budget)
     stmts = parse_latex(text) if tex else parse_notation(text)
     return check_statements(stmts, source=path, budget=budget, dialect="latex" if tex else "notation")
 

@@ -1,0 +1,311 @@
+"""Exact proofs of scalar claims about maxima, finite sums and running sequences.
+
+The claims of online softmax (Milakov & Gimelshein 2018, Dao et al. 2022) are about real
+numbers: the entries of vectors x^{(1)}, x^{(2)} of any length B, their maxima m(x), running
+maxima m_j and normalizers d_j. A claim L = R is proved here by exact rewriting, then
+exact simplification (:func:`~symattn.proof.scalar.exact_zero`, never a float), using only
+these identities of real numbers (the rules of this module):
+
+- ``opaque_maxima``: a maximum max_i w_i (:class:`VecMax`) is a real number; a claim that holds
+  for every real value of its maxima holds for the actual ones. The maxima are replaced by
+  fresh real symbols (one per distinct maximum).
+- ``peel_sums``: Σ_{k=lo}^{hi+c} g(k) = Σ_{k=lo}^{hi} g(k) + g(hi+1) + ... + g(hi+c) for an
+  integer c in 1..8, so that sums with the same lower limit meet at the smaller upper limit
+  (true for every integer hi, also for SymPy's reversed sums).
+- ``merge_sums``: a·Σ_k g(k) + b·Σ_k h(k) = Σ_k (a·g(k) + b·h(k)) over the same limits, for a
+  and b free of k (linearity of a finite sum).
+- ``max_cases`` (a case split on the maximum entry): the entries of the vectors a claim
+  mentions form a finite nonempty set, so some entry v_p is at least every entry; the claim
+  holds when it holds in each case "v_p is the largest entry", for every vector v and a
+  symbolic p in 1..len(v). In that case a maximum over a vector that has v as a block is v_p,
+  and max(v_p, a_1, ...) = v_p when every a_t is an entry, a maximum of entries, or -oo.
+
+>>> import sympy as sp
+>>> B = sp.Symbol("B", integer=True, positive=True)
+>>> u, w = sp.IndexedBase("u", real=True), sp.IndexedBase("w", real=True)
+>>> both = VecMax(block(B, u), block(B, w))
+>>> prove_scalar(both, sp.Max(VecMax(block(B, u)), VecMax(block(B, w)))).method
+'case split on the maximum entry (2 cases) + exact simplification (S)'
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import sympy as sp
+
+from ..errors import BudgetExceeded
+from .audit import audit_verdict
+from .budget import Budget
+from .scalar import exact_zero, parameters
+from .verdict import TraceLine, Verdict, proved, quantified, symbolic_proof, unknown
+
+#: The index of every block's entry inside a :class:`VecMax` (one shared Dummy, so that two
+#: maxima of the same vector are the same SymPy expression).
+INDEX = sp.Dummy("i", integer=True, positive=True)
+MAX_PEEL = 8
+
+
+def block(length, base) -> sp.Tuple:
+    """The block (length, entry at INDEX) of a declared vector ``base`` (an IndexedBase)."""
+    return sp.Tuple(sp.sympify(length), base[INDEX])
+
+
+def instantiate(entry, k):
+    """A block's entry at index k: INDEX replaced by k outside the maxima it contains (each
+    :class:`VecMax` binds INDEX in its own blocks)."""
+    inner = {a: sp.Dummy("M") for a in sp.sympify(entry).atoms(VecMax)}
+    out = sp.sympify(entry).xreplace(inner).xreplace({INDEX: k})
+    return out.xreplace({v: a for a, v in inner.items()})
+
+
+class VecMax(sp.Function):
+    """max_i w_i: the largest entry of the vector w given by its blocks, each a
+    ``Tuple(length, entry at INDEX)``, entries numbered from 1 in each block.
+
+    With concrete lengths and rational entries it is evaluated exactly (SymPy's Max of
+    rationals); otherwise it stays a real number (finite: the vector is not empty).
+    """
+
+    @classmethod
+    def eval(cls, *blocks):
+        if not all(b[0].is_Integer for b in blocks):
+            return None
+        vals = [instantiate(b[1], sp.Integer(t)) for b in blocks for t in range(1, int(b[0]) + 1)]
+        if vals and all(v.is_Rational for v in vals):
+            return sp.Max(*vals)
+        return None
+
+    def _eval_is_real(self):
+        return True
+
+    def _eval_is_finite(self):
+        return True
+
+    def _sympystr(self, printer):
+        parts = ", ".join(f"{printer.doprint(b[1].xreplace({INDEX: sp.Symbol('i')}))} (i<={printer.doprint(b[0])})"
+                          for b in self.args)
+        return f"max_i[{parts}]"
+
+
+def write_out_maxima(e):
+    """Every :class:`VecMax` whose block lengths are integers, written out as SymPy's Max of its
+    entries (to evaluate a claim at concrete values exactly)."""
+
+    def one(x):
+        if all(b[0].is_Integer for b in x.args):
+            return sp.Max(*(instantiate(b[1], sp.Integer(t)) for b in x.args for t in range(1, int(b[0]) + 1)))
+        return x
+
+    return sp.sympify(e).replace(lambda x: isinstance(x, VecMax), one)
+
+
+def write_out_short_sums(e):
+    """Every sum whose range has a concrete length (at most 64 terms) written out, a sum of 0
+    dropped; the others stay (SymPy's ``doit`` is not used: on symbolic sums it can recurse
+    without end)."""
+
+    def one(x):
+        if len(x.limits) != 1:
+            return x
+        k, lo, hi = x.limits[0]
+        n = hi - lo + 1
+        if x.function == 0:
+            return sp.Integer(0)
+        if n.is_Integer and 0 <= n <= 64:
+            return sp.Add(*(x.function.xreplace({k: lo + t}) for t in range(int(n))))
+        return x
+
+    return sp.sympify(e).replace(lambda x: isinstance(x, sp.Sum), one)
+
+
+def opaque_maxima(*exprs) -> tuple[list, dict]:
+    """The expressions with every :class:`VecMax` replaced by a fresh real symbol (rule
+    ``opaque_maxima``), and the table symbol -> maximum."""
+    table: dict = {}
+    for e in exprs:
+        for a in sp.sympify(e).atoms(VecMax):
+            table.setdefault(a, sp.Dummy("M", real=True))
+    out = [sp.sympify(e).xreplace(table) for e in exprs]
+    return out, {v: k for k, v in table.items()}
+
+
+def _sums(e):
+    return [s for s in sp.preorder_traversal(e) if isinstance(s, sp.Sum) and len(s.limits) == 1]
+
+
+def peel_sums(*exprs) -> list:
+    """Rule ``peel_sums`` on every sum of the expressions (see the module docstring)."""
+    sums = [s for e in exprs for s in _sums(e)]
+    low: dict = {}
+    for s in sums:
+        _, lo, hi = s.limits[0]
+        for t in sums:
+            d = hi - t.limits[0][2]
+            if t.limits[0][1] == lo and d.is_Integer and 0 < d <= MAX_PEEL:
+                low[s] = min(low.get(s, d), d)
+    rep = {}
+    for s, c in low.items():
+        k, lo, hi = s.limits[0]
+        top = hi - c
+        tail = sp.Add(*(s.function.xreplace({k: top + t}) for t in range(1, c + 1)))
+        rep[s] = sp.Sum(s.function, (k, lo, top)) + tail
+    return [sp.sympify(e).xreplace(rep) for e in exprs]
+
+
+def merge_sums(e):
+    """Rule ``merge_sums``: the sums of ``e`` (an expanded difference) over the same limits as one sum."""
+    e = sp.expand(e)
+    groups: dict = {}
+    rest = []
+    for term in sp.Add.make_args(e):
+        coeff, sums = sp.Integer(1), []
+        for f in sp.Mul.make_args(term):
+            if isinstance(f, sp.Sum) and len(f.limits) == 1:
+                sums.append(f)
+            else:
+                coeff = coeff * f
+        if len(sums) != 1:
+            rest.append(term)
+            continue
+        s = sums[0]
+        k, lo, hi = s.limits[0]
+        if coeff.has(k):
+            rest.append(term)
+            continue
+        fresh = groups.setdefault((lo, hi), [sp.Dummy("k", integer=True), []])
+        fresh[1].append(coeff * s.function.xreplace({k: fresh[0]}))
+    out = [sp.Sum(sp.Add(*body), (k, lo, hi)) for (lo, hi), (k, body) in groups.items()]
+    return sp.Add(*out, *rest)
+
+
+def _combine_exp(e):
+    """exp(a)·exp(b) = exp(a + b) (exact), inside sums too."""
+    return sp.powsimp(sp.expand(e), combine="exp", deep=True)
+
+
+def rename_sum_indices(e):
+    """Every sum's index renamed to one Dummy per nesting depth (a bound index is a name only),
+    so that two sums that differ only in the name of their index are the same expression."""
+
+    def walk(x, depth):
+        if not x.args:
+            return x
+        if isinstance(x, sp.Sum) and len(x.limits) == 1:
+            k, lo, hi = x.limits[0]
+            fresh = _SUM_INDICES[depth] if depth < len(_SUM_INDICES) else sp.Dummy("k", integer=True)
+            return sp.Sum(walk(x.function.xreplace({k: fresh}), depth + 1), (fresh, walk(lo, depth), walk(hi, depth)))
+        return x.func(*(walk(a, depth) for a in x.args))
+
+    return walk(sp.sympify(e), 0)
+
+
+_SUM_INDICES = tuple(sp.Dummy(f"k{t}", integer=True) for t in range(8))
+
+
+def _by_sums(L, R, budget: float, claim=None) -> Verdict:
+    """L - R after the sum rules, shown exactly 0 by :func:`~symattn.proof.scalar.exact_zero`
+    (expand, cancel, then simplify; never a float), then audited; else "unknown". ``claim``:
+    the claim as stated (before the maxima were made opaque), whose symbols the proof is for."""
+    L, R = rename_sum_indices(L), rename_sum_indices(R)
+    d = merge_sums(_combine_exp(sp.Add(*peel_sums(L, -R))))
+    d = sp.Add(*[sp.Sum(_combine_exp(t.function), t.limits) if isinstance(t, sp.Sum) else t
+                 for t in sp.Add.make_args(d)])
+    trace = [TraceLine("lhs - rhs after the sum rules: {}", d, limit=200)]
+    try:
+        zero = d == 0 or exact_zero(write_out_short_sums(d), Budget(budget))
+    except (BudgetExceeded, RecursionError) as exc:  # SymPy's symbolic summation can recurse without end
+        return unknown(trace + [f"simplification gave up ({type(exc).__name__}: {str(exc)[:80]})"])
+    if not zero:
+        return unknown(trace + ["does not simplify to 0"])
+    params = parameters(*(claim or (L, R)))
+    dims = [x for x in params if x.is_integer and x.is_positive]
+    v = symbolic_proof("exact simplification (S)", trace + ["simplifies to 0 exactly"],
+                       quantified(dims, (), set(params) - set(dims)))
+    return audit_verdict(L, R, v, scalar=True)
+
+
+def _entries_only(a, vectors) -> bool:
+    """True when ``a`` is an entry of a declared vector, a maximum of such entries, -oo, or a
+    Max of these: a value that the largest entry bounds from above."""
+    if a == -sp.oo:
+        return True
+    if isinstance(a, sp.Indexed):
+        return a.base in vectors
+    if isinstance(a, VecMax):
+        return all(isinstance(b[1], sp.Indexed) and b[1].base in vectors and b[1].indices == (INDEX,)
+                   for b in a.args)
+    if isinstance(a, sp.Max):
+        return all(_entries_only(x, vectors) for x in a.args)
+    return False
+
+
+def resolve_in_case(e, top, vectors):
+    """Rule ``max_cases`` in the case "top is the largest entry of every vector in ``vectors``"."""
+
+    def one(x):
+        if isinstance(x, VecMax) and any(b[1] == top.base[INDEX] for b in x.args):
+            return top
+        if isinstance(x, sp.Max) and top in x.args and all(_entries_only(a, vectors) for a in x.args if a != top):
+            return top
+        return x
+
+    return sp.sympify(e).replace(lambda x: isinstance(x, (VecMax, sp.Max)), one)
+
+
+def _vectors(*exprs) -> list:
+    out = []
+    for e in exprs:
+        for a in sp.sympify(e).atoms(VecMax):
+            for b in a.args:
+                if isinstance(b[1], sp.Indexed) and b[1].base not in [v for v, _ in out]:
+                    out.append((b[1].base, b[0]))
+    return out
+
+
+def prove_scalar(L, R, *, budget: float = 10.0, cases: bool = True) -> Verdict:
+    """Prove L = R exactly with the rules of this module; "unknown" when they do not suffice.
+
+    Tried in order: the maxima as opaque reals, then (``cases``) a case split on the maximum
+    entry. A proved verdict says which; it is general in every symbol of the claim."""
+    start = time.perf_counter()
+    trace = [TraceLine("lhs: {}", L, limit=200), TraceLine("rhs: {}", R, limit=200)]
+    (Lo, Ro), _ = opaque_maxima(L, R)
+    v = _by_sums(Lo, Ro, budget, (L, R))
+    if v.proved:
+        trace += ["maxima read as opaque real numbers; sums peeled and merged"] + list(v.trace)
+        return proved("exact simplification (S)", v.scope, trace, v.general, seconds=time.perf_counter() - start,
+                      lhs=L, rhs=R, over=v.over)
+    vectors = _vectors(L, R)
+    if not (cases and vectors):
+        return replace(unknown(trace + list(v.trace)), seconds=time.perf_counter() - start, lhs=L, rhs=R)
+    bases = {b for b, _ in vectors}
+    for base, length in vectors:
+        p = sp.Dummy("p", integer=True, positive=True)
+        top = base[p]
+        Lc, Rc = resolve_in_case(L, top, bases), resolve_in_case(R, top, bases)
+        if Lc.has(sp.Max) or Rc.has(sp.Max):
+            trace.append(TraceLine("case {} largest: a maximum stays unresolved", top))
+            return replace(unknown(trace), seconds=time.perf_counter() - start, lhs=L, rhs=R)
+        (Lo, Ro), _ = opaque_maxima(Lc, Rc)
+        w = _by_sums(Lo, Ro, budget, (L, R))
+        trace.append(TraceLine("case {} >= every entry (1 <= p <= {}): {} = {}: " + w.status, top, length, Lc, Rc,
+                               limit=160))
+        if not w.proved:
+            return replace(unknown(trace), seconds=time.perf_counter() - start, lhs=L, rhs=R)
+    return proved(f"case split on the maximum entry ({len(vectors)} cases) + exact simplification (S)",
+                  "every value of the entries", trace, True, seconds=time.perf_counter() - start, lhs=L, rhs=R)
+
+
+def prove_all(verdicts, L=None, R=None) -> Verdict:
+    """One verdict for a claim proved part by part (a vector claim, block by block; a claim
+    about every j, case by case): proved when every part is, general when every part is."""
+    verdicts = list(verdicts)
+    trace = [line for k, v in enumerate(verdicts, 1) for line in [f"part {k}: {v.status} by {v.method}", *v.trace]]
+    seconds = sum(v.seconds for v in verdicts)
+    if verdicts and all(v.proved for v in verdicts):
+        methods = list(dict.fromkeys(v.method for v in verdicts))
+        return proved(" + ".join(methods), "every part", trace, all(v.general for v in verdicts), seconds=seconds,
+                      lhs=L, rhs=R)
+    return replace(unknown(trace), seconds=seconds, lhs=L, rhs=R)
