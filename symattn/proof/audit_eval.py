@@ -20,6 +20,7 @@ from mpmath import iv
 from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
+from ..defs.feature_map import FeatureMap, coordinate
 from ..defs.heads import Binder, FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask, Visible
 from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
@@ -173,7 +174,18 @@ class Evaluator:
             if not 0 <= k < len(X):
                 raise Unevaluable(f"row {k} of a matrix with {len(X)} rows")
             return [list(X[k])]
+        if isinstance(e, FeatureMap):
+            return self._feature_map(e, bound)
         raise Unevaluable(f"the audit cannot evaluate a {type(e).__name__} node")
+
+    def _feature_map(self, e, bound):
+        """phi(X), row by row: each coordinate phi[c] of a row is the instance's value of the
+        uninterpreted function phi[c] at that row's entries (drawn once per coordinate and row)."""
+        X = self.matrix(e.arg, bound)
+        fns = [coordinate(e.function, c) for c in range(self.dim(e.features, bound, "the number of features"))]
+        if not all(num.is_exact(x) for row in X for x in row):
+            raise Unevaluable(f"{e.function} at a row that is not rational")
+        return [[self.inst.function_value(f, tuple(row)) for f in fns] for row in X]
 
     def _score(self, e, bound):
         Q, K = self.matrix(e.args[1], bound), self.matrix(e.args[2], bound)

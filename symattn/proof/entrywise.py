@@ -283,6 +283,22 @@ def _entry_line(where: str, i, j, side: str, value) -> TraceLine:
     return _trace_line(f"entry ({{}}, {{}}) of {side}: {{}}", (i, j, value), 200, str(line))
 
 
+def same_fractions(a, b, ranges=None) -> bool:
+    """True when a = n₁/d₁ and b = n₂/d₂ (over a common denominator each) with n₁ - n₂ and d₁ - d₂ both
+    zero in the normal or the interchange form: then a = b. Comparing a - b over the product d₁ d₂
+    can leave a sum of products of sums that only a relabelling of indices over the same range
+    cancels (Σ_p Σ_q x_p y_q z_q w_p against Σ_p Σ_q x_q y_p z_q w_p), which the interchange form
+    does not try; each fraction's own parts do not multiply."""
+    (n1, d1), (n2, d2) = sp.fraction(sp.together(a)), sp.fraction(sp.together(b))
+    if d1 == 1 and d2 == 1:
+        return False
+    for x in (n1 - n2, d1 - d2):
+        d = normalize(x, ranges)
+        if d != 0 and interchanged(d) != 0:
+            return False
+    return True
+
+
 def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
     """Compare entry (i, j) of both sides: symbolic i, j, or every i (j) of a short concrete range."""
     rows, cols = _free_indices(lhs.rows, "i"), _free_indices(lhs.cols, "j")
@@ -302,6 +318,9 @@ def same_entrywise(lhs, rhs, budget) -> tuple[bool, list[str]]:
                     d = interchanged(d)
                     if d == 0:
                         trace.append(f"at {where}: zero after pulling sums out and ordering their limits")
+                if d != 0 and same_fractions(a, b, ranges):
+                    d = 0
+                    trace.append(f"at {where}: the numerators agree and the denominators agree")
             if d != 0:
                 line = TraceLine(f"lhs - rhs at {where} normalizes to {{}}, not 0", d, limit=200)
                 trace.append(_trace_line("lhs - rhs at ({}, {}) normalizes to {}, not 0", (i, j, d), 200, str(line)))

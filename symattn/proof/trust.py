@@ -37,6 +37,8 @@ DRIVERS = {
     "symattn.proof.entrywise.interchanged": "prenex, rename_bound and cancel of a difference (checked with them)",
     "symattn.proof.entrywise.normalize": "applies the sum and floor rules, renames, cancels",
     "symattn.proof.entrywise.same_entrywise": "compares entries (strategy B)",
+    "symattn.proof.entrywise.same_fractions": "compares numerators and denominators with normalize and interchanged "
+                                              "(checked with them); equal parts make equal fractions",
 }
 
 
