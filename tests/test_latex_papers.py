@@ -187,7 +187,7 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ o = F(X)_{t} $$", r"entries of a result", "the whole matrix"),
     (r"$$ F(X)_{t,:} := X W_{t,:} $$", r"does not start with row t", "F(X)_{t,:} := softmax(A_{t,:}) M"),
     (r"$$ A = Q^{-1} $$", r"the inverse \^\{-1\}", "without inverses"),
-    (r"$$ \phi : \mathbb{R}^{D} \to \mathbb{R}^{C} $$", "feature map", "declared as matrices"),
+    (r"$$ \phi : M^{N \times D} \to M^{N \times C} $$", "feature map", "between vector spaces"),
     (r"$$ A = \mathrm{GQA}\text{-} 2 $$", r"\\text\{-\} inside a name", "one command"),
 ])
 def test_refused_constructs_name_themselves_and_what_to_write(text, construct, instead):

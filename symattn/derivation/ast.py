@@ -227,7 +227,8 @@ class Call(Node):
 
     def latex(self):
         name = self.target.base
-        t = rf"\operatorname{{{name}}}" if len(name) > 1 and not self.target.font else self.target.latex()
+        t = rf"\operatorname{{{name}}}" if len(name) > 1 and not self.target.font and name not in GREEK \
+            else self.target.latex()
         if self.axis:
             t += rf"_{{\mathrm{{{self.axis}}}}}"
         tail = "; " + ", ".join(a.latex() for a in self.extra) if self.extra else ""
@@ -406,6 +407,16 @@ class ScoreDecl(Node):
     """``f : M^{..} \\times M^{..} \\to M^{..}`` or ``score: f`` (an uninterpreted score)."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class FeatureDecl(Node):
+    """``\\phi : \\mathbb{R}^{D} \\to \\mathbb{R}^{C}``: a feature map of one vector argument, applied to
+    vectors and to the rows of matrices (Katharopoulos et al.'s linear attention)."""
+
+    name: str
+    domain: Shape
+    codomain: Shape
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from ..proof import verify
 from ..proof.budget import Budget
 from ..proof.refute import search
 from . import ast
+from .mask_slips import mask_candidates
 
 MAX_CANDIDATES = 120  # tried in order until one is proved, within the budget
 
@@ -44,8 +45,9 @@ class Diagnosis:
     side: str = "right"  # the side of the step that is corrected
 
     def describe(self) -> str:
+        where = "definition" if self.side == "definition" else f"{self.side} side"
         return (f"likely slip: {self.slip}: {self.detail}\n"
-                f"  corrected {self.side} side: {self.corrected}\n  with it the step is {self.evidence}")
+                f"  corrected {where}: {self.corrected}\n  with it the step is {self.evidence}")
 
     def as_dict(self) -> dict:
         return {"slip": self.slip, "detail": self.detail, "corrected": self.corrected,
@@ -104,6 +106,11 @@ def expr_candidates(L, R):
 
 def _t(n):
     return ast.T(n.pos, n if isinstance(n, (ast.Name, ast.Group, ast.Call, ast.Block)) else ast.Group(n.pos, n))
+
+
+def _transposed(n):
+    """n^T, with (x^T)^T written x."""
+    return n.arg if isinstance(n, ast.T) else _t(n)
 
 
 def _bare(n):
@@ -172,7 +179,8 @@ def _names(n):
 def structural_candidates(node, scales=()):
     """(slip, detail, node') for the slips of the catalogue that change the structure of a product:
 
-    - transposed product: (A B)^T written A^T B^T (the factors not reversed);
+    - transposed product: (A B)^T written A^T B^T (the factors not reversed), or A^T B meant and
+      (A B^T)^T written, which is B A^T;
     - transpose of a product inside a projection: (K W^K)^T written K W^{K T} or K^T W^K;
     - transposed operand: a transpose dropped from a sub-product, (K W^K) for (K W^K)^T;
     - heads summed in the wrong order: the factors of a summand over heads swapped;
@@ -185,6 +193,12 @@ def structural_candidates(node, scales=()):
     def walk(n, rebuild, in_sum=False):
         if not isinstance(n, ast.Node):
             return
+        if isinstance(n, ast.T) and isinstance(_bare(n.arg), ast.Mul):  # (A B^T)^T meant as A^T B
+            fs = _bare(n.arg).factors
+            meant = ast.Group(n.pos, ast.Mul(n.pos, tuple(_transposed(f) for f in fs)))
+            really = " ".join(_transposed(f).text() for f in reversed(fs))
+            out.append(("transposed product", f"{n.text()} is {really}: a transpose reverses the factors "
+                        f"((A B)^T = B^T A^T); {meant.body.text()} was meant", rebuild(meant)))
         if isinstance(n, ast.Mul):
             fs = list(n.factors)
             for k in range(len(fs) - 1):
@@ -428,6 +442,7 @@ def diagnose_step(step, budget: float = 10.0):
         structural = structural_candidates(step.rhs_node, scales)
         projection = "transpose of a product inside a projection"
         add_nodes(group_map_candidates(step.rhs_node, scope))
+        candidates.extend(mask_candidates(step, scope, latex))  # a mask's cases: off by one, flipped
         add_nodes([c for c in structural if c[0] != projection])
         add_nodes([c for c in written if c[0] == "softmax on the other axis"])
         add_nodes([c for c in written if c[0] == "transposed operand" and "operands swapped" not in c[1]])
@@ -439,7 +454,7 @@ def diagnose_step(step, budget: float = 10.0):
     add_nodes([c for c in written if c[0] != "softmax on the other axis" and not (
         c[0] == "transposed operand" and "operands swapped" not in c[1])])
     best = None
-    for slip, detail, make, text in candidates[:MAX_CANDIDATES]:
+    for slip, detail, make, text, *where in candidates[:MAX_CANDIDATES]:
         if deadline.left() <= 0:
             break
         try:
@@ -458,9 +473,10 @@ def diagnose_step(step, budget: float = 10.0):
                                  search_counterexample=False)
         except SymattnError:
             v = None
+        side = where[0] if where else "right"
         if v is not None and v.proved:
-            return Diagnosis(slip, detail, corrected, f"proved ({v.scope}) by {v.method}", True)
+            return Diagnosis(slip, detail, corrected, f"proved ({v.scope}) by {v.method}", True, side)
         if best is None:
             best = Diagnosis(slip, detail, corrected,
-                             f"consistent on {agreed} random samples (a hint, not a proof)", False)
+                             f"consistent on {agreed} random samples (a hint, not a proof)", False, side)
     return best

@@ -29,7 +29,7 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast
+from . import ast, vectors
 
 VOCABULARY_ARITY = {"Attention": 3, "Softmax": 1, "softmax": 1, "MultiHead": 3}
 ONES = "\U0001d7cf"  # \mathbf{1}, the vector of ones
@@ -136,17 +136,21 @@ class Scope:
         self.subs: dict = {}
         self.rotations: dict[str, tuple] = {}  # R^d: (label Theta, frequency function, number of pairs p)
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
+        self.features: dict[str, tuple] = {}  # phi : R^D -> R^C: name -> (D, C)
+        self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
 
     # declarations ----------------------------------------------------------
 
     def fail(self, node, message, expected="", cls=DerivationError):
         line, col = node.pos if node is not None else (0, 0)
+        for t, n, slack in self.positions.values():  # a length read as t + s is shown as the file writes it
+            message, expected = (x.replace(sp.sstr(t + slack), sp.sstr(n)) for x in (message, expected))
         raise cls(message, line, col, expected)
 
     def known_names(self) -> list[str]:
         return sorted(set(self.matrices) | {k + "_h" for k in self.families} | set(self.defs) | set(self.scalars)
                       | {k + "_h" for k in self.indexed}
-                      | set(self.functions) | set(self.dims))
+                      | set(self.functions) | set(self.dims) | set(self.features))
 
     def dim(self, node, create: bool = True):
         """Elaborate a dimension expression (``d_model``, ``H d_v``, ``2``)."""
@@ -536,7 +540,7 @@ class Scope:
         if n.base in VOCABULARY_ARITY or n.base in ("exp", "log", ONES):
             return False
         k = key_of(n)
-        return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions
+        return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions or k in self.features
                     or k in self.scalars or k in self.partitions or k in self.aliases
                     or family_key(n) in self.families or family_key(n) in self.indexed)
 
@@ -616,6 +620,9 @@ class Scope:
 
     def _div(self, node, L):
         num, den = self._expr(node.num, L), self._expr(node.den, L)
+        if is_matrix(den) and is_matrix(num) and den.rows == 1 and den.cols == 1:  # a 1 × 1 matrix: a scalar
+            vectors.division_note(self, node.den)
+            return vectors.divide(num, den)
         if is_matrix(den):
             self.fail(node.den, f"division by the matrix {node.den.text()}",
                       "a scalar divisor such as sqrt(d_k)")
@@ -670,6 +677,8 @@ class Scope:
         if isinstance(acc, KronOp) or isinstance(v, KronOp):
             return self.kron_multiply(acc, left, v, f)
         if is_matrix(acc) and is_matrix(v):
+            if not same_dim(acc.cols, v.rows) and vectors.scalar_product(acc, v) is not None:
+                return vectors.scalar_product(acc, v)  # a 1 × 1 matrix (x^T y) times a vector is a scalar multiple
             if not same_dim(acc.cols, v.rows):
                 self.fail(f, f"cannot multiply {_short(left)} ({shape_text(acc)}) by {_short(f)} "
                           f"({shape_text(v)}): the inner dimensions {sp.sstr(acc.cols)} and "
@@ -731,7 +740,7 @@ class Scope:
             count = self.index_value(node.upper, L)
 
         def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
-            body = self._expr(node.body, {**L, node.index: k})
+            body = self._expr(node.body, {**L, node.index: k, (node.index, "count"): count})
             if not is_matrix(body):
                 self.fail(node.body, "the summand is a scalar", "a matrix summand")
             return body
@@ -970,6 +979,9 @@ class Scope:
         if fk in self.families:
             self.fail(node, f"{node.text()} is a head-indexed family",
                       f"a member such as {node.base}_h^{node.sup}")
+        row = vectors.row_vector(self, node, L)  # Q_i: row i of a declared Q, as a column vector
+        if row is not None:
+            return row
         self.unknown(node, k)
 
     def resolve(self, key: str) -> str:
@@ -1106,6 +1118,8 @@ class Scope:
         if base in ("Concat", "concat") and name.sub is None:
             return self.sequence(node, list(node.args), "row" if self.convention == "row" else "column", L)
         k = key_of(name)
+        if k in self.features and name.sub is None:
+            return vectors.apply_feature_map(self, node, L)
         if k in self.functions:
             Q, K = self.args(node, L, 2)
             f = self.functions[k]

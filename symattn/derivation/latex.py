@@ -680,13 +680,15 @@ class LatexParser(Parser):
                           "%: score: dot (or scaled_dot)", t)
             if mapping is not None:
                 return [mapping]
+            if arity == 1 and _is_vector_space(domain[0]) and _is_vector_space(codomain):
+                return [ast.FeatureDecl(p, names[0].text(), domain[0], codomain)]  # phi : R^D -> R^C
             if arity != 2:
                 self.fail(f"{names[0].text()} is declared as a function of {arity} argument"
                           f"{'s' if arity > 1 else ''} without (...) \\mapsto ...: only a score function of two "
-                          "arguments (f : M^{..} \\times M^{..} \\to M^{..}) is read alone; a feature map such as "
-                          "\\phi is not",
-                          "the matrices the map produces, declared as matrices (\\phi(Q) written as a "
-                          "declared Q_\\phi \\in \\mathbb{R}^{N \\times C}), or the map's rule in the next row: "
+                          "arguments (f : M^{..} \\times M^{..} \\to M^{..}) or a feature map of one vector "
+                          "(\\phi : \\mathbb{R}^{D} \\to \\mathbb{R}^{C}) is read alone",
+                          "a feature map between vector spaces, \\phi : \\mathbb{R}^{D} \\to \\mathbb{R}^{C} (it "
+                          "then applies to vectors and to the rows of matrices), or the map's rule in the next row: "
                           "(Q, K, V) \\mapsto ...", t)
             return [ast.ScoreDecl(p, names[0].text())]
         self.i = save
@@ -757,6 +759,11 @@ class LatexParser(Parser):
             if not end():
                 self.fail(f"found {self.peek().show()} after the end of the statement",
                           "',' between statements, or the end of the formula")
+
+
+def _is_vector_space(shape) -> bool:
+    """``\\mathbb{R}^{D}``: a space of vectors (a shape of one column)."""
+    return shape.rows is not None and isinstance(shape.cols, ast.Num) and shape.cols.value == 1
 
 
 def _align_rows(tokens: list[Token]) -> list[Token]:

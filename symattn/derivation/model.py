@@ -21,6 +21,7 @@ from ..proof import Verdict
 from ..teach.printing import text as readable_text
 from . import ast
 from .elaborate import VOCABULARY_ARITY, Scope, family_key, is_matrix, key_of
+from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 
 DEFAULT_BUDGET = 20.0
 MAX_STEPS = 200
@@ -340,6 +341,10 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.head_range(st.index, st.upper, st)
         elif isinstance(st, ast.Declare):
             scope.declare(st)
+        elif isinstance(st, ast.FeatureDecl):
+            declare_feature_map(scope, st)
+    if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
+        stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
     named = {id(st) for st in stmts if isinstance(st, ast.Chain) and len(st.links) == 1
              and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}
     scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in _walk(st))
@@ -433,11 +438,13 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
             scope.check_shape(nodes[-1], vals[-1], st.shape)
         except DerivationError as exc:
             vals[-1] = exc
+    vals, as_vectors = orient_vectors(scope, nodes, vals)  # V'_i written as a column, then as a row
     out = []
     for k, (rel, pos, node) in enumerate(st.links, start=1):
         s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
                  lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
         s.scope_obj, s.chain, s.bound = scope, chain, bound
         s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
+        s.assumptions += (as_vectors[k],) if as_vectors[k] else ()
         out.append(s)
     return out

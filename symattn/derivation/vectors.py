@@ -1,0 +1,193 @@
+"""Vectors as papers reason with them: rows of declared matrices, feature maps, and 1 × 1 scalars.
+
+Katharopoulos et al. (2020) write, for Q, K ∈ R^{N×D} and V ∈ R^{N×M},
+
+    V'_i = Σ_j φ(Q_i)ᵀ φ(K_j) V_j / Σ_j φ(Q_i)ᵀ φ(K_j),
+
+where Q_i is the i-th row of Q taken as a column vector, φ : R^D → R^C a feature map, and
+φ(Q_i)ᵀ φ(K_j) a scalar. This module reads that vocabulary for :class:`~.elaborate.Scope`:
+
+- ``\\phi : \\mathbb{R}^{D} \\to \\mathbb{R}^{C}`` declares φ (:func:`declare_feature_map`); φ(X) of a
+  matrix with D columns is φ applied to every row (N × C), φ(x) of a column of D entries is a column
+  of C entries (:func:`apply_feature_map`), both as :class:`~symattn.defs.feature_map.FeatureMap`;
+- ``Q_i`` for a declared Q and an undeclared letter i is row i of Q as a column vector (D × 1),
+  i a position 1 <= i <= N; inside ``\\sum_{j=1}^{N}``, ``K_j`` is row j of K (:func:`row_vector`);
+- a 1 × 1 matrix (φ(Q_i)ᵀ φ(K_j)) times a vector, or a vector divided by a 1 × 1 matrix, is a scalar
+  product or quotient (:func:`scalar_product`, :func:`divide`);
+- the two sides of a step that are a column and a row of the same length are compared as vectors
+  (:func:`orient_vectors`), since the paper writes the row V'_i both ways; the step says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import sympy as sp
+
+from ..defs.feature_map import FeatureMap
+from ..defs.numeric_nodes import DivideRows, ScaleRows
+from ..defs.shapes import same_dim
+from ..errors import NotationShapeError
+from . import ast
+
+
+def declare_feature_map(scope, st: ast.FeatureDecl) -> None:
+    """``phi : R^D -> R^C``: phi is a feature map from vectors of D entries to vectors of C entries."""
+    name = st.name
+    taken = (name in scope.features or name in scope.functions or name in scope.matrices or name in scope.dims
+             or name in scope.scalars)
+    if taken:
+        scope.fail(st, f"{name} is declared twice", "one declaration per name")
+    D, C = scope.dim(st.domain.rows), scope.dim(st.codomain.rows)
+    scope.features[name] = (D, C)
+    scope.notes.append(f"{name} : R^{sp.sstr(D)} -> R^{sp.sstr(C)} is a feature map, uninterpreted (a step proved "
+                       f"holds for every {name}): {name}(X) of an N × {sp.sstr(D)} matrix applies it to each row "
+                       f"(N × {sp.sstr(C)}), {name}(x) of a column of {sp.sstr(D)} entries is a column of "
+                       f"{sp.sstr(C)} entries")
+
+
+def apply_feature_map(scope, node: ast.Call, L):
+    """``phi(X)`` (every row of X) or ``phi(x)`` (a column vector), for a declared feature map phi."""
+    name = node.target.text()
+    if len(node.args) != 1 or isinstance(node.args[0], ast.Dots):
+        scope.fail(node, f"the feature map {name} takes 1 argument, got {len(node.args)}", f"{name}(x)")
+    D, C = scope.features[name]
+    arg = node.args[0]
+    X = scope._expr(arg, L)
+    if not isinstance(X, (sp.MatrixBase, sp.matrices.expressions.matexpr.MatrixExpr)):
+        scope.fail(arg, f"{name} of the scalar {arg.text()}", f"a vector of {sp.sstr(D)} entries or a matrix")
+    D = sp.sympify(D).xreplace(scope.subs) if scope.subs else D
+    if same_dim(X.cols, D):
+        return FeatureMap(name, X, C)
+    if same_dim(X.rows, D) and same_dim(X.cols, 1):
+        return FeatureMap(name, X.T, C).T
+    scope.fail(arg, f"{name} maps R^{sp.sstr(D)} to R^{sp.sstr(C)}, and {arg.text()} is {sp.sstr(X.rows)} × "
+               f"{sp.sstr(X.cols)}: neither a column of {sp.sstr(D)} entries nor a matrix whose rows have "
+               f"{sp.sstr(D)} entries", f"{name} of a vector in R^{sp.sstr(D)}, or of a matrix with {sp.sstr(D)} "
+               "columns", NotationShapeError)
+
+
+def rewrite_feature_calls(node, names):
+    """``node`` with each product ``phi (x)`` of a declared feature map phi read as the call phi(x): the
+    parser reads ``\\phi\\left(Q_i\\right)^T`` as phi times (Q_i)^T, as it reads A (B)^T, since it cannot
+    know that phi is a function; so ``phi (x)^T`` becomes phi(x)^T."""
+    if isinstance(node, tuple):
+        return tuple(rewrite_feature_calls(x, names) for x in node)
+    if not isinstance(node, ast.Node) or isinstance(node, ast.Given):
+        return node
+    kw = {f.name: (getattr(node, f.name) if f.name == "pos" else rewrite_feature_calls(getattr(node, f.name), names))
+          for f in fields(node)}
+    node = type(node)(**kw)
+    if not isinstance(node, ast.Mul):
+        return node
+    out, fs, k = [], list(node.factors), 0
+    while k < len(fs):
+        f = fs[k]
+        if (k + 1 < len(fs) and isinstance(f, ast.Name) and f.sub is None and f.sup is None and f.text() in names):
+            arg, marks = fs[k + 1], []
+            while isinstance(arg, ast.T):
+                marks.append(arg.pos)
+                arg = arg.arg
+            if isinstance(arg, ast.Group):
+                call = ast.Call(f.pos, f, (arg.body,))
+                for p in reversed(marks):
+                    call = ast.T(p, call)
+                out.append(call)
+                k += 2
+                continue
+        out.append(f)
+        k += 1
+    return out[0] if len(out) == 1 else ast.Mul(node.pos, tuple(out))
+
+
+def row_vector(scope, node: ast.Name, L):
+    """``Q_i``: row i of the declared matrix Q as a column vector, or None when ``node`` is not such a row.
+
+    The subscript is a letter: an index bound by a sum over the rows of Q (``\\sum_{j=1}^{N} K_j``), or
+    an undeclared letter, read as a position 1 <= i <= N (see ``Scope.position_value``)."""
+    sub = node.sub
+    if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base) == 1):
+        return None
+    whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
+    key = scope.resolve(whole.text())
+    if key not in scope.matrices or sub.base in scope.counts or scope.resolve(sub.base) in scope.dims:
+        return None
+    X = scope._expr(whole, L)
+    if sub.base in L:
+        k, count = L[sub.base], L.get((sub.base, "count"))
+        if count is None or isinstance(k, sp.MatrixBase) or getattr(k, "is_Matrix", False):
+            return None
+        n, rows = (sp.sympify(x).xreplace(scope.subs) for x in (count, X.rows))
+        if not same_dim(n, rows):
+            scope.fail(node, f"{node.text()} is row {sub.base} of {whole.text()}, which has {sp.sstr(rows)} rows, and "
+                       f"the sum over {sub.base} runs to {sp.sstr(n)}", f"a sum over the {sp.sstr(rows)} rows of "
+                       f"{whole.text()}", NotationShapeError)
+    else:
+        k = scope.position_value(sub, X.rows, L)
+        scope.check_positions(node, k, k, X.rows)
+    note = (f"{node.base}_{sub.base} and the like are rows of the declared matrices, each read as a column vector "
+            f"(row {sub.base} of {whole.text()}, transposed), as Katharopoulos et al. write them")
+    if note not in scope.notes and not any(n.endswith("as Katharopoulos et al. write them") for n in scope.notes):
+        scope.notes.append(note)
+    scope.row_vectors = True
+    return X[k - 1:k, :].T
+
+
+def _one_by_one(x) -> bool:
+    return x.rows == 1 and x.cols == 1
+
+
+def times_scalar(A, s):
+    """A times the scalar of the 1 × 1 matrix s: A s for a column, s A for a row, else diag(s 1) A."""
+    if A.cols == 1:
+        return A * s
+    if A.rows == 1:
+        return s * A
+    return ScaleRows(sp.OneMatrix(A.rows, 1) * s, A)
+
+
+def scalar_product(a, b):
+    """The product of a 1 × 1 matrix (a scalar, as φ(Q_i)ᵀ φ(K_j)) and a matrix whose shape does not
+    fit it, as the scalar times the matrix; None when neither is 1 × 1."""
+    if _one_by_one(a):
+        return times_scalar(b, a)
+    if _one_by_one(b):
+        return times_scalar(a, b)
+    return None
+
+
+def divide(A, s):
+    """A divided by the scalar of the 1 × 1 matrix s (every entry of A)."""
+    if A.rows == 1:
+        return DivideRows(A, s)
+    if A.cols == 1:
+        return DivideRows(A.T, s).T
+    return DivideRows(A, sp.OneMatrix(A.rows, 1) * s)
+
+
+def division_note(scope, den_node) -> None:
+    note = (f"{den_node.text()} is 1 × 1, read as a scalar: a step that divides by it holds where it is nonzero")
+    if note not in scope.notes:
+        scope.notes.append(note)
+
+
+def orient_vectors(scope, nodes, vals):
+    """Where a chain goes from a column of n entries to a row of n entries (or back) in a derivation
+    that reads rows as vectors, the row is compared as the column it writes (its transpose). Returns
+    the values to compare and, per link, the text that says so (or None)."""
+    out, said = list(vals), [None] * len(vals)
+    if not getattr(scope, "row_vectors", False):
+        return out, said
+    for k in range(1, len(out)):
+        a, b = out[k - 1], out[k]
+        if not all(isinstance(x, sp.matrices.expressions.matexpr.MatrixExpr) for x in (a, b)):
+            continue
+        column_row = same_dim(a.cols, 1) and same_dim(b.rows, 1) and same_dim(a.rows, b.cols)
+        row_column = same_dim(a.rows, 1) and same_dim(b.cols, 1) and same_dim(a.cols, b.rows)
+        if (column_row or row_column) and not same_dim(a.rows, a.cols):
+            n = a.rows if column_row else a.cols
+            out[k] = b.T
+            what = ("a column", "a row") if column_row else ("a row", "a column")
+            left = nodes[k - 1].text() if len(nodes[k - 1].text()) <= 24 else "the left side"
+            said[k] = f"{left} ({what[0]} of {sp.sstr(n)} entries) and the right side ({what[1]}) compared as vectors"
+    return out, said
