@@ -9,6 +9,7 @@ import sympy as sp
 
 import symattn as sa
 import symattn.defs
+from symattn.defs.feature_map import FeatureMap
 from symattn.defs.heads import Binder
 from symattn.defs.mask import Visible
 from symattn.defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
@@ -98,8 +99,13 @@ def _argument(x, values, scalars, functions):
     return values[str(x) if isinstance(x, sa.FamilyMember) and x.index == h else x.name]
 
 
+#: node classes with no lowering yet, with the reason: FeatureMap (an uninterpreted feature map phi of
+#: linear attention) exists for proofs; at concrete sizes it is the matrix of its coordinate functions
+PROOF_ONLY = {FeatureMap}
+
+
 def test_every_exported_node_class_has_an_example():
-    missing = sorted(c.__name__ for c in exported_node_classes() - set(EXAMPLES) - {Visible, PermIndex})
+    missing = sorted(c.__name__ for c in exported_node_classes() - set(EXAMPLES) - {Visible, PermIndex} - PROOF_ONLY)
     assert not missing, f"no lambdify example for {missing}"
     assert Binder not in exported_node_classes()  # an abstract base: its subclasses are the nodes
 
