@@ -678,7 +678,7 @@ class Scope:
             return self.kron_multiply(acc, left, v, f)
         if is_matrix(acc) and is_matrix(v):
             if not same_dim(acc.cols, v.rows) and vectors.scalar_product(acc, v) is not None:
-                return vectors.scalar_product(acc, v)  # a 1 × 1 matrix (x^T y) times a vector is a scalar multiple
+                return vectors.scalar_product(acc, v, self, (left, f))  # a 1 × 1 matrix (x^T y) is a scalar
             if not same_dim(acc.cols, v.rows):
                 self.fail(f, f"cannot multiply {_short(left)} ({shape_text(acc)}) by {_short(f)} "
                           f"({shape_text(v)}): the inner dimensions {sp.sstr(acc.cols)} and "

@@ -146,13 +146,17 @@ def times_scalar(A, s):
     return ScaleRows(sp.OneMatrix(A.rows, 1) * s, A)
 
 
-def scalar_product(a, b):
+def scalar_product(a, b, scope=None, nodes=(None, None)):
     """The product of a 1 × 1 matrix (a scalar, as φ(Q_i)ᵀ φ(K_j)) and a matrix whose shape does not
-    fit it, as the scalar times the matrix; None when neither is 1 × 1."""
-    if _one_by_one(a):
-        return times_scalar(b, a)
-    if _one_by_one(b):
-        return times_scalar(a, b)
+    fit it, as the scalar times the matrix; None when neither is 1 × 1. With ``scope``, the notes say
+    which factor (of ``nodes``, the two factors as written) is read as a scalar."""
+    for k, (s, other) in enumerate(((a, b), (b, a))):
+        if _one_by_one(s):
+            if scope is not None and nodes[k] is not None:
+                note = f"{nodes[k].text()} is 1 × 1, read as a scalar"
+                if note not in scope.notes:
+                    scope.notes.append(note)
+            return times_scalar(other, s)
     return None
 
 
