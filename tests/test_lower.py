@@ -85,7 +85,7 @@ def test_lowering_twice_returns_the_cached_kernel():
 def test_source_is_batched_numpy():
     src = lower(ROW, args=[Q, K, V]).source
     assert "swapaxes" in src and "@" in src or "chain(" in src
-    assert ".T" not in src.split('"""')[2] and ".dot" not in src
+    assert ".T" not in src.split("\n", 1)[1] and ".dot" not in src
     assert "softmax_(" in src
 
 
@@ -326,7 +326,7 @@ def test_a_keyword_that_is_one_input_s_name_and_another_s_identifier_means_the_n
     np.testing.assert_allclose(k(**{"W^Q": a, "W_Q": b}), want)
     np.testing.assert_allclose(k(W_Q=b, **{"W^Q": a}), want)
     np.testing.assert_allclose(k(W_Q_2=a, W_Q=b), want)  # W^Q's identifier, as W_Q keeps its own name
-    assert "def kernel(W_Q_2, W_Q, *, out=None)" in k.source
+    assert "def _lambdifygenerated(W_Q_2, W_Q, out):" in k.source
 
 
 def test_a_scale_that_a_fixed_size_turns_into_one_lowers():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +15,7 @@ from ..defs.permutation import PermutationSymbol
 from ..defs.score import Score
 from ..errors import InputError
 from . import runtime
-from .printer import BatchedPrinter, ScalarPrinter, identifier, leaf
+from .printer import KernelPrinter, ScalarPrinter, identifier, leaf
 
 
 @dataclass(frozen=True)
@@ -201,28 +200,6 @@ def bindable(leaves) -> set:
     return {sp.sympify(d) for x in leaves if is_array(x) for d in x.shape if isinstance(sp.sympify(d), sp.Symbol)}
 
 
-def _dimension_binding(leaves, names, dims) -> list[str]:
-    """Lines that bind every dimension symbol that is a whole axis of an input and check the others."""
-    lines, later = [], []
-    for x in leaves:
-        if not is_array(x):
-            continue
-        for axis, (d, what) in enumerate(zip(x.shape, ("rows", "columns"))):
-            d = sp.sympify(d)
-            ax = axis - 2
-            if isinstance(d, sp.Symbol):
-                lines.append(f"{dims[d]} = bind(bound, {str(d)!r}, {names[x]}.shape[{ax}], "
-                             f"{x.name!r}, {what!r})")
-            else:
-                later.append((x, d, ax, what))
-    printer = BatchedPrinter({}, dims)
-    for x, d, ax, what in later:
-        if d.free_symbols <= set(dims):
-            lines.append(f"check_size({printer.dim(d)}, {names[x]}.shape[{ax}], {x.name!r}, "
-                         f"{what!r}, {sp.sstr(d)!r})")
-    return lines
-
-
 def size_equations(expr, args, names) -> list:
     """(size expression, code of the array size, array name, axis name) for every axis of every input
     array, and the head axis of each stacked family (its length is the head count it is summed over)."""
@@ -307,9 +284,24 @@ def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, di
     return src, names, dims
 
 
-def build_kernel_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, dict, dict, list]:
-    """:func:`build_source`, and the dimension symbols the kernel takes as keywords."""
-    taken = {"np", "numpy", "math", "dtype", "bound", "out", fname} | {
+@dataclass(frozen=True)
+class Lambdified:
+    """What :func:`lambdify_kernel` makes: sympy.lambdify's function and its source, the identifiers of
+    the inputs and of the dimensions, and the dimensions the function takes as arguments."""
+
+    fn: object
+    source: str
+    names: dict
+    dims: dict
+    extra: list
+
+
+def kernel_printer(expr, args, donated=()) -> tuple:
+    """The printer of the kernel of ``expr`` (a :class:`~symattn.lowering.printer.KernelPrinter`, whose
+    ``cse`` is the CSE to pass to lambdify), the parameters of the function (the inputs ``args`` in
+    order, then the sizes no input shows, then ``out``, as SymPy symbols named by their identifiers),
+    the identifiers of the inputs and of the dimensions, and those sizes."""
+    taken = {"np", "numpy", "math", "dtype", "bound", "out", "kernel", "_lambdifygenerated"} | {
         n for n in dir(runtime) if not n.startswith("__")}
     # an input whose name is an identifier keeps it (W_Q stays W_Q beside W^Q, which becomes W_Q_2)
     own_first = {x: identifier(x.name, taken) for x in sorted(args, key=lambda x: not x.name.isidentifier())}
@@ -320,50 +312,61 @@ def build_kernel_source(expr, args, fname: str = "kernel", donated=()) -> tuple[
     scalars = {x.symbol: names[x] for x in args if isinstance(x, ScalarInput)}
     scalars.update({x.function: names[x] for x in args if isinstance(x, FunctionInput)})
     stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
-    body, out = BatchedPrinter(inputs, dims, donated, scalars=scalars, stacked=stacked).doprint(expr)
     lines, extra = solve_sizes(expr, args, names, dims)
-    params = ", ".join(names[x] for x in args)
     array_params = ", ".join(names[x] for x in arrays)
     pairs = ", ".join(f"({x.name!r}, {names[x]}{', 3' if isinstance(x, StackedFamily) else ''})"
                       for x in arrays)
-    sig = params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])
-    sig = sig.lstrip(", ")
-    body = _write_into_out(body, out)
-    note = f" Overwrites {', '.join(x.name for x in donated)}." if donated else ""
     unpack = f"({array_params}{',' if len(arrays) == 1 else ''})" if arrays else "_"
-    head = [f"def {fname}({sig}):",
-            f'    """{sp.sstr(expr)} (arrays: batch axes first, matrices in the last two).{note}"""',
-            f"    {unpack}, dtype = as_inputs([{pairs}])",
-            "    bound = {}"]
-    shape_printer = BatchedPrinter(names, dims)
-    rows, cols = (shape_printer.dim(d) for d in expr.shape)
+    statements = [(f"{unpack}, dtype", f"as_inputs([{pairs}])"), ("bound", "{}")]
+    for line in lines:  # ``n = bind(...)``, ``d = solve_size(...)`` or ``check_size(...)``
+        left, sep, right = line.partition(" = ")
+        statements.append((left, right) if sep and left.isidentifier() else ("_", line))
+    size = ScalarPrinter(dims)
+    rows, cols = (size.doprint(sp.sympify(d)) for d in expr.shape)
     batch = ", ".join(names[x] + ("[..., 0, :, :]" if isinstance(x, StackedFamily) else "") for x in arrays)
-    lines.append(f"if out is not None:  # the result's exact shape and dtype\n"
-                 f"        check_out(out, dtype, batch_of({batch}) + ({rows}, {cols}))")
-    src = "\n".join(head + ["    " + ln for ln in lines + body] + [f"    return into({out}, out)", ""])
-    return src, names, dims, extra
+    statements.append(("_", f"out is None or check_out(out, dtype, batch_of({batch}) + ({rows}, {cols}))"))
+    printer = KernelPrinter(inputs, dims, donated, scalars=scalars, stacked=stacked, statements=statements)
+    params = [sp.Symbol(names[x]) for x in args] + [sp.Symbol(dims[d]) for d in extra] + [sp.Symbol("out")]
+    return printer, params, names, dims, extra
 
 
-_UFUNCS = {"+": "np.add", "-": "np.subtract", "*": "np.multiply", "/": "np.divide"}
+def lambdify_kernel(expr, args, donated=()) -> Lambdified:
+    """The kernel of ``expr`` as stock ``sympy.lambdify`` makes it with symattn's printer and CSE:
+
+        sympy.lambdify(params, expr, modules=[namespace()], printer=printer, cse=printer.cse,
+                       dummify=False, docstring_limit=1000)
+
+    (``printer, params, ... = kernel_printer(expr, args, donated)``): the parameters are the inputs
+    in the order of ``args``, the sizes no input shows and ``out``."""
+    printer, params, names, dims, extra = kernel_printer(expr, args, donated)
+    ns = namespace()
+    fn = sp.lambdify(params, expr, modules=[ns], printer=printer, cse=printer.cse, dummify=False,
+                     docstring_limit=1000)
+    # lambdify also puts every symbol of the expression into the function's globals under its name;
+    # a dimension named like a helper (mm, chain) must not hide the helper
+    fn.__globals__.update(ns)
+    return Lambdified(fn, inspect.getsource(fn), names, dims, extra)
 
 
-def _write_into_out(body: list, result: str) -> list:
-    """When the result is first made by a product (``tK = mm(A, B)``) or by one elementwise
-    operation of two names (``tK = U / l``), make it there: ``mm(A, B, out=out)``,
-    ``np.divide(U, l, out=out)``; the in-place steps after it keep it there."""
-    first = next((k for k, ln in enumerate(body) if ln.startswith(f"{result} = ")), None)
-    if first is None:
-        return body
-    code, sep, comment = body[first].partition("  #")
-    rhs = code[len(f"{result} = "):].strip()
-    if rhs.startswith("mm("):
-        code = code.rstrip()[:-1] + ", out=out)"
-    else:
-        m = re.fullmatch(r"(\w+) ([-+*/]) (\w+)", rhs)
-        if m is None:
-            return body
-        code = f"{result} = {_UFUNCS[m.group(2)]}({m.group(1)}, {m.group(3)}, out=out)"
-    return body[:first] + [code + sep + comment] + body[first + 1:]
+def build_kernel_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, dict, dict, list]:
+    """:func:`build_source`, and the dimension symbols the kernel takes as keywords: the source of
+    :func:`lambdify_kernel` under the name ``fname``, with a signature of keywords (the sizes no input
+    shows, and ``out=None``) and a docstring, for a module of its own (``symattn codegen``)."""
+    lam = lambdify_kernel(expr, args, donated)
+    params = ", ".join(lam.names[x] for x in args)
+    sig = (params + "".join([", *"] + [f", {lam.dims[d]}" for d in lam.extra] + [", out=None"])).lstrip(", ")
+    note = f" Overwrites {', '.join(x.name for x in donated)}." if donated else ""
+    head = [f"def {fname}({sig}):",
+            f'    """{sp.sstr(expr)} (arrays: batch axes first, matrices in the last two).{note}"""']
+    body = lam.source.split("\n", 1)[1]
+    return "\n".join(head) + "\n" + body, lam.names, lam.dims, lam.extra
+
+
+def namespace() -> dict:
+    """The globals of a kernel: NumPy, math and the runtime helpers."""
+    ns = {"np": np, "numpy": np, "math": __import__("math")}
+    ns.update({k: v for k, v in vars(runtime).items() if not k.startswith("__")})
+    return ns
 
 
 @dataclass
@@ -434,11 +437,11 @@ class Kernel:
 
 
 def compile_source(src: str, fname: str = "kernel"):
-    namespace = {"np": np, "numpy": np, "math": __import__("math")}
-    namespace.update({k: v for k, v in vars(runtime).items() if not k.startswith("__")})
+    """The function ``fname`` defined by ``src`` (a module written by :func:`build_kernel_source`)."""
     code = compile(src, f"<symattn kernel {fname}>", "exec")
-    exec(code, namespace)  # the source is generated by the printer from a SymPy tree, never user text
-    return namespace[fname]
+    ns = namespace()
+    exec(code, ns)  # the source is generated by the printer from a SymPy tree, never user text
+    return ns[fname]
 
 
 def runtime_source() -> str:

@@ -15,7 +15,8 @@ import sympy as sp
 from ..defs.heads import FamilyMember
 from ..defs.shapes import as_matrix
 from ..errors import LoweringError
-from .kernel import Kernel, Provenance, build_kernel_source, compile_source, input_leaves, is_array
+from .kernel import Kernel, Provenance, input_leaves, is_array, kernel_printer, lambdify_kernel
+from .kernel import namespace as kernel_namespace  # noqa: F401  (the modules= of lambdify_printer's users)
 
 _CACHE: dict = {}
 _PROVED: dict = {}
@@ -24,6 +25,21 @@ _PROVED: dict = {}
 def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | None = None,
           target: str = "numpy", at=None) -> Kernel:
     """Lower a matrix expression to a batched NumPy kernel (cached: a second call is free).
+
+    The NumPy kernel is stock ``sympy.lambdify`` with symattn's printer and CSE
+    (:func:`~symattn.lowering.kernel.lambdify_kernel`)::
+
+        printer, params = lambdify_printer(expr, args=args, donate=donate)
+        fn = sympy.lambdify(params, expr, modules=[kernel_namespace()], printer=printer,
+                            cse=printer.cse, dummify=False, docstring_limit=1000)
+
+    ``printer.cse`` computes every subexpression once, in the order of evaluation, and plans where a
+    step works in place (a temporary with one use, a donated input) and which step makes the result
+    in ``out``; the printer prints each step batched (``@`` as one GEMM, the cheapest order of a
+    matrix chain, softmax in place, masks as -inf), and its first lines convert the inputs and bind
+    the sizes from their shapes. The :class:`Kernel` wraps ``fn`` (``kernel.fn``; ``kernel.source``
+    is lambdify's source) with the inputs in the order of the statement, keywords, sizes no input
+    shows as keywords, ``out=`` and the provenance.
 
     ``target``: "numpy" (default), or "array-api", "torch", "jax" for a kernel of another array
     library (``symattn.lowering.targets``: no in-place steps, no ``out=``, no ``donate``).
@@ -95,10 +111,40 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     key = (expr, tuple(args), donate, provenance)
     if key in _CACHE:
         return _CACHE[key]
-    src, names, dims, extra = build_kernel_source(expr, args, donated=donate)
-    k = Kernel(expr, tuple(args), src, compile_source(src), names, provenance, dims, extra)
+    lam = lambdify_kernel(expr, args, donated=donate)
+    k = Kernel(expr, tuple(args), lam.source, lam.fn, lam.names, provenance, lam.dims, lam.extra)
     _CACHE[key] = k
     return k
+
+
+def lambdify_printer(expr, *, args=None, donate=()):
+    """The printer that makes :func:`lower`'s NumPy kernel out of stock ``sympy.lambdify``, and the
+    parameters to give lambdify: the inputs (``args``, by default in the order of the statement) as
+    symbols named by their identifiers (``W^Q`` is ``W_Q``), the sizes no input shows, then ``out``.
+
+    >>> import inspect, numpy as np, sympy as sp, symattn as sa
+    >>> n, m, d_k, d_v = sa.dims("n m d_k d_v")
+    >>> Q, K = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k)
+    >>> V = sp.MatrixSymbol("V", m, d_v)
+    >>> row = sa.attention(Q, K, V, convention="row")
+    >>> printer, params = lambdify_printer(row)
+    >>> params
+    [Q, K, V, out]
+    >>> f = sp.lambdify(params, row, modules=[kernel_namespace()], printer=printer, cse=printer.cse)
+    >>> print(inspect.getsource(f).split("\\n", 1)[1] == lower(row).source.split("\\n", 1)[1])
+    True
+    >>> print("\\n".join(inspect.getsource(f).splitlines()[-5:]))
+        t0 = numpy.swapaxes(K, -1, -2)  # (..., d_k, m)
+        t1 = chain(float(1/math.sqrt(d_k)), Q, t0)  # (..., n, m)
+        t1 = softmax_(t1, -1)  # (..., n, m)
+        t2 = mm(t1, V, out=out)  # (..., n, d_v)
+        return into(t2, out)
+    """
+    expr = as_matrix(expr, "expr", "lambdify_printer(expr)")
+    leaves = input_leaves(expr)
+    args = leaves if args is None else match_args(args, leaves)
+    printer, params, *_ = kernel_printer(expr, args, tuple(donate))
+    return printer, params
 
 
 def fix_sizes(expr, at: dict):

@@ -391,7 +391,8 @@ class BatchedNumPyPrinter(NumPyPrinter):
 
     def _print_RowOf(self, e):
         k = self._scalar(e.args[1])
-        if type(self) is BatchedNumPyPrinter:  # NumPy: a row outside the matrix is an error, not an empty row
+        if type(self).helper is BatchedNumPyPrinter.helper:  # NumPy's runtime: a row outside the matrix is
+            # an error, not an empty row (printers of other array libraries have helpers of their own)
             return f"{self.helper('row_of')}({self._print(e.args[0])}, {k})"
         return f"({self._print(e.args[0])})[..., {k}:{k} + 1, :]"
 

@@ -31,6 +31,7 @@ import keyword
 import re
 
 import sympy as sp
+from sympy.core.symbol import Str
 from sympy.matrices.expressions.matexpr import MatrixExpr
 from sympy.printing.pycode import PythonCodePrinter
 
@@ -39,6 +40,7 @@ from ..defs.mask import CausalMask
 from ..defs.numeric_nodes import DivideRows, Exp, Log, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
 from ..errors import LoweringError
+from .numpy_printer import BatchedNumPyPrinter
 from .runtime import chain_order
 
 
@@ -313,7 +315,7 @@ def _parenthesize(order, names) -> str:
     return f"mm({left}, {right})"
 
 
-__all__ = ["BatchedPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "Log", "ShiftRows",
+__all__ = ["BatchedPrinter", "KernelPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "Log", "ShiftRows",
            "ScaleRows", "DivideRows"]
 
 
@@ -324,3 +326,361 @@ def _is_row_causal_mask(e) -> bool:
     M = e.arg
     keys, queries = M.shape
     return sp.expand(M.offset - (keys - queries)) == 0
+
+
+# -- the printer and the CSE that sympy.lambdify runs for ``lower`` ------------------------------
+
+
+class Temporary(sp.MatrixSymbol):
+    """An intermediate array of a kernel (t0, t1, ...): the left side of a step of
+    :meth:`KernelPrinter.cse` (a class of its own, so no input named t0 is ever taken for it)."""
+
+
+class Statement(sp.Basic):
+    """A line of a kernel that is no matrix value: the conversion of the inputs, the binding and
+    checking of the sizes (written as given by :func:`~symattn.lowering.kernel.solve_sizes`)."""
+
+    def __new__(cls, code: str):
+        return sp.Basic.__new__(cls, Str(code))
+
+    @property
+    def code(self) -> str:
+        return self.args[0].name
+
+
+class Result(MatrixExpr):
+    """The value a kernel returns: the temporary ``t``, written into ``out`` when the caller gives it."""
+
+    def __new__(cls, t):
+        return sp.Basic.__new__(cls, t)
+
+    @property
+    def shape(self):
+        return self.args[0].shape
+
+
+#: the kinds of steps whose first array can be made directly in ``out=`` (a product, or one
+#: elementwise operation of two names that makes a new array)
+_INTO_OUT = {"mm", "static_chain", "binary", "add"}
+#: the names the statements and scalars of a kernel use, from the runtime module (math is imported there)
+_STATEMENT_NAMES = ("as_inputs", "bind", "check_size", "solve_size", "check_out", "batch_of", "math")
+_UFUNC_NAMES = {"-": "numpy.subtract", "*": "numpy.multiply", "/": "numpy.divide", "+": "numpy.add"}
+
+
+
+class KernelPrinter(BatchedNumPyPrinter):
+    """The printer ``sympy.lambdify`` runs for :func:`symattn.lower` (``printer=``), with its CSE
+    (``cse=printer.cse``): the batched NumPy kernel of one expression, step by step.
+
+    :meth:`cse` is the chain-ordered common-subexpression elimination: it walks the expression once
+    and returns lambdify's ``(pairs, result)``, each pair ``(temporary, subexpression)`` in the order
+    of evaluation, every subexpression computed once (a later step names it by its temporary). It
+    also plans where a step may work in place: a temporary with one use, or an input the caller
+    donates, is changed in place by its user (the pair then names that temporary again, as in
+    ``t1 = softmax_(t1, -1)``), and the first array of the result is made in ``out``. The first pairs
+    are :class:`Statement` lines: the inputs converted to arrays of one dtype, the sizes bound from
+    their shapes and checked.
+
+    :meth:`doprint` prints one side of a pair; the rules, one ``_step_<kind>`` per kind of step:
+
+    - MatMul: ``A 1`` and ``1ᵀ A`` (a OneMatrix column or row) as row and column sums, ``1 b`` as
+      ``b`` repeated; two factors ``mm(A, B)``; more factors in the cheapest parenthesization of the
+      shapes (nested ``mm`` when every size is a number, else ``chain(c, A, B, ...)``, ordered at run
+      time), the scalar applied to the smallest operand;
+    - Transpose: ``numpy.swapaxes(x, -1, -2)``; Softmax: ``softmax_`` (max-shifted, in place);
+    - MatAdd: ``iadd`` into the first term that may be changed; the row causal mask
+      CausalMask(m, n, offset=m - n)ᵀ in a sum as ``causal_mask_`` (-inf in place), ``1 b`` (a bias)
+      as the row ``b`` broadcast;
+    - BlockMatrix: ``block``; Exp, Log, ShiftRows, ScaleRows, DivideRows elementwise, exp(X - c 1ᵀ)
+      in one sweep (``shift_exp_``), in place where the plan allows;
+    - every other node (heads, family members, slices, explicit matrices, masks, RoPE, RowOf, score
+      functions): one expression of :class:`BatchedNumPyPrinter` (the printer of stock lambdify),
+      the temporaries made before it known to it by name.
+
+    ``inputs``: {leaf: identifier}; ``dims``: {dimension symbol: identifier}; ``donated``: inputs
+    that may be overwritten; ``scalars``: {scalar symbol or function: identifier}; ``stacked``:
+    {family name: identifier of its array with a head axis}; ``statements``: the (left, right) code
+    of the lines before the first step.
+    """
+
+    def __init__(self, inputs: dict, dims: dict, donated=(), *, scalars=None, stacked=None, statements=()):
+        scalars = dict(scalars or {})
+        super().__init__({"fully_qualified_modules": True}, dims=dims, names={**inputs, **scalars},
+                         stacked=dict(stacked or {}), dtype="dtype")
+        self.inputs = dict(inputs)
+        self.donated = set(donated)
+        self.statements = tuple(statements)
+        self.scalar = ScalarPrinter({**dims, **{s: v for s, v in scalars.items() if isinstance(s, sp.Symbol)}})
+        self.steps: dict = {}
+
+    # -- the CSE: the steps in order, and where each may work in place ---------------------------
+    def cse(self, expr):
+        """lambdify's ``cse=``: ``([(temporary, subexpression), ...], Result(temporary))``."""
+        self.uses, self.memo, self.steps, self.pairs, self.counter = _uses(expr), {}, {}, [], 0
+        self.into_out = None
+        result, _ = self._plan(expr)
+        first = next((e for t, e in self.pairs if t == result), None)
+        if first is not None and self.steps[first][0] in _INTO_OUT and self.steps[first][1].get("fresh", True):
+            self.into_out = first
+        glue = [(Statement(left), Statement(right)) for left, right in self.statements]
+        for name in _STATEMENT_NAMES:  # lambdify imports what the statements call (math: the scalars)
+            self.helper(name)
+        return glue + self.pairs, Result(result)
+
+    def _plan(self, e):
+        """(the symbol holding e, whether its one user may change it in place)."""
+        if e in self.memo:
+            var, owned = self.memo[e]
+            return var, owned and self.uses.get(e, 1) <= 1
+        if e in self.inputs:
+            res = (e, e in self.donated)
+        elif leaf(e) and not (isinstance(e, FamilyMember) and e.family_name in self.stacked):
+            raise LoweringError(f"no input named for the matrix {e}")
+        else:
+            for cls in type(e).__mro__:
+                if cls.__name__ in SPECIALISED:
+                    res = getattr(self, f"_plan_{cls.__name__}")(e)
+                    break
+            else:
+                known = {x: self._code(var) for x, (var, _) in self.memo.items()}
+                res = self._new(e, "expression", owned=False, known=known)
+        self.memo[e] = res
+        return res[0], res[1] and self.uses.get(e, 1) <= 1
+
+    def _new(self, e, kind, owned=True, **data):
+        """A step that makes a new array (a new temporary)."""
+        t = Temporary(f"t{self.counter}", *e.shape)
+        self.counter += 1
+        self.pairs.append((t, e))
+        self.steps[e] = (kind, data)
+        return t, owned
+
+    def _again(self, e, var, kind, **data):
+        """A step that changes ``var`` in place (the pair names it again)."""
+        self.pairs.append((var, e))
+        self.steps[e] = (kind, data)
+        return var, True
+
+    def _plan_MatMul(self, e):
+        c, mats = e.as_coeff_matrices()
+        if len(mats) >= 2 and isinstance(mats[0], sp.OneMatrix) and mats[0].cols == 1:  # 1 b: rows repeated
+            rest = sp.MatMul(c, *mats[1:]).doit(deep=False) if len(mats) > 2 or c != 1 else mats[1]
+            var, _ = self._plan(rest)
+            return self._new(e, "repeat", x=var, rows=mats[0].rows)
+        if len(mats) == 2 and isinstance(mats[1], sp.OneMatrix) and mats[1].cols == 1:  # A 1: row sums
+            return self._new(e, "rowsum", x=self._plan(mats[0])[0], c=c)
+        if len(mats) == 2 and isinstance(mats[0], sp.OneMatrix) and mats[0].rows == 1:  # 1ᵀ A: column sums
+            return self._new(e, "colsum", x=self._plan(mats[1])[0], c=c)
+        vars_ = [self._plan(m)[0] for m in mats]
+        if len(vars_) == 1:
+            var, owned = self._plan(mats[0])
+            if c == 1:  # 1·A, left unevaluated when a size fixed to 1 turned a scale into 1
+                return var, owned
+            if owned:
+                return self._again(e, var, "scale_", x=var, c=c)
+            return self._new(e, "scaled", x=var, c=c)
+        if len(vars_) == 2 and c == 1:
+            return self._new(e, "mm", xs=vars_)
+        if c == 1 and all(sp.sympify(d).is_Integer for m in mats for d in m.shape):
+            order = chain_order([tuple(int(d) for d in m.shape) for m in mats])
+            return self._new(e, "static_chain", xs=vars_, order=order)
+        return self._new(e, "chain", xs=vars_, c=c)
+
+    def _plan_MatAdd(self, e):
+        terms = [t for t in e.args if not isinstance(t, sp.ZeroMatrix)]  # X + 0 = X
+        if len(terms) == 1:
+            return self._plan(terms[0])
+        masks = [t for t in terms if _is_row_causal_mask(t)]
+        rows = [t for t in terms if _is_broadcast_row(t)]
+        full = [t for t in terms if t not in masks and t not in rows]
+        if not full:
+            raise LoweringError(f"cannot lower a sum of masks and broadcast rows alone: {sp.sstr(e)[:80]}")
+        planned = [self._plan(t) for t in full] + [self._plan(_row_of(t)) for t in rows]
+        base = next((k for k, (_, owned) in enumerate(planned[:len(full)]) if owned), 0)  # reuse a temporary
+        var, owned = planned[base]
+        others = [v for k, (v, _) in enumerate(planned) if k != base]
+        if not others and not masks:
+            return var, owned
+        data = {"x": var, "others": others, "mask": bool(masks), "fresh": not owned}
+        if owned:
+            return self._again(e, var, "add", **data)
+        return self._new(e, "add", **data)
+
+    def _plan_Transpose(self, e):
+        if _is_row_causal_mask(e):
+            return self._new(e, "causal_mask")
+        var, owned = self._plan(e.arg)
+        return self._new(e, "swap", owned, x=var)
+
+    def _plan_Softmax(self, e):
+        var, owned = self._plan(e.arg)
+        axis = -2 if e.axis == 0 else -1
+        if owned:
+            return self._again(e, var, "softmax", x=var, axis=axis, copy=False)
+        return self._new(e, "softmax", x=var, axis=axis, copy=True)
+
+    def _plan_BlockMatrix(self, e):
+        B = e.blocks
+        return self._new(e, "block", rows=[[self._plan(B[i, j])[0] for j in range(B.cols)] for i in range(B.rows)])
+
+    def _plan_Identity(self, e):
+        return self._new(e, "constant")
+
+    _plan_ZeroMatrix = _plan_OneMatrix = _plan_Identity
+
+    def _plan_Exp(self, e):
+        arg = e.args[0]
+        if isinstance(arg, ShiftRows) and self.uses.get(arg, 1) <= 1:  # exp(X - c 1ᵀ) in one sweep
+            x, owned = self._plan(arg.args[0])
+            c, _ = self._plan(arg.args[1])
+            res = (self._again(e, x, "shift_exp", x=x, c=c, copy=False) if owned
+                   else self._new(e, "shift_exp", x=x, c=c, copy=True))
+            self.memo[arg] = (res[0], False)
+            return res
+        var, owned = self._plan(arg)
+        if owned:
+            return self._again(e, var, "exp", x=var, copy=False)
+        return self._new(e, "exp", x=var, copy=True)
+
+    def _plan_Log(self, e):
+        var, owned = self._plan(e.args[0])
+        if owned:
+            return self._again(e, var, "log", x=var, copy=False)
+        return self._new(e, "log", x=var, copy=True)
+
+    def _plan_rowwise(self, e, x, other, op):
+        var, owned = self._plan(x)
+        o, _ = self._plan(other)
+        if owned:
+            return self._again(e, var, "binary_", x=var, other=o, op=op)
+        return self._new(e, "binary", x=var, other=o, op=op)
+
+    def _plan_ShiftRows(self, e):
+        return self._plan_rowwise(e, e.args[0], e.args[1], "-")
+
+    def _plan_ScaleRows(self, e):
+        return self._plan_rowwise(e, e.args[1], e.args[0], "*")
+
+    def _plan_DivideRows(self, e):
+        return self._plan_rowwise(e, e.args[0], e.args[1], "/")
+
+    # -- printing the pairs --------------------------------------------------------------------
+    def doprint(self, expr, assign_to=None):
+        """One side of a pair of :meth:`cse`, or its result (``into(t, out)``)."""
+        if isinstance(expr, Statement):
+            return expr.code
+        if isinstance(expr, Result):
+            return f"{self.helper('into')}({self._code(expr.args[0])}, out)"
+        if expr in self.steps:
+            kind, data = self.steps[expr]
+            code = getattr(self, f"_step_{kind}")(expr, **data)
+            return f"{code}  {_shape_comment(expr)}"
+        if isinstance(expr, Temporary) or expr in self.inputs:
+            return self._code(expr)
+        raise LoweringError(f"KernelPrinter prints the steps of its own CSE: call sympy.lambdify(args, expr, "
+                            f"printer=printer, cse=printer.cse); {sp.sstr(expr)[:60]} is not one of them")
+
+    def _code(self, x) -> str:
+        return x.name if isinstance(x, Temporary) else self.inputs[x]
+
+    def _out(self, e) -> str:
+        return ", out=out" if e == self.into_out else ""
+
+    def _coeff_code(self, c) -> str:
+        return f"float({self.scalar.doprint(sp.sympify(c))})"
+
+    def _dim_code(self, d) -> str:
+        return self.scalar.doprint(sp.sympify(d))
+
+    def _scaled(self, c, code: str) -> str:
+        return code if c == 1 else f"{self._coeff_code(c)} * {code}"
+
+    def _step_repeat(self, e, x, rows):
+        return f"{self.call('numpy.repeat', self._code(x), self._dim_code(rows), 'axis=-2')}"
+
+    def _step_rowsum(self, e, x, c):
+        return self._scaled(c, f"{self.helper('rowsum')}({self._code(x)})")
+
+    def _step_colsum(self, e, x, c):
+        return self._scaled(c, self.call("numpy.sum", self._code(x), "axis=-2", "keepdims=True"))
+
+    def _step_scale_(self, e, x, c):
+        return self.call("numpy.multiply", self._code(x), self._coeff_code(c), f"out={self._code(x)}")
+
+    def _step_scaled(self, e, x, c):
+        return self._scaled(c, self._code(x))
+
+    def _step_mm(self, e, xs):
+        return f"{self.helper('mm')}({', '.join(self._code(x) for x in xs)}{self._out(e)})"
+
+    def _step_static_chain(self, e, xs, order):
+        mm = self.helper("mm")
+
+        def nest(node, top=False):
+            if isinstance(node, int):
+                return self._code(xs[node])
+            return f"{mm}({nest(node[0])}, {nest(node[1])}{self._out(e) if top else ''})"
+
+        return nest(order, top=True)
+
+    def _step_chain(self, e, xs, c):
+        coeff = "1" if c == 1 else self._coeff_code(c)
+        return f"{self.helper('chain')}({coeff}, {', '.join(self._code(x) for x in xs)})"
+
+    def _step_add(self, e, x, others, mask, fresh):
+        code, owned = self._code(x), not fresh
+        for o in others:
+            if owned:
+                code = f"{self.helper('iadd')}({code}, {self._code(o)})"
+            elif e == self.into_out:
+                code = self.call("numpy.add", code, self._code(o), "out=out")
+            else:
+                code = f"{code} + {self._code(o)}"
+            owned = True
+        if mask:
+            code = f"{self.helper('causal_mask_')}({code if owned else code + '.copy()'})"
+        return code
+
+    def _step_causal_mask(self, e):
+        n, m = e.shape
+        return f"{self.helper('causal_mask')}({self._dim_code(n)}, {self._dim_code(m)}, dtype)"
+
+    def _step_swap(self, e, x):
+        return self.call("numpy.swapaxes", self._code(x), -1, -2)
+
+    def _step_softmax(self, e, x, axis, copy):
+        return f"{self.helper('softmax_')}({self._code(x)}{'.copy()' if copy else ''}, {axis})"
+
+    def _step_block(self, e, rows):
+        text = ", ".join("[" + ", ".join(self._code(x) for x in row) + "]" for row in rows)
+        return f"{self.helper('block')}([{text}])"
+
+    def _step_constant(self, e):
+        if isinstance(e, sp.Identity):
+            return self.call("numpy.eye", self._dim_code(e.rows), "dtype=dtype")
+        fn = "numpy.zeros" if isinstance(e, sp.ZeroMatrix) else "numpy.ones"
+        return self.call(fn, f"({self._dim_code(e.rows)}, {self._dim_code(e.cols)})", "dtype=dtype")
+
+    def _step_shift_exp(self, e, x, c, copy):
+        return f"{self.helper('shift_exp_')}({self._code(x)}{'.copy()' if copy else ''}, {self._code(c)})"
+
+    def _step_exp(self, e, x, copy):
+        return self.call("numpy.exp", self._code(x)) if copy else f"{self.helper('exp_')}({self._code(x)})"
+
+    def _step_log(self, e, x, copy):
+        return self.call("numpy.log", self._code(x), *(() if copy else (f"out={self._code(x)}",)))
+
+    def _step_binary_(self, e, x, other, op):
+        return self.call(_UFUNC_NAMES[op], self._code(x), self._code(other), f"out={self._code(x)}")
+
+    def _step_binary(self, e, x, other, op):
+        if e == self.into_out:
+            return self.call(_UFUNC_NAMES[op], self._code(x), self._code(other), "out=out")
+        return f"{self._code(x)} {op} {self._code(other)}"
+
+    def _step_expression(self, e, known):
+        self.known = known
+        try:
+            return self._print(e)
+        finally:
+            self.known = {}
