@@ -4,6 +4,7 @@ from ._version import __version__ as __version__
 from .defs import Exp as Exp
 from .defs import Family as Family
 from .defs import FamilyMember as FamilyMember
+from .defs import FeatureMap as FeatureMap
 from .defs import HeadConcat as HeadConcat
 from .defs import HeadStack as HeadStack
 from .defs import HeadSum as HeadSum
@@ -15,6 +16,7 @@ from .defs import Symmetric as Symmetric
 from .defs import attention as attention
 from .defs import check_shapes as check_shapes
 from .defs import dims as dims
+from .defs import feature_map as feature_map
 from .defs import h as h
 from .defs import head as head
 from .defs import head_concat as head_concat

@@ -5,6 +5,8 @@ from .attention import scores as scores
 from .dims import check_dimension as check_dimension
 from .dims import dims as dims
 from .dims import h as h
+from .feature_map import FeatureMap as FeatureMap
+from .feature_map import feature_map as feature_map
 from .heads import Family as Family
 from .heads import FamilyMember as FamilyMember
 from .heads import HeadConcat as HeadConcat
