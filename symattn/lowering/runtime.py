@@ -279,14 +279,17 @@ def causal_mask(n, m, dtype):
 
 
 def block(rows):
-    """A block matrix from a list of block rows, broadcasting the batch axes of the blocks."""
+    """A block matrix (a new array) from a list of block rows, broadcasting the batch axes of the blocks."""
     flat = [b for row in rows for b in row]
-    batch = np.broadcast_shapes(*[b.shape[:-2] for b in flat])
+    batch = _batches([b.shape for b in flat])
     out_rows = []
     for row in rows:
-        parts = [np.broadcast_to(b, batch + b.shape[-2:]) for b in row]
+        parts = [b if b.shape[:-2] == batch else np.broadcast_to(b, batch + b.shape[-2:]) for b in row]
         out_rows.append(np.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0])
-    return np.concatenate(out_rows, axis=-2) if len(out_rows) > 1 else np.array(out_rows[0])
+    if len(out_rows) > 1:
+        return np.concatenate(out_rows, axis=-2)
+    # one block row: concatenated, it is already a new array; a single block is copied
+    return out_rows[0] if len(rows[0]) > 1 else np.array(out_rows[0])
 
 
 # -- elementwise work on large temporaries, in row chunks on every core ---------------------------
