@@ -33,6 +33,11 @@ _LOCAL = threading.local()
 def take(name: str, shape: tuple, dtype) -> np.ndarray:
     """An uninitialized C-contiguous array of this shape and dtype, from this thread's buffer
     ``name`` (grown when too small); valid until this thread takes ``name`` again."""
+    views = _LOCAL.__dict__.get("views")
+    if views is not None:  # the same request as last time (the usual case): the same view of the same buffer
+        last = views.get(name)
+        if last is not None and last.shape == shape and last.dtype == dtype:
+            return last
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > LIMIT:
@@ -41,9 +46,12 @@ def take(name: str, shape: tuple, dtype) -> np.ndarray:
     buf = buffers.get(name)
     if buf is None or buf.nbytes < nbytes:
         buf = buffers[name] = np.empty(max(nbytes, 64), np.uint8)
-    return buf[:nbytes].view(dtype).reshape(shape)
+    view = buf[:nbytes].view(dtype).reshape(shape)
+    _LOCAL.__dict__.setdefault("views", {})[name] = view
+    return view
 
 
 def release() -> None:
     """Drop the calling thread's scratch buffers."""
     _LOCAL.__dict__.pop("buffers", None)
+    _LOCAL.__dict__.pop("views", None)
