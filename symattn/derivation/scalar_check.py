@@ -38,13 +38,14 @@ e^{m(u) - m(v)} dropped, and an off-by-one in a running index or a sum's bound.
 from __future__ import annotations
 
 import itertools
+import random
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
 
-from ..errors import BudgetExceeded, DerivationError, UnknownSymbolError
+from ..errors import BudgetExceeded, DerivationError, SoundnessError, UnknownSymbolError
 from ..proof.certify import certify_nonzero
 from ..proof.maxcases import INDEX, VecMax, instantiate, prove_all, prove_scalar, write_out_maxima, write_out_short_sums
 from ..proof.verdict import Counterexample, Verdict, refuted, unknown
@@ -412,7 +413,7 @@ def _with_index(node, spots, letter):
     if isinstance(node, S.N):
         if node.kind == "sub" and node.parts[0] == base and node.parts[1] == S.N("num", (1,)):
             return S.N("sub", (base, letter), node.pos)
-        return S.N(node.kind, tuple(_with_index(x, spots, letter) for x in node.parts), node.pos)
+        return S.N(node.kind, tuple(_with_index(x, spots, letter) for x in node.parts), node.pos, node.ops)
     if isinstance(node, tuple):
         return tuple(_with_index(x, spots, letter) for x in node)
     return node
@@ -439,14 +440,20 @@ class Prover:
         self.el, self.budget = el, budget
         self.funs = {f: name for name, f in el.seqfuns.items()}
         letters = {i for i, _ in el.recurrences.values()}
+        if len(letters) > 1:
+            raise DerivationError(f"running values with different indices {sorted(letters)}", 0, 0,
+                                  "one running index (j) for every \\leftarrow")
         self.j = sp.Symbol(next(iter(letters)), integer=True, positive=True) if letters else None
+        self.finite = self.finite_from_one() if self.j is not None else ""
+        if self.finite and self.j is not None:
+            el.notes.append(self.finite)
 
-    def unfold_top(self, e):
-        """Each running value at the index j itself (d_j), other than a running maximum, replaced
-        by its recurrence (valid for j >= 1)."""
+    def unfold_top(self, e, maxima: bool = False):
+        """Each running value at the index j itself (d_j) replaced by its recurrence (valid for
+        j >= 1); a running maximum only when ``maxima``."""
         e = sp.sympify(e)
         rep = {f: self.recurrence_at(f) for f in e.atoms(sp.core.function.AppliedUndef)
-               if f.func in self.funs and f.args[0] == self.j and not self._is_max(f.func)}
+               if f.func in self.funs and f.args[0] == self.j and (maxima or not self._is_max(f.func))}
         return e.xreplace(rep)
 
     def recurrence_at(self, f):
@@ -454,9 +461,10 @@ class Prover:
         letter, body = self.el.recurrences[name]
         return self.el.scalar(body, {letter: f.args[0]})
 
-    def at_index(self, e, c: int):
-        """``e`` at j = c: sums written out, running values unfolded to their initial values (used
-        exactly), except running maxima m_t (t >= 1), which stay opaque reals."""
+    def at_index(self, e, c: int, maxima: bool = False):
+        """``e`` at j = c: sums written out, running values unfolded down to their initial values
+        (used exactly: e^{-oo} = 0, max(-oo, a) = a), except running maxima m_t (t >= 1) unless
+        ``maxima``: they stay opaque reals (finite, see :meth:`finite_from_one`)."""
         e = write_out_short_sums(sp.sympify(e).xreplace({self.j: sp.Integer(c)}))
         for _ in range(MAX_UNFOLD):
             rep = {}
@@ -464,7 +472,7 @@ class Prover:
                 if f.func in self.funs and f.args[0].is_Integer:
                     if f.args[0] == 0:
                         rep[f] = self.el.initial[self.funs[f.func]]
-                    elif not self._is_max(f.func):
+                    elif maxima or not self._is_max(f.func):
                         rep[f] = self.recurrence_at(f)
             if not rep:
                 break
@@ -474,37 +482,91 @@ class Prover:
     def _is_max(self, func) -> bool:
         return self.el.recurrences[self.funs[func]][1].kind == "max"
 
+    def finite_from_one(self) -> str:
+        """Why every running value is a finite real at every index t >= 1 ("" when it is not shown):
+        at t = 1..c (c the largest offset in a recurrence) each is evaluated from the initial values
+        and must be finite; beyond, each recurrence is built by +, x, exp and max from entries and
+        running values at indices t - c >= 1 (finite by induction)."""
+        if self.j is None:
+            return "no running values"
+        t = self.j
+        bodies = {f: self.recurrence_at(f(t)) for f in self.funs}
+        c_max = max([1] + [_offsets(b, self.funs, t) for b in bodies.values()])
+        for f in self.funs:
+            for c in range(1, c_max + 1):
+                v = self.at_index(f(t), c, maxima=True)
+                if v.has(sp.oo, -sp.oo, sp.zoo, sp.nan) or any(
+                        isinstance(g, sp.core.function.AppliedUndef) for g in v.atoms(sp.core.function.AppliedUndef)):
+                    return ""
+
+        same = {f: {g.func for g in b.atoms(sp.core.function.AppliedUndef) if g.func in self.funs and g.args[0] == t}
+                for f, b in bodies.items()}
+        if any(f in same[f] for f in same):
+            return ""  # a running value defined by itself at the same index
+        try:
+            order = sp.utilities.iterables.topological_sort((list(self.funs), [(g, f) for f in same for g in same[f]]))
+        except ValueError:  # a cycle of running values at the same index
+            return ""
+        first = f"{t} = 1" if c_max == 1 else f"{t} = 1..{c_max}"
+
+        def tame(x) -> bool:
+            if x.is_Number:
+                return x.is_finite
+            if isinstance(x, (sp.Indexed, sp.Symbol)):
+                return True
+            if isinstance(x, sp.core.function.AppliedUndef):  # an earlier index, or another value at t
+                return x.func in self.funs and (t - x.args[0]).is_Integer and (t - x.args[0]) >= 0
+            if isinstance(x, sp.Pow):
+                return x.exp.is_Integer and x.exp >= 0 and tame(x.base)
+            if isinstance(x, (sp.Add, sp.Mul, sp.exp, sp.Max)):
+                return all(tame(a) for a in x.args)
+            return False
+
+        if all(tame(b) for b in bodies.values()):
+            return (f"every running value is finite at {t} >= 1: at {first} from the initial values, "
+                    f"beyond by +, x, exp and max of finite values (in the order {', '.join(map(str, order))})")
+        return ""
+
     def scalar_step(self, L, R, hyp=None) -> tuple[Verdict, str]:
         """(verdict, how) for the scalar claim L = R; ``hyp`` = (value, replacement) is the
         induction hypothesis, used for every j beyond the cases written out."""
         if self.j is None or not (sp.sympify(L).has(self.j) or sp.sympify(R).has(self.j)):
             v = prove_scalar(L, R, budget=self.budget)
             return v, ""
-        parts, how = [], []
-        generic, used = None, ""
-        tries = [(L, R, "")]
-        tries.append((self.unfold_top(L), self.unfold_top(R), "the recurrence unfolded"))
+        if not self.finite:
+            return prove_all([unknown(["the running values are not shown finite for j >= 1, so they cannot be "
+                                       "treated as real numbers"])]), ""
+        tries = [(L, R, ""), (self.unfold_top(L), self.unfold_top(R), "the recurrence unfolded"),
+                 (self.unfold_top(L, True), self.unfold_top(R, True), "the recurrences unfolded")]
         if hyp is not None:
             tries.append((L.xreplace({hyp[0]: hyp[1]}), R.xreplace({hyp[0]: hyp[1]}), "hyp"))
-        c0 = 1
+        generic, used, c0 = None, "", 1
         for a, b, label in tries:
-            c = max(1, _offsets(a, self.funs, self.j), _offsets(b, self.funs, self.j))
+            if label and a == tries[0][0] and b == tries[0][1]:
+                continue
             v = prove_scalar(a, b, budget=self.budget)
             if v.proved:
-                generic, used, c0 = v, label, c
+                generic, used = v, label
+                c0 = max(1, _offsets(a, self.funs, self.j), _offsets(b, self.funs, self.j))
                 break
         if generic is None:
             return prove_all([v]), ""
+        parts = []
         for c in range(1, c0 + 1):
-            a, b = self.at_index(L, c), self.at_index(R, c)
-            if any(x.has(sp.nan, sp.zoo) or x.has(sp.oo) or x.has(-sp.oo) for x in (a, b)):
-                parts.append(replace(unknown([f"at {self.j} = {c} a side is not a finite number: {a} = {b}"])))
-                continue
-            parts.append(prove_scalar(a, b, budget=self.budget))
-        how = ", ".join(f"{self.j} = {c}" for c in range(1, c0 + 1))
-        how = f"{how} exactly (initial values used) and every {self.j} >= {c0 + 1}"
+            for maxima in (False, True):
+                a, b = self.at_index(L, c, maxima), self.at_index(R, c, maxima)
+                if any(x.has(sp.nan, sp.zoo, sp.oo, -sp.oo) for x in (a, b)):
+                    v = unknown([f"at {self.j} = {c} a side is not a finite number: {a} = {b}"])
+                    continue
+                v = prove_scalar(a, b, budget=self.budget)
+                if v.proved:
+                    break
+            parts.append(v)
+        firsts = ", ".join(f"{self.j} = {c}" for c in range(1, c0 + 1))
+        initial = ", ".join(f"{name}_0 = {sp.latex(v)}" for name, v in self.el.initial.items())
+        how = f"{firsts} with the initial values {initial} used exactly; every {self.j} >= {c0 + 1} symbolically"
         if used:
-            how += " " + ("from the induction hypothesis" if used == "hyp" else f"with {used}")
+            how += ", " + ("from the induction hypothesis" if used == "hyp" else f"with {used}")
         return prove_all(parts + [generic], L, R), how
 
     def step(self, L, R, hyp=None) -> tuple[Verdict, str]:
@@ -527,6 +589,14 @@ class Prover:
 
 
 # --- counterexamples ------------------------------------------------------------------------------
+
+
+def _exactly_equal(a, b) -> bool:
+    """a = b for exact numbers, shown by rewriting (powers of e combined, expanded, then simplify)."""
+    if a == b:
+        return True
+    d = sp.expand(sp.powsimp(a - b, combine="exp"))
+    return d == 0 or sp.simplify(d) == 0
 
 
 class Refuter:
@@ -557,9 +627,9 @@ class Refuter:
                 yield at, entries, combo
 
     def evaluate(self, e, at, vals):
-        e = write_out_maxima(write_out_short_sums(sp.sympify(e).xreplace(at)))
+        e = write_out_maxima(write_out_short_sums(sp.sympify(e).xreplace(at)), vals)
         e = self.pr.at_index(e, int(at[self.pr.j])) if self.pr.j is not None else e
-        e = write_out_maxima(write_out_short_sums(e))
+        e = write_out_maxima(write_out_short_sums(e), vals)
         if self.pr.j is not None:  # the running maxima too, now that the entries are numbers
             for _ in range(MAX_UNFOLD):
                 rep = {f: self.pr.recurrence_at(f) for f in e.atoms(sp.core.function.AppliedUndef)
@@ -571,30 +641,61 @@ class Refuter:
                 e = e.xreplace(rep)
         return e.xreplace(vals)
 
+    def sides_at(self, L, R, at, entries, combo):
+        """Both sides at one instance, entry by entry, exact; None when they cannot be evaluated."""
+        vals = {base[t]: sp.Integer(v) for (_, base, t), v in zip(entries, combo)}
+        ls, rs = [L], [R]
+        if isinstance(L, Vec):
+            ls = [instantiate(b[1], sp.Integer(t)) for b in L.blocks for t in range(1, int(b[0].xreplace(at)) + 1)]
+            rs = [instantiate(b[1], sp.Integer(t)) for b in R.blocks for t in range(1, int(b[0].xreplace(at)) + 1)]
+        try:
+            lv = [self.evaluate(x, at, vals) for x in ls]
+            rv = [self.evaluate(x, at, vals) for x in rs]
+        except (TypeError, ValueError, DerivationError):
+            return None
+        return (lv, rv) if len(lv) == len(rv) else None
+
+    def differ(self, a, b):
+        """The certificate that a - b is not 0 (exact numbers), or None."""
+        if a.free_symbols or b.free_symbols or any(x.has(sp.oo, -sp.oo, sp.zoo, sp.nan) for x in (a, b)):
+            return None
+        return certify_nonzero(a - b)
+
+    def agree(self, L, R, count: int = 4) -> int:
+        """A proved step evaluated exactly at ``count`` instances drawn at random (seeded by the
+        claim), by the refuter's own evaluation (the recurrences run, the maxima written out);
+        the number of instances where every entry is shown equal exactly. Two sides certified
+        different mean a bug in the prover: SoundnessError."""
+        rng = random.Random(sp.srepr(L)[:2000] if not isinstance(L, Vec) else repr(L.blocks)[:2000])
+        pool = list(itertools.islice(self.instances(), MAX_INSTANCES))
+        agreed = 0
+        for at, entries, combo in rng.sample(pool, min(count, len(pool))):
+            combo = tuple(rng.choice(VALUES) for _ in combo)
+            got = self.sides_at(L, R, at, entries, combo)
+            if got is None:
+                continue
+            ok = True
+            for a, b in zip(*got):
+                cert = self.differ(a, b)
+                if cert is not None:
+                    raise SoundnessError(f"a proved step differs at {at}, entries {combo}: {a} != {b} ({cert})")
+                ok = ok and _exactly_equal(a, b)
+            agreed += ok
+        return agreed
+
     def search(self, L, R, deadline):
         for at, entries, combo in self.instances():
             if time.perf_counter() > deadline:
                 return None
-            vals = {base[t]: sp.Integer(v) for (_, base, t), v in zip(entries, combo)}
-            ls = [b[1] for b in L.blocks] if isinstance(L, Vec) else [L]
-            rs = [b[1] for b in R.blocks] if isinstance(R, Vec) else [R]
-            if isinstance(L, Vec):
-                ls = [instantiate(b[1], sp.Integer(t)) for b in L.blocks for t in range(1, int(b[0].xreplace(at)) + 1)]
-                rs = [instantiate(b[1], sp.Integer(t)) for b in R.blocks for t in range(1, int(b[0].xreplace(at)) + 1)]
-            try:
-                lv = [self.evaluate(x, at, vals) for x in ls]
-                rv = [self.evaluate(x, at, vals) for x in rs]
-            except (TypeError, ValueError, DerivationError):
+            got = self.sides_at(L, R, at, entries, combo)
+            if got is None:
                 continue
-            if len(lv) != len(rv):
-                continue
+            lv, rv = got
             for k, (a, b) in enumerate(zip(lv, rv)):
-                if a.free_symbols or b.free_symbols or any(x.has(sp.oo, -sp.oo, sp.zoo, sp.nan) for x in (a, b)):
-                    continue
-                d = sp.simplify(a - b) if a.has(sp.Max) or b.has(sp.Max) else a - b
-                cert = certify_nonzero(d)
+                cert = self.differ(a, b)
                 if cert is None:
                     continue
+                d = a - b
                 dims = {str(s): int(v) for s, v in at.items()}
                 values = {}
                 for (name, _, _), v in zip(entries, combo):
@@ -622,6 +723,12 @@ def check_scalar_document(text: str, *, source: str = "<text>", budget: float = 
     steps: list = []
     for chain_no, st in enumerate(el.chains):
         steps.extend(_check_chain(el, pr, st, len(steps), chain_no))
+    proved = [s for s in steps if s.status == "proved"]
+    if proved:
+        refuter = Refuter(el, pr)
+        agreed = [refuter.agree(s.lhs_expr, s.rhs_expr) for s in proved]
+        notes.append(f"exact instances: the {len(proved)} proved steps agree at {sum(agreed)} random exact instances "
+                     "(evaluated apart from the proofs: lengths 1..3, integer entries, the recurrences run)")
     report = Report(source, steps, el.definitions, notes)
     if diagnose_steps:
         for s in steps:
@@ -673,7 +780,7 @@ def _check_chain(el, pr, st, offset, chain_no) -> list:
         s.scope = _scope(el, pr, nodes, how, hyp) if status == "proved" else (verdict.scope if verdict else "")
     for s in steps:
         if s.status not in ("proved", "ill-formed") and s.verdict is not None and s.verdict.status == "unknown":
-            cex = Refuter(el, pr).search(s.lhs_expr, s.rhs_expr, time.perf_counter() + 20.0)
+            cex = Refuter(el, pr).search(s.lhs_expr, s.rhs_expr, time.perf_counter() + min(pr.budget, 10.0))
             if cex is not None:
                 s.verdict = refuted(cex, list(s.verdict.trace))
                 s.status, s.scope, s.method = "refuted", s.verdict.scope, s.verdict.method
@@ -695,17 +802,19 @@ def _run_step(pr, s, hyp):
 
 
 def _scope(el, pr, nodes, how, hyp) -> str:
+    """What a proved step holds for, in words: every length, every real entry, every j."""
     dims = sorted(str(d) for d in el.dims.values())
-    parts = []
-    if dims:
-        parts.append(f"every {', '.join(dims)} >= 1")
-    parts.append("all real entries" if (el.vectors or el.reals) else "all values")
-    out = " and ".join(parts)
-    if how:
-        out += f"; {how}"
+    if pr.j is not None and how:
+        lengths = ", ".join(dims) or "V"
+        out = f"every {pr.j} in 1..{lengths} and all real entries: {how}"
+    else:
+        out = (f"every {', '.join(dims)} >= 1 and " if dims else "") + (
+            "all real entries" if (el.vectors or el.reals) else "all values")
+        if how:
+            out += f"; {how}"
     if hyp is not None and "induction hypothesis" in how:
-        out += (f" (the claim {S.latex(nodes[0])} = {S.latex(nodes[hyp[2]])} of steps 1..{hyp[2]}, at {pr.j} - 1; "
-                f"proved at {pr.j} = 1 directly, so by induction for every {pr.j})")
+        out += (f" {S.latex(nodes[0])} = {S.latex(nodes[hyp[2]])} at {pr.j} - 1 (the claim of steps 1..{hyp[2]}, "
+                f"which hold without it at the values of {pr.j} written out: an induction on {pr.j})")
     return out
 
 
@@ -717,15 +826,21 @@ def _maxima(el, s) -> list:
     applies a function to, and the running maxima m_t written in it."""
     out = []
     max_fns = [k for k, d in el.functions.items() if d.body.kind == "maxover"]
-    for n in list(_walk(s.lhs_node)) + list(_walk(s.rhs_node)):
+    nodes = list(_walk(s.rhs_node)) + list(_walk(s.lhs_node))
+    for n in nodes:  # the maxima written in the step first
+        if n.kind == "call" and S.name_text(n.parts[0]) in max_fns and n not in out:
+            out.append(S.N("call", n.parts))
+    for n in nodes:
         if n.kind == "call" and max_fns:
             for a in n.parts[1]:
                 c = S.N("call", (S.N("name", (max_fns[0], "")), (a,)))
                 if c not in out:
                     out.append(c)
         if n.kind == "sub" and n.parts[0].kind == "name" and n.parts[0].parts[0] in el.recurrences \
-                and el.recurrences[n.parts[0].parts[0]][1].kind == "max" and n not in out:
-            out.append(n)
+                and el.recurrences[n.parts[0].parts[0]][1].kind == "max":
+            for m in (n, *(S.N("sub", (n.parts[0], _simplified(_shift(n.parts[1], d)))) for d in (-1, 1))):
+                if m not in out:  # a running maximum, and its neighbours m_{j-1}, m_{j+1}
+                    out.append(m)
     return out
 
 
@@ -797,7 +912,7 @@ def _replace_node(node, old, new):
     if node is old:
         return new
     if isinstance(node, S.N):
-        return S.N(node.kind, tuple(_replace_node(x, old, new) for x in node.parts), node.pos)
+        return S.N(node.kind, tuple(_replace_node(x, old, new) for x in node.parts), node.pos, node.ops)
     if isinstance(node, tuple):
         return tuple(_replace_node(x, old, new) for x in node)
     return node

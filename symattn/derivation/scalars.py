@@ -69,6 +69,7 @@ class N:
     kind: str
     parts: tuple = ()
     pos: tuple = field(default=(0, 0), compare=False)
+    ops: tuple = field(default=(), compare=False)  # a product's signs between factors as written
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,12 @@ def latex(n: N) -> str:
             out += f" - {latex(t.parts[0])}" if t.kind == "neg" else f" + {latex(t)}"
         return out
     if k == "mul":
-        return " ".join(f"({latex(f)})" if f.kind in ("add", "neg") else latex(f) for f in p)
+        ops = n.ops if len(n.ops) == len(p) - 1 else ("",) * (len(p) - 1)
+        out = ""
+        for t, f in enumerate(p):
+            text = f"({latex(f)})" if f.kind in ("add", "neg") else latex(f)
+            out += text if t == 0 else (f" {ops[t - 1]} {text}" if ops[t - 1] else f" {text}")
+        return out
     if k == "div":
         return f"\\frac{{{latex(p[0])}}}{{{latex(p[1])}}}"
     if k == "max":
@@ -380,20 +386,21 @@ class Parser:
 
     def term(self) -> N:
         first = self.factor()
-        factors = [first]
+        factors, ops = [first], []
         while True:
             if self.at("cmd", "times") or self.at("cmd", "cdot"):
-                self.take()
+                ops.append("\\" + self.take().value)
                 factors.append(self.factor())
             elif self.at("sym", "/"):
                 self.take()
-                factors = [N("div", (N("mul", tuple(factors), first.pos) if len(factors) > 1 else factors[0],
-                                     self.factor()), first.pos)]
+                left = N("mul", tuple(factors), first.pos, tuple(ops)) if len(factors) > 1 else factors[0]
+                factors, ops = [N("div", (left, self.factor()), first.pos)], []
             elif self.starts_factor():
+                ops.append("")
                 factors.append(self.factor())
             else:
                 break
-        return factors[0] if len(factors) == 1 else N("mul", tuple(factors), first.pos)
+        return factors[0] if len(factors) == 1 else N("mul", tuple(factors), first.pos, tuple(ops))
 
     def factor(self) -> N:
         if self.at("sym", "-"):
