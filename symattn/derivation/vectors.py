@@ -110,8 +110,9 @@ def row_vector(scope, node: ast.Name, L):
         return None
     whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
     key = scope.resolve(whole.text())
-    if key not in scope.matrices or sub.base in scope.counts or scope.resolve(sub.base) in scope.dims:
-        return None
+    if (key not in scope.matrices or sub.base in scope.counts or scope.resolve(sub.base) in scope.dims
+            or sub.base in scope.family_letters.values() or scope.dialect != "latex"):
+        return None  # a head index, a dimension, or the plain notation (which names rows Q_{t,:})
     X = scope._expr(whole, L)
     if sub.base in L:
         k, count = L[sub.base], L.get((sub.base, "count"))
