@@ -109,6 +109,11 @@ class Elaborator:
                     name = st.first.parts[0].parts[0]
                     self.initial[name] = self.value(st.links[0][1], {})
                     self.definitions.append(f"{S.latex(st.first)} = {S.latex(st.links[0][1])} (initial value)")
+                elif self.is_new_name(st.first):  # y = e = e': y defined by e, then the chain from y
+                    self.define(S.Define(st.first, (), st.links[0][1], None, st.pos))
+                    self.definitions[-1] += " (written with '=')"
+                    if len(st.links) > 1:
+                        self.chains.append(S.Chain(st.first, st.links[1:], st.pos))
                 else:
                     self.chains.append(st)
         for name in self.recurrences:
@@ -180,6 +185,15 @@ class Elaborator:
                 raise _err(f"{key} is declared in R^{{{want}}} but its value has length {got}", st.target)
         self.values[key] = value
         self.definitions.append(f"{S.latex(st.target)} = {S.latex(st.body)}")
+
+    def is_new_name(self, n) -> bool:
+        """A plain name that nothing declares or defines yet (nor a running index)."""
+        if n.kind != "name":
+            return False
+        key = S.name_text(n)
+        letters = {i for i, _ in self.recurrences.values()}
+        return not (key in self.values or key in self.vectors or key in self.reals or key in self.functions
+                    or key in self.dims or key in self.recurrences or key in letters)
 
     def is_initial(self, st) -> bool:
         f = st.first

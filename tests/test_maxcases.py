@@ -1,0 +1,90 @@
+"""Exact proofs about maxima, finite sums and running values (symattn.proof.maxcases)."""
+
+import sympy as sp
+
+from symattn.proof.maxcases import (
+    INDEX,
+    VecMax,
+    block,
+    merge_sums,
+    nonzero_somewhere,
+    peel_sums,
+    prove_all,
+    prove_scalar,
+    rename_sum_indices,
+    resolve_in_case,
+    write_out_maxima,
+)
+
+B = sp.Symbol("B", integer=True, positive=True)
+j = sp.Symbol("j", integer=True, positive=True)
+k, i = sp.symbols("k i", integer=True)
+u, w, x = (sp.IndexedBase(n, real=True) for n in ("u", "w", "x"))
+m = sp.Function("m", real=True)
+
+
+def test_the_maximum_of_a_concatenation_is_proved_for_every_length_by_cases():
+    both = VecMax(block(B, u), block(B, w))
+    v = prove_scalar(both, sp.Max(VecMax(block(B, u)), VecMax(block(B, w))))
+    assert v.status == "proved" and v.general
+    assert v.method.startswith("case split on the maximum entry (2 cases)")
+
+
+def test_a_false_claim_about_maxima_is_not_proved():
+    both = VecMax(block(B, u), block(B, w))
+    assert prove_scalar(both, VecMax(block(B, u))).status == "unknown"
+    assert prove_scalar(VecMax(block(B, u)), u[1]).status == "unknown"
+    assert prove_scalar(both, sp.Max(VecMax(block(B, u)), w[1])).status == "unknown"
+
+
+def test_in_a_case_only_values_the_largest_entry_bounds_are_dropped():
+    p = sp.Dummy("p", integer=True, positive=True)
+    top = u[p]
+    bases = {u, w}
+    assert resolve_in_case(sp.Max(top, VecMax(block(B, w))), top, bases) == top
+    assert resolve_in_case(sp.Max(top, -sp.oo), top, bases) == top
+    y = sp.Symbol("y", real=True)  # not an entry: the case says nothing about it
+    assert resolve_in_case(sp.Max(top, y), top, bases) == sp.Max(top, y)
+
+
+def test_the_online_normalizer_step_is_proved_by_peeling_and_merging_sums():
+    L = sp.Sum(sp.exp(x[k] - m(j - 1)) * sp.exp(m(j - 1) - m(j)), (k, 1, j - 1)) + sp.exp(x[j] - m(j))
+    v = prove_scalar(L, sp.Sum(sp.exp(x[k] - m(j)), (k, 1, j)))
+    assert v.status == "proved" and v.general
+    wrong = prove_scalar(L, sp.Sum(sp.exp(x[k] - m(j - 1)), (k, 1, j)))
+    assert wrong.status == "unknown"
+
+
+def test_peel_and_merge_are_identities_at_concrete_lengths():
+    g = sp.Function("g")
+    peeled = peel_sums(sp.Sum(g(k), (k, 1, j + 2)), sp.Sum(g(k), (k, 1, j)))[0]
+    assert peeled == sp.Sum(g(k), (k, 1, j)) + g(j + 1) + g(j + 2)
+    for n in range(0, 5):
+        assert (peeled - sp.Sum(g(k), (k, 1, j + 2))).subs(j, n).doit() == 0
+    a = sp.Symbol("a")
+    merged = merge_sums(a * sp.Sum(g(k), (k, 1, j)) - sp.Sum(a * g(i), (i, 1, j)))
+    assert sp.simplify(merged.doit()) == 0 or merged.function == 0
+
+
+def test_the_name_of_a_sums_index_does_not_matter():
+    assert rename_sum_indices(sp.Sum(u[k], (k, 1, B))) == rename_sum_indices(sp.Sum(u[i], (i, 1, B)))
+    assert prove_scalar(sp.Sum(sp.exp(u[k]), (k, 1, B)), sp.Sum(sp.exp(u[i]), (i, 1, B))).proved
+
+
+def test_maxima_are_exact_at_rational_entries():
+    mx = VecMax(sp.Tuple(2, u[INDEX]), sp.Tuple(1, w[INDEX]))
+    assert write_out_maxima(mx, {u[1]: sp.Rational(1, 3), u[2]: sp.Integer(-4), w[1]: sp.Rational(1, 2)}) == \
+        sp.Rational(1, 2)
+    assert VecMax(sp.Tuple(2, sp.Integer(7) + INDEX)) == 9
+
+
+def test_a_nonzero_difference_is_certified_at_an_instance_not_guessed():
+    assert "excludes 0" in nonzero_somewhere(sp.exp(u[1]) - sp.exp(u[1]) * sp.exp(sp.Rational(1, 10**6)))
+    assert nonzero_somewhere(sp.exp(u[1] + u[2]) - sp.exp(u[1]) * sp.exp(u[2])) == ""
+
+
+def test_a_claim_proved_in_parts_is_proved_only_when_every_part_is():
+    good = prove_scalar(u[1], u[1])
+    bad = prove_scalar(u[1], u[2])
+    assert prove_all([good, good]).proved
+    assert not prove_all([good, bad]).proved

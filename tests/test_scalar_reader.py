@@ -1,0 +1,165 @@
+"""The scalar reader: online softmax derivations (running values, vectors in blocks, maxima)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sympy as sp
+
+from symattn.cli import main
+from symattn.derivation import scalars as S
+from symattn.derivation.scalar_check import Elaborator, Prover, Refuter, check_scalar_document
+from symattn.errors import DerivationError, ParseError, SoundnessError
+
+DECLARE = r"$$ x_1, \ldots, x_V \in \mathbb{R}, \quad m_0 = -\infty, \quad d_0 = 0 $$" + "\n"
+RECUR = (r"\begin{align*} m_j &\leftarrow \max\left(m_{j-1}, x_j\right) \\"
+         r" d_j &\leftarrow d_{j-1} \times e^{m_{j-1} - m_j} + e^{x_j - m_j} \end{align*}" + "\n")
+VECTORS = (r"$$ x^{(1)}, x^{(2)} \in \mathbb{R}^{B}, \quad x = \begin{bmatrix} x^{(1)} & x^{(2)} \end{bmatrix}"
+           r" \in \mathbb{R}^{2B} $$" + "\n"
+           r"$$ m(x) := \max_i x_i, \quad f(x) := \begin{bmatrix} e^{x_1 - m(x)} & \ldots & e^{x_B - m(x)}"
+           r" \end{bmatrix}, \quad \ell(x) := \sum_i f(x)_i $$" + "\n")
+
+
+def chain(*rows):
+    return r"\begin{align*} " + r" \\ ".join(rows) + r" \end{align*}"
+
+
+def statuses(text):
+    return [s.status for s in check_scalar_document(text).steps]
+
+
+def test_the_trigger_is_max_or_an_assignment_outside_comments():
+    assert S.is_scalar_document(r"$$ m = \max(a, b) $$")
+    assert S.is_scalar_document(r"$$ d_j \gets d $$")
+    assert not S.is_scalar_document("% \\max in a comment\n$$ A = B $$")
+    assert not S.is_scalar_document(r"$$ \mathrm{softmax}(x) = y $$")
+
+
+def test_statements_of_the_papers_are_read():
+    stmts = S.parse_scalar_document(DECLARE + RECUR + VECTORS.replace("x^{(", "y^{(").replace("x =", "y ="))
+    kinds = [type(s).__name__ for s in stmts]
+    assert kinds == ["Declare", "Chain", "Chain", "Recur", "Recur", "Declare", "Define", "Define", "Define", "Define"]
+    assert S.latex(stmts[3].body) == r"\max(m_{j - 1}, x_{j})"
+    assert S.latex(stmts[4].body) == r"d_{j - 1} \times e^{m_{j - 1} - m_{j}} + e^{x_{j} - m_{j}}"
+
+
+def test_the_online_normalizer_is_proved_by_induction_on_j():
+    r = check_scalar_document(DECLARE + RECUR + chain(
+        r"d_j &= d_{j-1} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}",
+        r"&= \sum_{k=1}^{j-1} e^{x_k - m_{j-1}} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}",
+        r"&= \sum_{k=1}^{j-1} e^{x_k - m_j} + e^{x_j - m_j}",
+        r"&= \sum_{k=1}^{j} \exp(x_k - m_j)"))
+    assert r.ok, [(s.status, s.scope) for s in r.steps]
+    assert all(s.general for s in r.steps)
+    assert "induction hypothesis" in r.steps[1].scope and "induction" not in r.steps[0].scope
+    assert all(r"m_0 = -\infty" in s.scope for s in r.steps)
+    assert any("finite" in n for n in r.notes)
+
+
+def test_minus_infinity_is_used_exactly():
+    el = Elaborator(S.parse_scalar_document(DECLARE + RECUR))
+    pr = Prover(el, budget=5.0)
+    m, d = el.seqfuns["m"], el.seqfuns["d"]
+    x = el.reals["x"][0]
+    assert pr.at_index(m(pr.j), 1, maxima=True) == x[1]  # max(-oo, x_1) = x_1
+    assert pr.at_index(d(pr.j), 1) == sp.exp(x[1] - m(1))  # 0 * e^{-oo} = 0
+    assert pr.at_index(sp.exp(m(pr.j - 1)), 1) == 0  # e^{-oo} = 0
+
+
+def test_a_step_true_only_at_j_1_is_not_proved():
+    # d_j = e^{x_j - m_j} holds at j = 1 (d_0 = 0, e^{-oo} = 0), and fails at j = 2
+    r = check_scalar_document(DECLARE + RECUR + chain(r"d_j &= e^{x_j - m_j}"))
+    assert [s.status for s in r.steps] == ["refuted"]
+    cex = r.steps[0].verdict.counterexample
+    assert cex.dims["j"] >= 2 and cex.certificate
+
+
+def test_the_induction_hypothesis_is_only_a_claim_of_the_chain_itself():
+    # the step needs d_{j-1} = sum_k e^{x_k - m_{j-1}}, which this chain never claims
+    r = check_scalar_document(DECLARE + RECUR + chain(
+        r"d_j &= d_{j-1} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}",
+        r"&= \sum_{k=1}^{j-1} e^{x_k - m_{j-1}} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}",
+        r"&= 2 \sum_{k=1}^{j} e^{x_k - m_j}"))
+    assert not r.ok
+    assert r.steps[1].status != "proved" or r.steps[2].status == "refuted"
+    assert r.steps[2].status == "refuted"
+
+
+def test_a_dropped_rescaling_factor_is_named():
+    r = check_scalar_document(DECLARE + RECUR + chain(r"d_j &= d_{j-1} + e^{x_j - m_j}"))
+    s = r.steps[0]
+    assert s.status == "refuted" and s.diagnosis.slip == "rescaling factor dropped"
+    assert s.diagnosis.corrected == r"e^{m_{j - 1} - m_{j}} d_{j - 1} + e^{x_{j} - m_{j}}"
+
+
+def test_an_off_by_one_in_a_running_index_is_named():
+    r = check_scalar_document(DECLARE + RECUR + chain(
+        r"d_j &= \sum_{k=1}^{j-1} e^{x_k - m_{j-1}} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}"
+        r" = \sum_{k=1}^{j} e^{x_k - m_{j-1}}"))
+    bad = [s for s in r.steps if s.status == "refuted"]
+    assert bad and bad[-1].diagnosis.slip == "off-by-one in a running index"
+
+
+def test_vectors_in_blocks_for_every_length():
+    r = check_scalar_document(VECTORS + chain(
+        r"m(x) &= \max(m(x^{(1)}), m(x^{(2)}))",
+        r"f(x) &= \begin{bmatrix} e^{m(x^{(1)}) - m(x)} f(x^{(1)}) & e^{m(x^{(2)}) - m(x)} f(x^{(2)}) \end{bmatrix}",
+        r"\ell(x) &= e^{m(x^{(1)}) - m(x)} \ell(x^{(1)}) + e^{m(x^{(2)}) - m(x)} \ell(x^{(2)})"))
+    assert r.ok and all(s.general for s in r.steps)
+    assert "every B >= 1" in r.steps[0].scope
+    assert r.steps[0].method.startswith("case split on the maximum entry")
+
+
+@pytest.mark.parametrize("claim", [
+    r"m(x) &= m(x^{(1)})",
+    r"m(x) &= \max(m(x^{(1)}), m(x^{(1)}))",
+    r"\ell(x) &= \ell(x^{(1)}) + \ell(x^{(2)})",
+    r"f(x) &= \begin{bmatrix} f(x^{(1)}) & f(x^{(2)}) \end{bmatrix}",
+])
+def test_false_claims_about_blocks_are_refuted_with_a_certificate(claim):
+    r = check_scalar_document(VECTORS + chain(claim))
+    s = r.steps[0]
+    assert s.status == "refuted", (s.status, s.error)
+    assert s.verdict.counterexample.certificate and s.verdict.counterexample.dims["B"] >= 1
+
+
+def test_a_new_name_is_defined_by_the_first_equals_of_its_chain():
+    r = check_scalar_document(VECTORS + r"$$ M = m(x) = \max(m(x^{(1)}), m(x^{(2)})) $$")
+    assert r.ok and len(r.steps) == 1 and "M = m(x)" in r.definitions[-1]
+
+
+def test_a_vector_of_the_wrong_declared_length_is_refused():
+    with pytest.raises(DerivationError, match="declared in R"):
+        check_scalar_document(VECTORS.replace("^{2B}", "^{3B}"))
+
+
+@pytest.mark.parametrize("text, construct", [
+    (r"$$ m = \min(a, b) \max(a) $$", r"\\min is not read"),
+    (r"$$ m = \max(a) $$", r"\\max of one argument"),
+    (r"$$ m_j \leftarrow \max(m_{j-1}, x_j) $$", r"no initial value m_0"),
+    (r"$$ x^{(1)} \in \mathbb{R}^{B} $$ $$ y = \max_i x^{(1)}_3 $$", r"subscripts no vector"),
+    (r"$$ x^{(1)} \in \mathbb{R}^{B} $$ $$ m(x) := \max_i x_i $$ $$ m(x^{(1)}) = m(z) $$", r"z is not declared"),
+])
+def test_what_is_not_read_is_refused_naming_it(text, construct):
+    with pytest.raises((ParseError, DerivationError), match=construct):
+        r = check_scalar_document(text)
+        raise DerivationError("; ".join(s.error for s in r.steps), 0, 0)
+
+
+def test_the_agreement_check_raises_on_a_false_proof():
+    el = Elaborator(S.parse_scalar_document(DECLARE + RECUR))
+    pr = Prover(el, budget=5.0)
+    d = el.seqfuns["d"]
+    with pytest.raises(SoundnessError):
+        Refuter(el, pr).agree(d(pr.j), d(pr.j) + 1, count=2)
+    assert Refuter(el, pr).agree(d(pr.j), d(pr.j), count=2) == 2
+
+
+def test_symattn_check_reads_a_scalar_file(tmp_path, capsys):
+    path = tmp_path / "online.tex"
+    path.write_text(DECLARE + RECUR + chain(r"d_j &= d_{j-1} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}"),
+                    encoding="utf-8")
+    assert main(["check", "--json", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["steps"][0]["status"] == "proved"
