@@ -163,3 +163,16 @@ def test_symattn_check_reads_a_scalar_file(tmp_path, capsys):
     assert main(["check", "--json", str(path)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] and report["steps"][0]["status"] == "proved"
+
+
+def test_the_example_of_the_docs_runs_as_shown():
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "scalars.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
+    ns: dict = {}
+    exec(code, ns)  # the documentation's own example, not user input
+    assert [s.status for s in ns["report"].steps] == ["proved"] * 3 and ns["report"].ok
+    assert ns["report"].steps[1].scope.startswith(r"every j in 1..V and all real entries: j = 1 with the initial "
+                                                  r"values m_0 = -\infty, d_0 = 0 used exactly")

@@ -546,7 +546,14 @@ class Prover:
         induction hypothesis, used for every j beyond the cases written out."""
         if self.j is None or not (sp.sympify(L).has(self.j) or sp.sympify(R).has(self.j)):
             v = prove_scalar(L, R, budget=self.budget)
-            return v, ""
+            if v.proved or self.j is None or not self.finite:
+                return v, ""
+            # running values at fixed indices (m_1, d_2): unfolded down to the initial values
+            a, b = self.at_index(L, 1, maxima=True), self.at_index(R, 1, maxima=True)
+            if any(x.has(sp.nan, sp.zoo, sp.oo, -sp.oo) for x in (a, b)):
+                return v, ""
+            w = prove_scalar(a, b, budget=self.budget)
+            return (w, "the running values unfolded to their initial values") if w.proved else (v, "")
         if not self.finite:
             return prove_all([unknown(["the running values are not shown finite for j >= 1, so they cannot be "
                                        "treated as real numbers"])]), ""
@@ -710,7 +717,8 @@ class Refuter:
                 if cert is None:
                     continue
                 d = a - b
-                dims = {str(s): int(v) for s, v in at.items()}
+                used = set().union(*(sp.sympify(x).free_symbols for x in (L, R) if not isinstance(x, Vec)))
+                dims = {str(s): int(v) for s, v in at.items() if s in used or s in self.el.dims.values()}
                 values = {}
                 for (name, _, _), v in zip(entries, combo):
                     values.setdefault(name, []).append(v)
@@ -818,7 +826,7 @@ def _run_step(pr, s, hyp):
 def _scope(el, pr, nodes, how, hyp) -> str:
     """What a proved step holds for, in words: every length, every real entry, every j."""
     dims = sorted(str(d) for d in el.dims.values())
-    if pr.j is not None and how:
+    if pr.j is not None and "symbolically" in how:
         lengths = ", ".join(dims) or "V"
         out = f"every {pr.j} in 1..{lengths} and all real entries: {how}"
     else:
