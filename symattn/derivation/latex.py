@@ -64,15 +64,19 @@ MAX_MACRO_ARGS = 9
 REFUSED = {
     "odot": "the entrywise product is not read: write matrix products",
     "circ": "composition and the entrywise product are not read: write the applications out",
-    "max": "maxima are not read: state the step with \\operatorname{softmax}, whose shift invariance is proved",
+    "max": "maxima are not read in a matrix derivation (a file of numbers and vectors that uses \\max goes to the "
+           "scalar reader, docs/scalars.md): state the step with \\operatorname{softmax}, whose shift invariance "
+           "is proved",
     "min": "minima are not read: state the step with matrices and softmax",
     "cos": "entries of rotations are read only in a rotation's pmatrix: define the rotation R^d_{\\Theta,m} by "
            "its pmatrix (as Su et al. typeset it) and state the claim about the matrices",
     "sin": "entries of rotations are read only in a rotation's pmatrix: define the rotation R^d_{\\Theta,m} by "
            "its pmatrix (as Su et al. typeset it) and state the claim about the matrices",
     "infty": "infinite entries are not read (causal masks): write the masked attention without its entries",
-    "leftarrow": "algorithm assignments are not read: write a definition with := or =",
-    "gets": "algorithm assignments are not read: write a definition with := or =",
+    "leftarrow": "algorithm assignments are not read in a matrix derivation (a file of numbers that uses \\leftarrow "
+                 "goes to the scalar reader, docs/scalars.md): write a definition with := or =",
+    "gets": "algorithm assignments are not read in a matrix derivation (a file of numbers that uses \\gets goes "
+            "to the scalar reader, docs/scalars.md): write a definition with := or =",
     "prime": "\\prime is not read: write a prime as W'",
     "partial": "derivatives are not read",
     "int": "integrals are not read",
