@@ -561,6 +561,8 @@ class Prover:
                  (self.unfold_top(L, True), self.unfold_top(R, True), "the recurrences unfolded")]
         if hyp is not None:
             tries.append((L.xreplace({hyp[0]: hyp[1]}), R.xreplace({hyp[0]: hyp[1]}), "hyp"))
+            tries.append((self.unfold_top(L).xreplace({hyp[0]: hyp[1]}), self.unfold_top(R).xreplace({hyp[0]: hyp[1]}),
+                          "hyp"))
         generic, used, c0 = None, "", 1
         for a, b, label in tries:
             if label and a == tries[0][0] and b == tries[0][1]:
