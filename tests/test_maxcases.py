@@ -88,3 +88,37 @@ def test_a_claim_proved_in_parts_is_proved_only_when_every_part_is():
     bad = prove_scalar(u[1], u[2])
     assert prove_all([good, good]).proved
     assert not prove_all([good, bad]).proved
+
+
+def _entries(rng, n):
+    return [sp.Integer(rng.randint(-3, 3)) for _ in range(n)]
+
+
+def test_the_rules_are_identities_at_every_small_instance():
+    """Each rule's rewrite, evaluated exactly with integer entries at lengths 1..4, equals what it rewrote."""
+    import random
+
+    rng = random.Random(7)
+    g = sp.Function("g")
+    for n in range(1, 5):
+        for _ in range(3):
+            vu, vw = _entries(rng, n), _entries(rng, n)
+            at = {**{u[t + 1]: vu[t] for t in range(n)}, **{w[t + 1]: vw[t] for t in range(n)}}
+            both = VecMax(block(n, u), block(n, w))
+            assert write_out_maxima(both, at) == max(vu + vw)
+            # the case split: in the case of the true largest entry, the resolved claim has the same value
+            p = (vu + vw).index(max(vu + vw))
+            top = (u if p < n else w)[p % n + 1]
+            claim = sp.Max(VecMax(block(n, u)), VecMax(block(n, w)))
+            resolved = resolve_in_case(claim, top, {u, w})
+            assert resolved.xreplace(at) == write_out_maxima(claim, at) == max(vu + vw)
+            # merge and peel with exact integer entries
+            a, c = sp.Integer(rng.randint(-3, 3)), sp.Integer(rng.randint(-3, 3))
+            e = a * sp.Sum(u[k] ** 2, (k, 1, n)) + c * sp.Sum(w[i], (i, 1, n))
+            assert merge_sums(e).doit().xreplace(at) == e.doit().xreplace(at)
+            for extra in (1, 2):
+                s = sp.Sum(g(k) * u[k], (k, 1, n + extra))
+                peeled = peel_sums(s, sp.Sum(g(k), (k, 1, n)))[0]
+                vals = {g(t): sp.Integer(rng.randint(-3, 3)) for t in range(1, n + extra + 1)}
+                big = {**at, **{u[t]: sp.Integer(t) for t in range(n + 1, n + extra + 1)}}
+                assert peeled.doit().xreplace(vals).xreplace(big) == s.doit().xreplace(vals).xreplace(big)

@@ -176,3 +176,13 @@ def test_the_example_of_the_docs_runs_as_shown():
     assert [s.status for s in ns["report"].steps] == ["proved"] * 3 and ns["report"].ok
     assert ns["report"].steps[1].scope.startswith(r"every j in 1..V and all real entries: j = 1 with the initial "
                                                   r"values m_0 = -\infty, d_0 = 0 used exactly")
+
+
+@pytest.mark.parametrize("claim, status", [
+    (r"d_j &= \sum_{k=1}^{j} e^{x_k - m_j}", "proved"),  # the invariant itself, by induction in one step
+    (r"d_j &= \sum_{k=1}^{j} e^{x_k - m_{j-1}}", "refuted"),
+    (r"d_j &= \sum_{k=1}^{j-1} e^{x_k - m_j}", "refuted"),
+    (r"m_j &= \max(m_{j-1}, x_1)", "refuted"),
+])
+def test_the_invariant_in_one_step_and_its_near_misses(claim, status):
+    assert statuses(DECLARE + RECUR + chain(claim)) == [status]
