@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import linecache
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -345,7 +346,10 @@ def lambdify_kernel(expr, args, donated=()) -> Lambdified:
     # lambdify also puts every symbol of the expression into the function's globals under its name;
     # a dimension named like a helper (mm, chain) must not hide the helper
     fn.__globals__.update(ns)
-    return Lambdified(fn, inspect.getsource(fn), names, dims, extra)
+    # lambdify's source, as inspect.getsource(fn) gives it (lambdify keeps it in linecache, where the
+    # function is the whole file; read directly, without inspect's tokenizer)
+    source = "".join(linecache.getlines(fn.__code__.co_filename))
+    return Lambdified(fn, source, names, dims, extra)
 
 
 def build_kernel_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, dict, dict, list]:
@@ -371,7 +375,8 @@ def namespace() -> dict:
 
 @dataclass
 class Kernel:
-    """A NumPy kernel lowered from a matrix expression.
+    """A NumPy kernel lowered from a matrix expression: :attr:`fn` is the function ``sympy.lambdify``
+    made with symattn's printer and CSE (:func:`lambdify_kernel`), :attr:`source` its source.
 
     Call it with arrays, by keyword (the symbol's name, e.g. ``**{"W^Q": w}``, or its Python
     identifier ``W_Q``) or positionally in the order of :attr:`args` (the order of a statement:
