@@ -186,13 +186,17 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
 
     v_aug = _with_ones(v)
     U = None
-    for j0, j1 in blocks:
-        s = scores(j0, j1)
-        if U is None:  # the first block: U = exp(S_1) [V_1 1], nothing to add yet
-            shape = runtime.batch_of(s, v_aug) + (s.shape[-2], d_v + 1)
-            U = run("exp_product", S=s, V=v_aug[..., j0:j1, :], out=workspace.take("U", shape, s.dtype))
-        else:
-            U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
+    # an exp that overflows or underflows here (and the inf·0 of the product after it) is no
+    # error: the check below then sends the tile to the shifted kernels, whose own warnings,
+    # if any, are the user's to see
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        for j0, j1 in blocks:
+            s = scores(j0, j1)
+            if U is None:  # the first block: U = exp(S_1) [V_1 1], nothing to add yet
+                shape = runtime.batch_of(s, v_aug) + (s.shape[-2], d_v + 1)
+                U = run("exp_product", S=s, V=v_aug[..., j0:j1, :], out=workspace.take("U", shape, s.dtype))
+            else:
+                U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
     if unshifted_is_accurate(U, m):
         return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
     if len(blocks) == 1:  # one block: claim 0, the row max as the shift
