@@ -148,6 +148,16 @@ def test_a_dimension_named_like_a_helper_does_not_hide_it():
     np.testing.assert_allclose(k(a, b, c), a @ b @ c, rtol=1e-13)
 
 
+def test_inputs_named_like_temporaries_keep_their_values():
+    A, B = sp.MatrixSymbol("t0", n, m), sp.MatrixSymbol("t1", n, m)
+    k = lower(sa.softmax(A * B.T, 1) * A)
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    s = a @ b.T
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(k(a, b), p / p.sum(axis=1, keepdims=True) @ a, rtol=1e-12)
+
+
 def test_the_printer_without_its_cse_says_what_to_pass():
     printer, params = lambdify_printer(ROW)
     with pytest.raises(sa.LoweringError, match=r"cse=printer.cse"):

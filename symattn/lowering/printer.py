@@ -1,28 +1,28 @@
-"""The batched NumPy printer: a matrix expression becomes the body of a Python function.
+"""The printers of kernels: a matrix expression becomes the body of a Python function.
 
-Matrices are the last two axes of every array; leading axes are batch axes and
-broadcast. The printing rules, one method per node (``_print_<Node>``):
+Matrices are the last two axes of every array; leading axes are batch axes and broadcast.
 
-- MatMul: ``A 1`` and ``1ᵀ A`` (a OneMatrix column or row) as row and column sums;
-  otherwise ``chain(c, A, B, ...)``, the cheapest parenthesization from the shapes (a
-  matrix-chain dynamic program, static when every dimension is a number, at run time
-  otherwise), the scalar c applied to the smallest operand; two factors print as ``mm(A, B)``,
-  which is ``A @ B`` computed as one GEMM over all rows when B has no batch axes;
-- Transpose: ``np.swapaxes(x, -1, -2)`` (a view; SymPy's ``.T`` breaks batches);
-- Softmax: max-shifted exp normalized along the right axis, in place on a temporary;
-- the row causal mask CausalMask(m, n, offset=m - n)ᵀ in a sum: the scores masked with -inf in
-  place; ``1 b`` (a OneMatrix column times a row b, a bias) in a sum: ``b`` broadcast over the rows;
-- BlockMatrix: concatenation with broadcast batch axes; Exp, ShiftRows, ScaleRows,
-  DivideRows elementwise (in place on temporaries; exp(X - c 1ᵀ), exp and row sums of large
-  temporaries in row chunks on every core, see ``runtime``);
-- scalars: SymPy's Python printer (math.sqrt, ...) inside ``float(...)``, so float32 stays float32;
-- every other node (sums, stacks and concatenations over heads, family members, slices, explicit
-  matrices, masks, RoPE blocks, RowOf, score functions): one expression of
-  :class:`~symattn.lowering.numpy_printer.BatchedNumPyPrinter`, the printer stock ``sympy.lambdify``
-  uses, with the temporaries computed so far known to it by name (:meth:`BatchedPrinter.expression_printer`).
+- :class:`KernelPrinter` is the NumPy kernel's printer, run by stock ``sympy.lambdify``
+  (``printer=printer, cse=printer.cse``, see :func:`symattn.lowering.lower`): its CSE lists every
+  subexpression once, in the order of evaluation, with the plan of what is changed in place (a
+  temporary with a single use, an input the caller donates) and which step makes the result in
+  ``out``; it prints each step batched (``mm(A, B)``: ``A @ B`` as one GEMM over all rows when B has
+  no batch axes; the cheapest parenthesization of a matrix chain from the shapes, static when every
+  size is a number, else ``chain(c, A, B, ...)`` at run time; ``numpy.swapaxes`` for Transpose;
+  max-shifted softmax in place; the row causal mask as -inf in place; a bias row broadcast; exp,
+  exp(X - c 1ᵀ) and row sums of large temporaries in row chunks on every core, see ``runtime``);
+  scalars through SymPy's Python printer (math.sqrt, ...) inside ``float(...)``, so float32 stays
+  float32;
+- :class:`BatchedPrinter` is the same walk (one temporary per subexpression, the same common
+  subexpressions, chain ordering, mask and bias recognition) that emits lines of code directly; the
+  printers of the other array libraries (``targets.TargetPrinter``) subclass it with one
+  ``_print_<Node>`` per node of :data:`SPECIALISED`.
 
-Every subexpression is computed once (common subexpressions share a temporary), and a
-temporary is modified in place only when it has a single use.
+Every other node (sums, stacks and concatenations over heads, family members, slices, explicit
+matrices, masks, RoPE blocks, RowOf, score functions) is one expression of
+:class:`~symattn.lowering.numpy_printer.BatchedNumPyPrinter` (the printer stock ``sympy.lambdify``
+reaches through the hooks) or of a target's subclass of it, with the temporaries computed so far
+known to it by name.
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ def _shape_comment(e) -> str:
 
 
 class BatchedPrinter:
-    """Emit the statements computing ``expr`` from the named inputs.
+    """Emit the statements computing ``expr`` from the named inputs, for the kernels of other array
+    libraries: a subclass gives one ``_print_<Node>`` per node of :data:`SPECIALISED`, each returning
+    (variable, owned) through :meth:`emit` (the NumPy kernel is :class:`KernelPrinter`'s).
 
     ``inputs``: leaf (MatrixSymbol or family member) -> Python identifier;
     ``dims``: dimension symbol -> Python identifier bound at run time.
@@ -162,134 +164,8 @@ class BatchedPrinter:
     def dim(self, d) -> str:
         return self.scalar.doprint(sp.sympify(d))
 
-    # -- products ----------------------------------------------------------------------
-    def _print_MatMul(self, e):
-        c, mats = e.as_coeff_matrices()
-        if len(mats) >= 2 and isinstance(mats[0], sp.OneMatrix) and mats[0].cols == 1:
-            rest, _ = self._print(sp.MatMul(c, *mats[1:]).doit(deep=False) if len(mats) > 2 or c != 1
-                                  else mats[1])
-            return self.emit(e, f"np.repeat({rest}, {self.dim(mats[0].rows)}, axis=-2)")
-        scale = "" if c == 1 else self.coeff(c) + " * "
-        if len(mats) == 2 and isinstance(mats[1], sp.OneMatrix) and mats[1].cols == 1:  # A 1: row sums
-            var, _ = self._print(mats[0])
-            return self.emit(e, f"{scale}rowsum({var})")
-        if len(mats) == 2 and isinstance(mats[0], sp.OneMatrix) and mats[0].rows == 1:  # 1ᵀ A: column sums
-            var, _ = self._print(mats[1])
-            return self.emit(e, f"{scale}np.sum({var}, axis=-2, keepdims=True)")
-        vars_ = [self._print(m)[0] for m in mats]
-        scale = "" if c == 1 else self.coeff(c)
-        if len(vars_) == 1:
-            var, owned = self._print(mats[0])
-            if not scale:  # 1·A, left unevaluated when a size fixed to 1 turned a scale into 1
-                return var, owned
-            if owned:
-                self.lines.append(f"{var} *= {scale}")
-                return var, True
-            return self.emit(e, f"{scale} * {var}")
-        if len(vars_) == 2 and not scale:
-            return self.emit(e, f"mm({vars_[0]}, {vars_[1]})")
-        concrete = all(sp.sympify(d).is_Integer for m in mats for d in m.shape)
-        if concrete and not scale:
-            order = chain_order([tuple(int(d) for d in m.shape) for m in mats])
-            return self.emit(e, _parenthesize(order, vars_))
-        return self.emit(e, f"chain({scale or 1}, {', '.join(vars_)})")
 
-    def _print_MatAdd(self, e):
-        terms = [t for t in e.args if not isinstance(t, sp.ZeroMatrix)]  # X + 0 = X
-        if len(terms) == 1:
-            return self._print(terms[0])
-        masks = [t for t in terms if _is_row_causal_mask(t)]
-        rows = [t for t in terms if _is_broadcast_row(t)]
-        full = [t for t in terms if t not in masks and t not in rows]
-        if not full:
-            raise LoweringError(f"cannot lower a sum of masks and broadcast rows alone: {sp.sstr(e)[:80]}")
-        printed = [self._print(t) for t in full] + [self._print(_row_of(t)) for t in rows]
-        base = next((k for k, (_, owned) in enumerate(printed[:len(full)]) if owned), 0)  # reuse a temporary
-        var, owned = printed[base]
-        for k, (other, _) in enumerate(printed):
-            if k == base:
-                continue
-            if owned:
-                self.lines.append(f"{var} = iadd({var}, {other})")
-            else:
-                var, owned = self.emit(e, f"{var} + {other}")
-        if masks:
-            if not owned:
-                var, owned = self.emit(e, f"{var}.copy()")
-            self.lines.append(f"causal_mask_({var})")
-        return var, owned
-
-    def _print_Transpose(self, e):
-        if _is_row_causal_mask(e):
-            n, m = e.shape
-            return self.emit(e, f"causal_mask({self.dim(n)}, {self.dim(m)}, dtype)")
-        var, owned = self._print(e.arg)
-        return self.emit(e, f"np.swapaxes({var}, -1, -2)", owned)
-
-    def _print_Softmax(self, e):
-        var, owned = self._print(e.arg)
-        axis = -2 if e.axis == 0 else -1
-        if owned:
-            self.lines.append(f"softmax_({var}, {axis})")
-            return var, True
-        return self.emit(e, f"softmax_({var}.copy(), {axis})")
-
-    def _print_BlockMatrix(self, e):
-        B = e.blocks
-        rows = [", ".join(self._print(B[i, j])[0] for j in range(B.cols)) for i in range(B.rows)]
-        return self.emit(e, "block([" + ", ".join(f"[{r}]" for r in rows) + "])")
-
-    def _print_Identity(self, e):
-        return self.emit(e, f"np.eye({self.dim(e.rows)}, dtype=dtype)")
-
-    def _print_ZeroMatrix(self, e):
-        return self.emit(e, f"np.zeros(({self.dim(e.rows)}, {self.dim(e.cols)}), dtype=dtype)")
-
-    def _print_OneMatrix(self, e):
-        return self.emit(e, f"np.ones(({self.dim(e.rows)}, {self.dim(e.cols)}), dtype=dtype)")
-
-    def _print_Exp(self, e):
-        arg = e.args[0]
-        if isinstance(arg, ShiftRows) and self.uses.get(arg, 1) <= 1:  # exp(X - c 1ᵀ) in one sweep
-            x, owned = self._print(arg.args[0])
-            c, _ = self._print(arg.args[1])
-            if not owned:
-                x, owned = self.emit(arg, f"{x}.copy()")
-            self.lines.append(f"shift_exp_({x}, {c})")
-            self.memo[arg] = (x, False)
-            return x, True
-        var, owned = self._print(arg)
-        if owned:
-            self.lines.append(f"exp_({var})")
-            return var, True
-        return self.emit(e, f"np.exp({var})")
-
-    def _print_Log(self, e):
-        var, owned = self._print(e.args[0])
-        if owned:
-            self.lines.append(f"np.log({var}, out={var})")
-            return var, True
-        return self.emit(e, f"np.log({var})")
-
-    def _inplace(self, e, x, other, op):
-        var, owned = self._print(x)
-        o, _ = self._print(other)
-        if owned:
-            self.lines.append(f"{var} {op}= {o}")
-            return var, True
-        return self.emit(e, f"{var} {op} {o}")
-
-    def _print_ShiftRows(self, e):
-        return self._inplace(e, e.args[0], e.args[1], "-")
-
-    def _print_ScaleRows(self, e):
-        return self._inplace(e, e.args[1], e.args[0], "*")
-
-    def _print_DivideRows(self, e):
-        return self._inplace(e, e.args[0], e.args[1], "/")
-
-
-#: nodes with a method of their own here (in place on temporaries, chain ordering, masks, biases)
+#: nodes with a rule of their own in the kernel printers (in place on temporaries, chain ordering, masks, biases)
 SPECIALISED = {"MatMul", "MatAdd", "Transpose", "Softmax", "BlockMatrix", "Identity", "ZeroMatrix",
                "OneMatrix", "Exp", "Log", "ShiftRows", "ScaleRows", "DivideRows"}
 
@@ -306,13 +182,6 @@ def _row_of(t):
     c, mats = t.as_coeff_matrices()
     rest = mats[1:]
     return sp.MatMul(c, *rest).doit(deep=False) if (c != 1 or len(rest) > 1) else rest[0]
-
-
-def _parenthesize(order, names) -> str:
-    if isinstance(order, int):
-        return names[order]
-    left, right = (_parenthesize(o, names) for o in order)
-    return f"mm({left}, {right})"
 
 
 __all__ = ["BatchedPrinter", "KernelPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "Log", "ShiftRows",
@@ -448,7 +317,10 @@ class KernelPrinter(BatchedNumPyPrinter):
         return res[0], res[1] and self.uses.get(e, 1) <= 1
 
     def _new(self, e, kind, owned=True, **data):
-        """A step that makes a new array (a new temporary)."""
+        """A step that makes a new array (a new temporary, named apart from the inputs and sizes)."""
+        taken = {*self.inputs.values(), *self.names.values(), *self.dims.values(), *self.stacked.values()}
+        while f"t{self.counter}" in taken:
+            self.counter += 1
         t = Temporary(f"t{self.counter}", *e.shape)
         self.counter += 1
         self.pairs.append((t, e))
