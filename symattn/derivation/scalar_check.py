@@ -57,6 +57,7 @@ VALUES = (0, 1, -1, 2, -2, 3)
 MAX_INSTANCES = 400
 MAX_CANDIDATES = 40
 MAX_UNFOLD = 6
+MAX_LENGTH = 64  # a concrete length written in a declaration
 
 
 @dataclass(frozen=True)
@@ -129,14 +130,14 @@ class Elaborator:
 
     # declarations ---------------------------------------------------------------------------
     def dim(self, node):
-        if node.kind == "num" and node.parts[0] > 0:
+        if node.kind == "num" and 0 < node.parts[0] <= MAX_LENGTH:
             return sp.Integer(node.parts[0])
         if node.kind == "name" and not node.parts[1]:
             name = node.parts[0]
             return self.dims.setdefault(name, sp.Symbol(name, integer=True, positive=True))
         if node.kind == "mul" and len(node.parts) == 2:
             return self.dim(node.parts[0]) * self.dim(node.parts[1])
-        raise _err(f"{S.latex(node)} is not a length", node, "a positive integer or a name such as B")
+        raise _err(f"{S.latex(node)} is not a length", node, f"a name such as B, or an integer 1..{MAX_LENGTH}")
 
     def declare(self, st):
         names = list(st.names)
@@ -345,6 +346,9 @@ class Elaborator:
             return sp.Add(*out)
         k = sp.Dummy(index, integer=True)
         a, b = self.index(lo, env), self.index(hi, env)
+        if (b - a).is_Integer and abs(b - a) > MAX_LENGTH:
+            raise _err(f"{S.latex(node)} runs over {b - a + 1} values", node,
+                       f"a range of a symbolic length, or of at most {MAX_LENGTH} values")
         e = self.scalar(body, {**env, index: k})
         if what == "sum":
             return sp.Sum(e, (k, a, b))
@@ -642,6 +646,7 @@ class Refuter:
             for name, (base, length) in {**self.el.vectors, **self.el.reals}.items():
                 n = int(length.xreplace(at))
                 entries += [(name, base, t) for t in range(1, n + 1)]
+            entries += [(name, v, None) for name, v in self.el.values.items() if isinstance(v, sp.Symbol)]
             count = 0
             for combo in itertools.product(VALUES, repeat=len(entries)):
                 count += 1
@@ -666,7 +671,7 @@ class Refuter:
 
     def sides_at(self, L, R, at, entries, combo):
         """Both sides at one instance, entry by entry, exact; None when they cannot be evaluated."""
-        vals = {base[t]: sp.Integer(v) for (_, base, t), v in zip(entries, combo)}
+        vals = {(base if t is None else base[t]): sp.Integer(v) for (_, base, t), v in zip(entries, combo)}
         ls, rs = [L], [R]
         if isinstance(L, Vec):
             ls = [instantiate(b[1], sp.Integer(t)) for b in L.blocks for t in range(1, int(b[0].xreplace(at)) + 1)]

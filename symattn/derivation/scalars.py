@@ -405,7 +405,12 @@ class Parser:
     def factor(self) -> N:
         if self.at("sym", "-"):
             t = self.take()
-            return N("neg", (self.factor(),), (t.line, t.col))
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                self.fail("the expression is nested too deeply", "a flatter expression")
+            inner = self.factor()
+            self.depth -= 1
+            return N("neg", (inner,), (t.line, t.col))
         return self.postfix(self.atom())
 
     def postfix(self, e: N) -> N:
