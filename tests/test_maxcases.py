@@ -122,3 +122,13 @@ def test_the_rules_are_identities_at_every_small_instance():
                 vals = {g(t): sp.Integer(rng.randint(-3, 3)) for t in range(1, n + extra + 1)}
                 big = {**at, **{u[t]: sp.Integer(t) for t in range(n + 1, n + extra + 1)}}
                 assert peeled.doit().xreplace(vals).xreplace(big) == s.doit().xreplace(vals).xreplace(big)
+
+
+def test_a_sum_over_an_empty_range_is_empty_and_no_karr_identity_is_used():
+    # at j = 1 the right sum runs over 1..-1: empty, so the claim is g(1) = g(1) + g(0), false
+    g = sp.Function("g", real=True)
+    claim = sp.Sum(g(k), (k, 1, j)) - sp.Sum(g(k), (k, 1, j - 2))
+    assert prove_scalar(claim, g(j) + g(j - 1)).status == "unknown"  # never proved (nor a SoundnessError)
+    J = sp.Symbol("J", integer=True, positive=True)  # from j = 2 on it holds
+    shifted = sp.Sum(g(k), (k, 1, J + 1)) - sp.Sum(g(k), (k, 1, J - 1))
+    assert prove_scalar(shifted, g(J + 1) + g(J)).proved

@@ -545,6 +545,18 @@ class Prover:
                     f"beyond by +, x, exp and max of finite values (in the order {', '.join(map(str, order))})")
         return ""
 
+    def written_out(self, *exprs) -> int:
+        r"""The last j checked at its value (at least 1): beyond it every running value m_{j-c} has an
+        index >= 1 (finite) and every sum's range \sum_{k=lo}^{j+e} is a range (hi >= lo - 1)."""
+        c0 = max([1] + [_offsets(e, self.funs, self.j) for e in exprs])
+        for e in exprs:
+            for s in sp.sympify(e).atoms(sp.Sum):
+                for _, lo, hi in s.limits:
+                    e_off = hi - self.j
+                    if hi.has(self.j) and e_off.is_Integer and lo.is_Integer:
+                        c0 = max(c0, int(lo - 1 - e_off) - 1)
+        return c0
+
     def scalar_step(self, L, R, hyp=None) -> tuple[Verdict, str]:
         """(verdict, how) for the scalar claim L = R; ``hyp`` = (value, replacement) is the
         induction hypothesis, used for every j beyond the cases written out."""
@@ -571,10 +583,11 @@ class Prover:
         for a, b, label in tries:
             if label and a == tries[0][0] and b == tries[0][1]:
                 continue
-            v = prove_scalar(a, b, budget=self.budget)
+            c = self.written_out(a, b)
+            J = sp.Dummy(str(self.j), integer=True, positive=True)  # j = J + c >= c + 1
+            v = prove_scalar(a.xreplace({self.j: J + c}), b.xreplace({self.j: J + c}), budget=self.budget)
             if v.proved:
-                generic, used = v, label
-                c0 = max(1, _offsets(a, self.funs, self.j), _offsets(b, self.funs, self.j))
+                generic, used, c0 = v, label, c
                 break
         if generic is None:
             return prove_all([v]), ""

@@ -10,8 +10,9 @@ these identities of real numbers (the rules of this module):
   for every real value of its maxima holds for the actual ones. The maxima are replaced by
   fresh real symbols (one per distinct maximum).
 - ``peel_sums``: Σ_{k=lo}^{hi+c} g(k) = Σ_{k=lo}^{hi} g(k) + g(hi+1) + ... + g(hi+c) for an
-  integer c in 1..8, so that sums with the same lower limit meet at the smaller upper limit
-  (true for every integer hi, also for SymPy's reversed sums).
+  integer c in 1..8 when hi >= lo - 1 is provable, so that sums with the same lower limit meet at
+  the smaller upper limit. A sum over hi < lo is empty (0), as papers read it; SymPy's own sum
+  identities (Karr's convention) are never used: the sums left are opaque symbols.
 - ``merge_sums``: a·Σ_k g(k) + b·Σ_k h(k) = Σ_k (a·g(k) + b·h(k)) over the same limits, for a
   and b free of k (linearity of a finite sum).
 - ``max_cases`` (a case split on the maximum entry): the entries of the vectors a claim
@@ -114,7 +115,7 @@ def write_out_short_sums(e):
             return x
         k, lo, hi = x.limits[0]
         n = hi - lo + 1
-        if x.function == 0:
+        if x.function == 0 or (n.is_Integer and n <= 0):  # a range hi < lo is empty, as papers read it
             return sp.Integer(0)
         if n.is_Integer and 0 <= n <= 64:
             return sp.Add(*(x.function.xreplace({k: lo + t}) for t in range(int(n))))
@@ -147,11 +148,13 @@ def peel_sums(*exprs) -> list:
         for t in sums:
             d = hi - t.limits[0][2]
             if t.limits[0][1] == lo and d.is_Integer and 0 < d <= MAX_PEEL:
-                low[s] = min(low.get(s, d), d)
+                low[s] = max(low.get(s, d), d)  # down to the smallest upper limit within reach
     rep = {}
     for s, c in low.items():
         k, lo, hi = s.limits[0]
         top = hi - c
+        if (top - lo + 1).is_nonnegative is not True:  # the smaller range must be a range (possibly empty)
+            continue
         tail = sp.Add(*(s.function.xreplace({k: top + t}) for t in range(1, c + 1)))
         rep[s] = sp.Sum(s.function, (k, lo, top)) + tail
     return [sp.sympify(e).xreplace(rep) for e in exprs]
@@ -244,6 +247,22 @@ def nonzero_somewhere(d) -> str:
     return f"at an instance it is {sp.sstr(e)[:60]}, {cert}" if cert else ""
 
 
+def sums_as_symbols(d, budget: float):
+    """Every sum left in ``d`` as an opaque symbol (the same sum, the same symbol), or 0 when its
+    body is exactly 0: simplification then uses no identity of sums but the rules above (SymPy's
+    own sum rules follow Karr's convention, where a sum over hi < lo - 1 is not empty)."""
+    table: dict = {}
+
+    def one(x):
+        if x not in table:
+            body = x.function
+            zero = body == 0 or (not body.has(sp.Sum) and exact_zero(body, Budget(budget * 0.25)))
+            table[x] = sp.Integer(0) if zero else sp.Dummy("S", real=True)
+        return table[x]
+
+    return sp.sympify(d).replace(lambda x: isinstance(x, sp.Sum), one)
+
+
 def _by_sums(L, R, budget: float, claim=None) -> Verdict:
     """L - R after the sum rules, shown exactly 0 by :func:`~symattn.proof.scalar.exact_zero`
     (expand, cancel, then simplify; never a float), then audited; else "unknown". ``claim``:
@@ -257,7 +276,7 @@ def _by_sums(L, R, budget: float, claim=None) -> Verdict:
     if witness:  # then no simplification can reach 0: spare the expensive attempt
         return unknown(trace + [f"does not simplify to 0: {witness}"])
     try:
-        zero = d == 0 or exact_zero(write_out_short_sums(d), Budget(budget))
+        zero = d == 0 or exact_zero(sums_as_symbols(write_out_short_sums(d), budget), Budget(budget))
     except (BudgetExceeded, RecursionError) as exc:  # SymPy's symbolic summation can recurse without end
         return unknown(trace + [f"simplification gave up ({type(exc).__name__}: {str(exc)[:80]})"])
     if not zero:
