@@ -10,12 +10,19 @@
    ``target="torch"``) against torch written by hand with ``scaled_dot_product_attention``
    (``addmm`` projections, SDPA, ``addmm``) and against ``nn.MultiheadAttention``. Target:
    generated / SDPA <= 1.15.
-2. The Dask path (``symattn.numeric.multihead_attention`` on a Dask array) at S2 on a
-   ``LocalCluster`` of 2 worker processes with one thread each, the input already on the workers
-   (persisted), the result gathered to the client ("Dask") or left on the workers ("kept", as
-   when it is written from there; "kept, W": the weights persisted on the workers too), against
-   the NumPy core on the same array in this process.
-   Target: Dask / NumPy <= 1.3.
+2. The Dask path (``symattn.numeric.multihead_attention`` on a Dask array) at S2 against the
+   NumPy core on the same array in this process, in the same interleaved rounds, each result
+   checked against the NumPy core's: Dask's local threaded scheduler (2 threads), and a
+   ``LocalCluster`` of 2 worker processes of one thread each with the input persisted on them,
+   the result brought to the client by ``.compute()`` (Dask joins the chunks on a worker, then
+   sends the whole), by ``symattn.numeric.dask_arrays.gather`` (each chunk fetched from its
+   worker, joined on the client), or left on the workers ("kept", as when it is written from
+   there); each with one chunk per worker and one chunk per batch element, and the cost of one
+   more chunk between the two. ``--in-process`` adds a cluster of 2 in-process workers (threads of
+   this process, no serialization). Wall time and CPU time (this process, which hosts the
+   scheduler, plus the workers) are medians; after each call the benchmark waits until the
+   scheduler has released its results, so that no call finds the last one's (equal graphs have
+   equal keys). Target: wall Dask / NumPy <= 1.3.
 3. Overhead per chunk: the same small batch (128 elements of 16 × 32) split into 2, 8, 32 and 128
    chunks, on the cluster and on Dask's local threaded scheduler; the slope of time against the
    number of chunks is the cost of one more chunk (scheduling, one task, one call of the NumPy
@@ -112,55 +119,175 @@ def _weights(rng, E, dtype):
     return [(rng.standard_normal((E, E)) / np.sqrt(E)).astype(dtype) for _ in range(4)]
 
 
-def dask_section(rounds: int, dtype_name: str) -> None:
+def _cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of process ``pid`` (nanoseconds from /proc/<pid>/task/*/schedstat,
+    else psutil's, which counts in clock ticks of 10 ms)."""
+    try:
+        total = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except OSError:  # the thread ended meanwhile
+                pass
+        return total / 1e9
+    except OSError:
+        import psutil
+
+        t = psutil.Process(pid).cpu_times()
+        return t.user + t.system
+
+
+def interleaved_cpu(impls: dict, rounds: int, pids, after=None) -> dict:
+    """(median wall seconds, median CPU seconds of the processes ``pids``) of each callable over
+    ``rounds`` rounds, one call of each per round in a random order; ``after()`` runs after each
+    call, untimed."""
+    after = after or (lambda: None)
+    wall = {k: [] for k in impls}
+    cpu = {k: [] for k in impls}
+    for fn in impls.values():
+        fn()  # warm up: lowering, proving, allocation
+        after()
+    for _ in range(rounds):
+        order = list(impls)
+        random.shuffle(order)
+        for k in order:
+            c = sum(_cpu_seconds(p) for p in pids)
+            t = time.perf_counter()
+            impls[k]()
+            wall[k].append(time.perf_counter() - t)
+            cpu[k].append(sum(_cpu_seconds(p) for p in pids) - c)
+            after()
+    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in impls}
+
+
+def _settled(client, held: int):
+    """Wait until the scheduler holds no more than ``held`` keys: the results of the last call are
+    released, so the next call computes again instead of finding them (equal graphs have equal keys)."""
+    def count(dask_scheduler):
+        return len(dask_scheduler.tasks)
+
+    for _ in range(2500):
+        if client.run_on_scheduler(count) <= held:
+            return
+        time.sleep(0.002)
+    raise RuntimeError("the scheduler still holds the results of the last call after 5 s")
+
+
+def _hasher() -> str:
+    from dask import hashing
+
+    return hashing.hashers[0].__name__.replace("_hash_", "") if hashing.hashers else "?"
+
+
+def _table(title: str, rows: list, t: dict) -> None:
+    print(title)
+    print(f"{'chunks':>6}  {'implementation':34} {'wall ms':>8} {'CPU ms':>8} {'wall/NumPy':>11} {'CPU/NumPy':>10}")
+    base_wall, base_cpu = t["numpy"]
+    for key, chunks, label in rows:
+        wall, cpu = t[key]
+        print(f"{chunks:>6}  {label:34} {wall * 1e3:8.1f} {cpu * 1e3:8.1f} {wall / base_wall:11.3f} "
+              f"{cpu / base_cpu:10.3f}")
+
+
+def _per_extra_chunk(t: dict, B: int, chunkings) -> None:
+    few, many = chunkings  # batch elements per chunk: few chunks, then many
+    extra = B // many - B // few
+    cells = ", ".join(f"{label} {(t[f'{key}{many}'][0] - t[f'{key}{few}'][0]) / extra * 1e3:.1f}"
+                      for key, label in (("compute", ".compute()"), ("gather", "gather()"), ("kept", "kept")))
+    print(f"   per extra chunk at S2 ({B // few} -> {B // many} chunks, wall ms): {cells}")
+
+
+def dask_section(rounds: int, dtype_name: str, in_process: bool) -> None:
     import dask
     import dask.array as da
     import distributed
+
+    from symattn.numeric.dask_arrays import gather
 
     dtype = np.dtype(dtype_name)
     B, n, E, H = SHAPES["S2"]
     rng = np.random.default_rng(0)
     x = rng.standard_normal((B, n, E)).astype(dtype)
     w = _weights(rng, E, dtype)
+    want = sn.multihead_attention(x, x, x, *w, num_heads=H)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    worst = []
+
+    def checked(label, got):
+        err = float(np.max(np.abs(got - want)))
+        if not err <= tol:
+            raise AssertionError(f"{label}: max |Dask - NumPy| = {err:.2e} > {tol:.0e}")
+        worst.append(err)
+
+    print(f"\n2. the Dask path at S2 {SHAPES['S2']}, {dtype_name}, against the NumPy core on the same array in "
+          f"this process (median of {rounds} interleaved rounds; CPU = this process, which hosts the scheduler, "
+          f"and the workers; target: wall Dask/NumPy <= 1.3; dask tokenizes with {_hasher()})")
+    chunkings = (4, 1)  # batch elements per chunk: one chunk per worker, one per element
+    # the threaded scheduler: a graph built with it set holds the weights themselves
+    threaded = {}
+    for per in chunkings:
+        xl = da.from_array(x, chunks=(per, n, E))
+        with dask.config.set(scheduler="threads"):
+            threaded[per] = sn.multihead_attention(xl, xl, xl, *w, num_heads=H)
+    kinds = (("processes", True),) + ((("in-process", False),) if in_process else ())
+    for kind, processes in kinds:
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+                                           dashboard_address=None)
+        with cluster, distributed.Client(cluster) as client:
+            pids = sorted({os.getpid(), *client.run(os.getpid).values()})
+            impls = {"numpy": lambda: sn.multihead_attention(x, x, x, *w, num_heads=H)}
+            rows = [("numpy", "-", "NumPy core")]
+            if kind == "processes":
+                for per in chunkings:
+                    def on_threads(y=threaded[per]):
+                        return y.compute(scheduler="threads", num_workers=2)
+
+                    checked("threads", on_threads())
+                    impls[f"threads{per}"] = on_threads
+                    rows.append((f"threads{per}", B // per, "Dask threaded scheduler, 2 threads"))
+            for per in chunkings:
+                xd = client.persist(da.from_array(x, chunks=(per, n, E)))
+                distributed.wait(xd)
+
+                def computed(xd=xd):  # Dask's own way: the chunks are joined on a worker, then sent
+                    return sn.multihead_attention(xd, xd, xd, *w, num_heads=H).compute()
+
+                def gathered(xd=xd):  # each chunk fetched from its worker, joined on the client
+                    return gather(sn.multihead_attention(xd, xd, xd, *w, num_heads=H))
+
+                def kept(xd=xd):  # the result left on the workers, as when it is written from there
+                    y = client.persist(sn.multihead_attention(xd, xd, xd, *w, num_heads=H))
+                    distributed.wait(y)
+                    del y
+
+                checked(f"{kind} compute()", computed())
+                checked(f"{kind} gather()", gathered())
+                impls.update({f"compute{per}": computed, f"gather{per}": gathered, f"kept{per}": kept})
+                workers = f"2 {'worker processes' if processes else 'in-process workers'}"
+                rows += [(f"compute{per}", B // per, f"{workers}, .compute()"),
+                         (f"gather{per}", B // per, f"{workers}, gather()"),
+                         (f"kept{per}", B // per, f"{workers}, kept (persist)")]
+            held = client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+            t = interleaved_cpu(impls, rounds, pids, after=lambda client=client, held=held: _settled(client, held))
+            _table(f"{kind}: 2 workers of 1 thread, the input persisted on them", rows, t)
+            _per_extra_chunk(t, B, chunkings)
+    print(f"   (every result checked against the NumPy core's: max |Dask - NumPy| = {max(worst):.1e})")
+
+
+def overhead_section(rounds: int, dtype_name: str) -> None:
+    import dask
+    import dask.array as da
+    import distributed
+
+    dtype = np.dtype(dtype_name)
+    rng = np.random.default_rng(1)
+    print("\n3. overhead per chunk: 128 elements of 16 × 32, H = 4, split into k chunks (median ms)")
+    small = rng.standard_normal((128, 16, 32)).astype(dtype)
+    ws = _weights(rng, 32, dtype)
+    counts = (2, 8, 32, 128)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     with cluster, distributed.Client(cluster) as client:
-        print(f"\n2. the Dask path at S2 {SHAPES['S2']}, {dtype_name}, 2 worker processes of 1 thread, input persisted "
-              f"on the workers, result gathered (median ms; target Dask/NumPy <= 1.3)")
-        print(f"{'chunks':>6} {'Dask':>10} {'kept':>10} {'kept, W':>10} {'NumPy core':>11} {'Dask/NumPy':>11} "
-              f"{'kept/NumPy':>11} {'kept,W/NumPy':>11}")
-        for per in (4, 2, 1):  # batch elements per chunk
-            xd = client.persist(da.from_array(x, chunks=(per, n, E)))
-            distributed.wait(xd)
-            sn.multihead_attention(xd, xd, xd, *w, num_heads=H).compute()  # each worker lowers and proves once
-
-            def on_dask(xd=xd):
-                return client.compute(sn.multihead_attention(xd, xd, xd, *w, num_heads=H), sync=True)
-
-            def kept(xd=xd):  # the result left on the workers, as when it is written from there
-                y = client.persist(sn.multihead_attention(xd, xd, xd, *w, num_heads=H))
-                distributed.wait(y)
-                del y
-
-            wd = [client.persist(da.from_array(a)) for a in w]  # the weights scattered once
-
-            def kept_w(xd=xd, wd=wd):  # ... and the weights too
-                y = client.persist(sn.multihead_attention(xd, xd, xd, *wd, num_heads=H))
-                distributed.wait(y)
-                del y
-
-            def on_numpy():
-                return sn.multihead_attention(x, x, x, *w, num_heads=H)
-
-            err = float(np.max(np.abs(on_dask() - on_numpy())))
-            t = interleaved({"dask": on_dask, "kept": kept, "kept_w": kept_w, "numpy": on_numpy}, rounds)
-            print(f"{B // per:6d} {t['dask'] * 1e3:10.1f} {t['kept'] * 1e3:10.1f} {t['kept_w'] * 1e3:10.1f} "
-                  f"{t['numpy'] * 1e3:11.1f} {t['dask'] / t['numpy']:11.3f} {t['kept'] / t['numpy']:11.3f} "
-                  f"{t['kept_w'] / t['numpy']:11.3f}   (max |Dask - NumPy| = {err:.1e})")
-
-        print("\n3. overhead per chunk: 128 elements of 16 × 32, H = 4, split into k chunks (median ms)")
-        small = rng.standard_normal((128, 16, 32)).astype(dtype)
-        ws = _weights(rng, 32, dtype)
-        counts = (2, 8, 32, 128)
         for label, scheduler in (("cluster", None), ("threads", "threads")):
             times = []
             for k in counts:
@@ -181,9 +308,9 @@ def dask_section(rounds: int, dtype_name: str) -> None:
             slope = np.polyfit(counts, times, 1)[0]
             cells = "  ".join(f"{k:>3} chunks {t * 1e3:7.1f}" for k, t in zip(counts, times))
             print(f"{label:8} {cells}   per chunk: {slope * 1e3:.2f} ms")
-        one = interleaved({"numpy": lambda: sn.multihead_attention(small[:1], small[:1], small[:1], *ws,
-                                                                   num_heads=4)}, rounds)["numpy"]
-        print(f"         (one call of the NumPy function on one element, for scale: {one * 1e3:.2f} ms)")
+    one = interleaved({"numpy": lambda: sn.multihead_attention(small[:1], small[:1], small[:1], *ws,
+                                                               num_heads=4)}, rounds)["numpy"]
+    print(f"         (one call of the NumPy function on one element, for scale: {one * 1e3:.2f} ms)")
 
 
 def main(argv=None) -> int:
@@ -191,12 +318,16 @@ def main(argv=None) -> int:
     p.add_argument("--only", choices=("torch", "dask"), help="one section only")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per measurement (default 7)")
     p.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    p.add_argument("--in-process", action="store_true",
+                   help="also time the Dask path on 2 in-process workers (threads of this process)")
     args = p.parse_args(argv)
     print(f"cores: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.1f} (a shared machine is noisy)")
     if args.only in (None, "torch"):
         torch_section(args.rounds, args.dtype)
     if args.only in (None, "dask"):
-        dask_section(args.rounds, args.dtype)
+        dask_section(args.rounds, args.dtype, args.in_process)
+        overhead_section(args.rounds, args.dtype)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -197,3 +197,78 @@ def test_numpy_weights_are_scattered_once_to_the_default_client(small):
     np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(got[2], sn.multihead_attention(x, x, x, *changed, num_heads=4), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(local.compute(scheduler="sync"), want, rtol=1e-6, atol=1e-6)  # the client is gone
+
+
+def test_gather_joins_the_chunks_on_the_client_and_equals_compute(small):
+    """gather() fetches each chunk from the worker that holds it and joins them on the client: the
+    same array as .compute(); the result does not stay on the workers; without a distributed
+    client it is .compute(); anything but a Dask array is refused."""
+    distributed = pytest.importorskip("distributed")
+    from symattn.numeric.dask_arrays import gather
+
+    rng, x, _ = small
+    w = _weights(rng, 32, (32, 32, 32, 32))
+    lazy = da.from_array(x, chunks=(2, 16, 32))
+    want = sn.multihead_attention(x, x, x, *w, num_heads=4)
+    with distributed.Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as client:
+        y = sn.multihead_attention(lazy, lazy, lazy, *w, num_heads=4)
+        got = gather(y)
+        assert type(got) is np.ndarray and got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, y.compute())
+        two_axes = da.from_array(np.arange(24.0).reshape(4, 6), chunks=(2, 3))  # chunks along both axes
+        np.testing.assert_array_equal(gather(two_axes), np.arange(24.0).reshape(4, 6))
+        names = {y.name, two_axes.name}
+
+        def held(dask_scheduler):
+            return [k for k in dask_scheduler.tasks if isinstance(k, tuple) and k[0] in names]
+
+        for _ in range(500):  # the chunks are released once they have arrived
+            if not client.run_on_scheduler(held):
+                break
+            __import__("time").sleep(0.01)
+        assert client.run_on_scheduler(held) == []
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(gather(sn.multihead_attention(lazy, lazy, lazy, *w, num_heads=4)), want,
+                               rtol=1e-6, atol=1e-6)  # no client: .compute()
+    with pytest.raises(InputError, match="gather: expected a Dask array, got ndarray"):
+        gather(x)
+
+
+def test_the_probe_runs_once_per_function_options_shapes_and_constants(small, monkeypatch):
+    """A second call with the same function, options, shapes and constant bytes reuses the
+    probe's outcome (and builds an equal graph); changing an option, a shape or a weight's bytes
+    probes again and names a different output; every result equals NumPy's."""
+    rng, x, _ = small
+    w = _weights(rng, 32, (32, 32, 32, 32))
+    lazy = da.from_array(x, chunks=(2, 16, 32))
+    import collections
+
+    from symattn.numeric import checks, dask_arrays
+
+    monkeypatch.setattr(dask_arrays, "_PROBED", collections.OrderedDict())  # nothing kept from other tests
+    calls = []
+    real = checks.divide  # the NumPy function calls it once (it is not in the closure the probe is keyed on)
+    monkeypatch.setattr(checks, "divide", lambda *args: calls.append(args) or real(*args))
+
+    def probes():  # once per run of the NumPy function: the divisor of w_q's columns by the heads
+        return sum(1 for args in calls if "w_q" in args[1])
+
+    first = sn.multihead_attention(lazy, lazy, lazy, *w, num_heads=4)
+    again = sn.multihead_attention(lazy, lazy, lazy, *[a.copy() for a in w], num_heads=4)
+    assert probes() == 1 and again.name == first.name
+    causal = sn.multihead_attention(lazy, lazy, lazy, *w, num_heads=4, causal=True)
+    heads = sn.multihead_attention(lazy, lazy, lazy, *w, num_heads=2)
+    changed = sn.multihead_attention(lazy, lazy, lazy, *w[:3], w[3] * 2, num_heads=4)
+    shorter = sn.multihead_attention(lazy[:, :8], lazy[:, :8], lazy[:, :8], *w, num_heads=4)
+    assert probes() == 5
+    assert len({first.name, causal.name, heads.name, changed.name, shorter.name}) == 5
+    cases = [(first, x, w, {}), (causal, x, w, {"causal": True}), (heads, x, w, {"num_heads": 2}),
+             (changed, x, w[:3] + [w[3] * 2], {}), (shorter, x[:, :8], w, {})]
+    for got, xs, ws, options in cases:
+        np.testing.assert_allclose(got.compute(scheduler="sync"),
+                                   sn.multihead_attention(xs, xs, xs, *ws, **{"num_heads": 4, **options}),
+                                   rtol=1e-6, atol=1e-6)
+    with pytest.raises(ShapeError, match="w_o should be"):  # a failed probe is not kept: it fails again
+        sn.multihead_attention(lazy, lazy, lazy, *w[:3], w[3][:, :16], num_heads=4)
+    with pytest.raises(ShapeError, match="w_o should be"):
+        sn.multihead_attention(lazy, lazy, lazy, *w[:3], w[3][:, :16], num_heads=4)
