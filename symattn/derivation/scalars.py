@@ -43,13 +43,13 @@ SKIP_WITH_ARG = ("tag", "label")
 DOTS = ("ldots", "dots", "cdots", "dotsc")
 SYMBOLS = {"ell": "ell", "infty": "infty"}
 KNOWN = ("max", "sum", "exp", "frac", "times", "cdot", "in", "mathbb", "leftarrow", "gets", "coloneqq")
-REFUSED = {
-    "min": "minima are not read: write the step with \\max",
-    "prod": "products over an index are not read: write the product out",
-    "log": "logarithms are not read in a scalar derivation",
-    "le": "inequalities are not read: a derivation is a chain of equalities",
-    "leq": "inequalities are not read: a derivation is a chain of equalities",
-    "approx": "approximations are not read: a derivation is a chain of equalities",
+REFUSED = {  # command: (what it writes, what to write instead)
+    "min": ("a minimum", "the step with \\max"),
+    "prod": ("a product over an index", "the product written out"),
+    "log": ("a logarithm", "exponentials e^{...}"),
+    "le": ("an inequality", "a chain of equalities"),
+    "leq": ("an inequality", "a chain of equalities"),
+    "approx": ("an approximation", "a chain of equalities"),
 }
 
 
@@ -291,9 +291,12 @@ def tokenize(text: str) -> list[Tok]:
             elif name in ("{", "}"):
                 emit("sym", name, i)
                 i = j
+            elif name in REFUSED:
+                what, instead = REFUSED[name]
+                raise ParseError(f"\\{name} is not read: {what} is not part of a scalar derivation", line,
+                                 i - col0 + 1, instead)
             else:
-                why = REFUSED.get(name, "it is not part of the scalar reader's LaTeX subset")
-                raise ParseError(f"\\{name} is not read: {why}", line, i - col0 + 1,
+                raise ParseError(f"\\{name} is not read by the scalar reader", line, i - col0 + 1,
                                  "numbers, names, +, -, \\times, \\frac, e^{...}, \\max, \\sum, bmatrix")
         elif c == "&":
             emit("amp", "&", i)
