@@ -1,0 +1,127 @@
+"""The slips of online softmax derivations, tried one change at a time on a refuted step's right
+side: a rescaling factor e^{m(u) - m(v)} dropped, an off-by-one in a running index or a sum's bound."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from ..errors import BudgetExceeded, DerivationError
+from . import scalars as S
+from .diagnose import Diagnosis
+from .scalar_values import _walk
+
+MAX_CANDIDATES = 40
+
+
+def _maxima(el, s) -> list:
+    """The maxima a rescaling factor e^{a - b} may be built from: m(v) for the vectors v the step
+    applies a function to, and the running maxima m_t written in it."""
+    out = []
+    max_fns = [k for k, d in el.functions.items() if d.body.kind == "maxover"]
+    nodes = list(_walk(s.rhs_node)) + list(_walk(s.lhs_node))
+    for n in nodes:  # the maxima written in the step first
+        if n.kind == "call" and S.name_text(n.parts[0]) in max_fns and n not in out:
+            out.append(S.N("call", n.parts))
+    for n in nodes:
+        if n.kind == "call" and max_fns:
+            for a in n.parts[1]:
+                c = S.N("call", (S.N("name", (max_fns[0], "")), (a,)))
+                if c not in out:
+                    out.append(c)
+        if n.kind == "sub" and n.parts[0].kind == "name" and n.parts[0].parts[0] in el.recurrences \
+                and el.recurrences[n.parts[0].parts[0]][1].kind == "max":
+            for m in (n, *(S.N("sub", (n.parts[0], _simplified(_shift(n.parts[1], d)))) for d in (-1, 1))):
+                if m not in out:  # a running maximum, and its neighbours m_{j-1}, m_{j+1}
+                    out.append(m)
+    return out
+
+
+def _terms(node):
+    return list(node.parts) if node.kind == "add" else [node]
+
+
+def _has_exp(node) -> bool:
+    return node.kind == "exp" or (node.kind == "mul" and any(f.kind == "exp" for f in node.parts))
+
+
+def candidates(el, s):
+    """(slip, detail, corrected right side) for single changes of the step's right side."""
+    R = s.rhs_node
+    terms = _terms(R)
+    maxima = _maxima(el, s)
+    for t_no, t in enumerate(terms):
+        if _has_exp(t) or t.kind == "neg":
+            continue
+        for a, b in itertools.permutations(maxima, 2):
+            factor = S.N("exp", (S.N("add", (a, S.N("neg", (b,)))),))
+            new = S.N("mul", (factor, t))
+            fixed = S.N("add", tuple(new if k == t_no else x for k, x in enumerate(terms))) if len(terms) > 1 else new
+            yield ("rescaling factor dropped", f"the term {S.latex(t)} lacks the factor {S.latex(factor)}", fixed)
+    for spot, new_index in _index_shifts(R):
+        yield ("off-by-one in a running index", f"{S.latex(spot)} should be {S.latex(new_index)}",
+               _replace_node(R, spot, new_index))
+
+
+def _shift(index, d):
+    return S.N("add", (index, S.N("num", (d,)))) if d > 0 else S.N("add", (index, S.N("neg", (S.N("num", (-d,)),))))
+
+
+def _simplified(index):
+    """j - 1 + 1 written j: the shifted index as a paper would write it."""
+    def val(n):
+        if n.kind == "num":
+            return 0, n.parts[0]
+        if n.kind == "neg" and n.parts[0].kind == "num":
+            return 0, -n.parts[0].parts[0]
+        return n, 0
+
+    parts = _terms(index) if index.kind == "add" else [index]
+    flat = []
+    for p in parts:
+        flat.extend(_terms(p) if p.kind == "add" else [p])
+    const = sum(val(p)[1] for p in flat)
+    rest = [p for p in flat if val(p)[0] != 0]
+    if not rest:
+        return S.N("num", (const,))
+    head = rest[0] if len(rest) == 1 else S.N("add", tuple(rest))
+    if const == 0:
+        return head
+    return S.N("add", (*rest, S.N("num", (const,)) if const > 0 else S.N("neg", (S.N("num", (-const,)),))))
+
+
+def _index_shifts(R):
+    for n in _walk(R):
+        if n.kind == "sub" and any(x.kind == "name" for x in _walk(n.parts[1])):
+            for d in (1, -1):
+                yield n, S.N("sub", (n.parts[0], _simplified(_shift(n.parts[1], d))), n.pos)
+        if n.kind == "sum" and n.parts[2] is not None:
+            index, lo, hi, body = n.parts
+            for d in (1, -1):
+                yield n, S.N("sum", (index, lo, _simplified(_shift(hi, d)), body), n.pos)
+
+
+def _replace_node(node, old, new):
+    if node is old:
+        return new
+    if isinstance(node, S.N):
+        return S.N(node.kind, tuple(_replace_node(x, old, new) for x in node.parts), node.pos, node.ops)
+    if isinstance(node, tuple):
+        return tuple(_replace_node(x, old, new) for x in node)
+    return node
+
+
+def diagnose(el, pr, s):
+    """The slip whose correction makes the step hold (proved), or None."""
+    deadline = time.perf_counter() + 30.0
+    for count, (slip, detail, fixed) in enumerate(candidates(el, s)):
+        if count >= MAX_CANDIDATES or time.perf_counter() > deadline:
+            break
+        try:
+            R = el.value(fixed, {})
+            v, how = pr.step(s.lhs_expr, R, None)
+        except (DerivationError, BudgetExceeded, TypeError, ValueError):
+            continue
+        if v.proved:
+            return Diagnosis(slip, detail, S.latex(fixed), f"proved ({v.method})", True)
+    return None

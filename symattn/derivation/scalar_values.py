@@ -1,0 +1,401 @@
+r"""The values of a scalar or vector derivation read by :mod:`.scalars` (:class:`Elaborator`).
+
+- a declared real x_k of a sequence x_1, ..., x_V is the entry x[k] of an IndexedBase;
+- a declared vector v in R^B is one block (B, v[i]); ``[u v]`` joins the blocks, so
+  x = [x^{(1)} x^{(2)}] has two blocks of length B; a function of a vector (f(x), m(x), l(x))
+  is evaluated block by block, for every length;
+- ``\max_i x_i`` is :class:`~symattn.proof.maxcases.VecMax` of the blocks, ``\max(a, b)``
+  SymPy's Max, ``\sum_i`` one finite sum per block, ``\sum_{k=1}^{j}`` a SymPy Sum;
+- a running sequence m_j (``\leftarrow``) is an undefined real function m(j) (unfolded by
+  :mod:`.scalar_prove` when a step needs it); ``m_0 = -\infty`` and ``d_0 = 0`` are its initial values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..errors import DerivationError, UnknownSymbolError
+from ..proof.maxcases import INDEX, VecMax, instantiate
+from . import scalars as S
+
+MAX_LENGTH = 64  # a concrete length written in a declaration
+
+
+@dataclass(frozen=True)
+class Vec:
+    """A vector as blocks ((length, entry at INDEX), ...), entries numbered from 1 in each block."""
+
+    blocks: tuple
+
+    @property
+    def length(self):
+        return sp.Add(*(b[0] for b in self.blocks))
+
+
+def _err(message, node, expected="", cls=DerivationError):
+    line, col = node.pos if hasattr(node, "pos") else (0, 0)
+    return cls(message, line, col, expected)
+
+
+class Elaborator:
+    """The declarations, definitions and recurrences of a document, and the values of its expressions."""
+
+    def __init__(self, stmts):
+        self.dims: dict = {}
+        self.vectors: dict = {}  # name -> (IndexedBase, length)
+        self.reals: dict = {}  # sequence name -> (IndexedBase, length)
+        self.functions: dict = {}  # name -> Define
+        self.values: dict = {}  # name -> value
+        self.recurrences: dict = {}  # name -> (index letter, body node)
+        self.initial: dict = {}  # name -> value at 0
+        self.seqfuns: dict = {}  # name -> sympy Function
+        self.notes: list = []
+        self.definitions: list = []
+        self.chains: list = []
+        for st in stmts:
+            if isinstance(st, S.Declare):
+                self.declare(st)
+        for st in stmts:
+            if isinstance(st, S.Recur):
+                base, index = st.target.parts
+                if index.parts[1] or len(index.parts[0]) != 1:
+                    raise _err(f"{S.latex(st.target)}: the running index must be a letter", st)
+                self.recurrences[base.parts[0]] = (index.parts[0], st.body)
+                self.seqfuns[base.parts[0]] = sp.Function(base.parts[0], real=True)
+                self.definitions.append(f"{S.latex(st.target)} \\leftarrow {S.latex(st.body)}")
+        for st in stmts:
+            if isinstance(st, S.Define):
+                self.define(st)
+            elif isinstance(st, S.Chain):
+                if self.is_initial(st):
+                    name = st.first.parts[0].parts[0]
+                    self.initial[name] = self.value(st.links[0][1], {})
+                    self.definitions.append(f"{S.latex(st.first)} = {S.latex(st.links[0][1])} (initial value)")
+                elif self.is_new_name(st.first):  # y = e = e': y defined by e, then the chain from y
+                    self.define(S.Define(st.first, (), st.links[0][1], None, st.pos))
+                    self.definitions[-1] += " (written with '=')"
+                    if len(st.links) > 1:
+                        self.chains.append(S.Chain(st.first, st.links[1:], st.pos))
+                else:
+                    self.chains.append(st)
+        for name in self.recurrences:
+            if name not in self.initial:
+                raise DerivationError(f"the running value {name} has no initial value {name}_0", 0, 0,
+                                      f"{name}_0 = ... next to the declarations")
+        if self.recurrences:
+            letters = {i for i, _ in self.recurrences.values()}
+            lengths = {str(n) for _, n in self.reals.values()}
+            self.notes.append(f"running values {', '.join(self.recurrences)} for {', '.join(sorted(letters))} = 1, "
+                              f"..., {', '.join(sorted(lengths)) or 'V'} (the loop of the algorithm), from their "
+                              "initial values")
+
+    # declarations ---------------------------------------------------------------------------
+    def dim(self, node):
+        if node.kind == "num" and 0 < node.parts[0] <= MAX_LENGTH:
+            return sp.Integer(node.parts[0])
+        if node.kind == "name" and not node.parts[1]:
+            name = node.parts[0]
+            return self.dims.setdefault(name, sp.Symbol(name, integer=True, positive=True))
+        if node.kind == "mul" and len(node.parts) == 2:
+            return self.dim(node.parts[0]) * self.dim(node.parts[1])
+        raise _err(f"{S.latex(node)} is not a length", node, f"a name such as B, or an integer 1..{MAX_LENGTH}")
+
+    def declare(self, st):
+        names = list(st.names)
+        if st.power is None:  # x_1, \ldots, x_V \in R
+            if len(names) == 3 and names[1].kind == "dots" and all(n.kind == "sub" for n in (names[0], names[2])):
+                first, last = names[0], names[2]
+                base = first.parts[0]
+                if first.parts[1] != S.N("num", (1,)) or last.parts[0] != base:
+                    raise _err("a sequence is declared from its first entry x_1 to its last x_V", first,
+                               "x_1, \\ldots, x_V \\in \\mathbb{R}")
+                length = self.dim(last.parts[1])
+                self.reals[base.parts[0]] = (sp.IndexedBase(base.parts[0], real=True), length)
+                self.notes.append(f"{S.latex(base)}_1, ..., {S.latex(base)}_{length}: real numbers")
+                return
+            for n in names:
+                if n.kind != "name":
+                    raise _err(f"cannot declare {S.latex(n)}", n, "names, or x_1, \\ldots, x_V")
+                self.values[S.name_text(n)] = sp.Symbol(S.name_text(n), real=True)
+            return
+        length = self.dim(st.power)
+        for n in names:
+            if n.kind != "name":
+                raise _err(f"cannot declare {S.latex(n)} as a vector", n, "a name such as x^{(1)}")
+            key = S.name_text(n)
+            if key in self.vectors:
+                raise _err(f"{key} is declared twice", n)
+            self.vectors[key] = (sp.IndexedBase(key, real=True), length)
+        self.notes.append(f"{', '.join(S.latex(n) for n in names)}: vectors of length {length} (real entries, "
+                          "numbered from 1)")
+
+    def define(self, st):
+        key = S.name_text(st.target)
+        if st.params:
+            self.functions[key] = st
+            self.definitions.append(f"{S.latex(st.target)}({', '.join(S.latex(p) for p in st.params)}) := "
+                                    f"{S.latex(st.body)}")
+            if st.body.kind == "vec" and any(c.kind == "dots" for c in st.body.parts):
+                self.notes.append(f"{S.latex(st.target)}(x) := [...]: the entries from the first to the last written, "
+                                  "for x of any length")
+            return
+        value = self.value(st.body, {})
+        if st.power is not None:
+            want = self.dim(st.power)
+            got = value.length if isinstance(value, Vec) else None
+            if got is None or sp.simplify(got - want) != 0:
+                raise _err(f"{key} is declared in R^{{{want}}} but its value has length {got}", st.target)
+        self.values[key] = value
+        self.definitions.append(f"{S.latex(st.target)} = {S.latex(st.body)}")
+
+    def is_new_name(self, n) -> bool:
+        """A plain name that nothing declares or defines yet (nor a running index)."""
+        if n.kind != "name":
+            return False
+        key = S.name_text(n)
+        letters = {i for i, _ in self.recurrences.values()}
+        return not (key in self.values or key in self.vectors or key in self.reals or key in self.functions
+                    or key in self.dims or key in self.recurrences or key in letters)
+
+    def is_initial(self, st) -> bool:
+        f = st.first
+        return (len(st.links) == 1 and f.kind == "sub" and f.parts[0].kind == "name"
+                and f.parts[0].parts[0] in self.recurrences and f.parts[1] == S.N("num", (0,)))
+
+    # values ---------------------------------------------------------------------------------
+    def index(self, node, env):
+        v = self.value(node, env)
+        if isinstance(v, Vec) or not (v.is_integer or v.is_Integer):
+            raise _err(f"the index {S.latex(node)} is not an integer", node, "an index such as j - 1")
+        return v
+
+    def value(self, node, env):
+        k, p = node.kind, node.parts
+        if k == "num":
+            return sp.Integer(p[0])
+        if k == "inf":
+            return sp.oo
+        if k == "name":
+            key = S.name_text(node)
+            if key in env:
+                got = env[key]
+                if isinstance(got, tuple):  # an index running over the blocks of a vector
+                    raise _err(f"the index {key} is used outside a subscript", node)
+                return got
+            if key in self.values:
+                return self.values[key]
+            if key in self.vectors:
+                base, length = self.vectors[key]
+                return Vec((sp.Tuple(length, base[INDEX]),))
+            if key in self.dims:
+                return self.dims[key]
+            if len(key) == 1 and key in {i for i, _ in self.recurrences.values()}:
+                return sp.Symbol(key, integer=True, positive=True)
+            raise _err(f"{S.latex(node)} is not declared", node, "a declaration such as x \\in \\mathbb{R}^{B}",
+                       UnknownSymbolError)
+        if k == "sub":
+            return self.entry(node, env)
+        if k == "call":
+            return self.call(node, env)
+        if k == "exp":
+            return sp.exp(self.scalar(p[0], env))
+        if k == "neg":
+            return self.scale(-1, self.value(p[0], env))
+        if k == "add":
+            vals = [self.value(t, env) for t in p]
+            if any(isinstance(v, Vec) for v in vals):
+                return self.add_vectors(vals, node)
+            return sp.Add(*vals)
+        if k == "mul":
+            out = sp.Integer(1)
+            for f in p:
+                v = self.value(f, env)
+                if isinstance(v, Vec) and isinstance(out, Vec):
+                    raise _err("a product of two vectors is not read", f, "a number times a vector")
+                out = self.scale(out, v) if isinstance(v, Vec) or isinstance(out, Vec) else out * v
+            return out
+        if k == "div":
+            a, b = self.value(p[0], env), self.scalar(p[1], env)
+            return self.scale(1 / b, a) if isinstance(a, Vec) else a / b
+        if k == "max":
+            return sp.Max(*(self.scalar(a, env) for a in p))
+        if k == "maxover":
+            return self.over("max", node, env)
+        if k == "sum":
+            return self.over("sum", node, env)
+        if k == "vec":
+            return self.vector(node, env)
+        raise _err(f"{S.latex(node)} is not read", node)
+
+    def scalar(self, node, env):
+        v = self.value(node, env)
+        if isinstance(v, Vec):
+            raise _err(f"{S.latex(node)} is a vector where a number is needed", node, "a number")
+        return v
+
+    def scale(self, c, v):
+        if isinstance(c, Vec):
+            c, v = v, c
+        if isinstance(v, Vec):
+            return Vec(tuple(sp.Tuple(b[0], c * b[1]) for b in v.blocks))
+        return c * v
+
+    def add_vectors(self, vals, node):
+        if not all(isinstance(v, Vec) for v in vals):
+            raise _err("a number added to a vector", node, "vectors of the same length")
+        shape = [b[0] for b in vals[0].blocks]
+        for v in vals[1:]:
+            if [b[0] for b in v.blocks] != shape:
+                raise _err("vectors of different block lengths added", node, "vectors of the same length")
+        return Vec(tuple(sp.Tuple(shape[t], sp.Add(*(v.blocks[t][1] for v in vals))) for t in range(len(shape))))
+
+    def entry(self, node, env):
+        base, index = node.parts
+        if base.kind == "name" and base.parts[0] in self.recurrences and not base.parts[1]:
+            return self.seqfuns[base.parts[0]](self.index(index, env))
+        if base.kind == "name" and S.name_text(base) in self.reals:
+            return self.reals[S.name_text(base)][0][self.index(index, env)]
+        vec = self.value(base, env)
+        if not isinstance(vec, Vec):
+            raise _err(f"{S.latex(base)} is a number: it has no entries", node, "an entry of a vector")
+        if index.kind == "name" and isinstance(env.get(S.name_text(index)), tuple):
+            t, shape = env[S.name_text(index)]
+            if [b[0] for b in vec.blocks] != shape:
+                raise _err(f"{S.latex(base)} does not have the blocks of the vector the index "
+                           f"{S.latex(index)} runs over", node)
+            return vec.blocks[t][1]
+        raise _err(f"the entry {S.latex(node)} of a vector at a fixed index is not read", node,
+                   "\\max_i x_i, \\sum_i x_i, or a bmatrix from x_1 to x_B")
+
+    def call(self, node, env):
+        name, args = node.parts
+        key = S.name_text(name)
+        if key not in self.functions:
+            raise _err(f"{S.latex(name)} is not a defined function", node, f"{S.latex(name)}(x) := ...",
+                       UnknownSymbolError)
+        d = self.functions[key]
+        if len(args) != len(d.params):
+            raise _err(f"{S.latex(name)} takes {len(d.params)} argument(s), given {len(args)}", node)
+        inner = {S.name_text(q): self.value(a, env) for q, a in zip(d.params, args)}
+        return self.value(d.body, inner)
+
+    def _indexed(self, body, index):
+        """The vector that ``index`` runs over in ``body`` (the base of the first v_index)."""
+        for n in _walk(body):
+            if n.kind == "sub" and n.parts[1] == S.N("name", (index, "")):
+                return n.parts[0]
+        return None
+
+    def over(self, what, node, env):
+        index, lo, hi, body = node.parts
+        if lo is None:
+            base = self._indexed(body, index)
+            if base is None:
+                raise _err(f"the index {index} of {S.latex(node)} subscripts no vector", node,
+                           "\\max_i x_i or \\sum_{k=1}^{n} ...")
+            vec = self.value(base, env)
+            if not isinstance(vec, Vec):
+                raise _err(f"{S.latex(base)} is not a vector", node)
+            shape = [b[0] for b in vec.blocks]
+            entries = [self.value(body, {**env, index: (t, shape)}) for t in range(len(shape))]
+            if what == "max":
+                return VecMax(*(sp.Tuple(shape[t], e) for t, e in enumerate(entries)))
+            out = []
+            for t, e in enumerate(entries):
+                k = sp.Dummy(index, integer=True)
+                out.append(sp.Sum(instantiate(e, k), (k, 1, shape[t])))
+            return sp.Add(*out)
+        k = sp.Dummy(index, integer=True)
+        a, b = self.index(lo, env), self.index(hi, env)
+        if (b - a).is_Integer and abs(b - a) > MAX_LENGTH:
+            raise _err(f"{S.latex(node)} runs over {b - a + 1} values", node,
+                       f"a range of a symbolic length, or of at most {MAX_LENGTH} values")
+        e = self.scalar(body, {**env, index: k})
+        if what == "sum":
+            return sp.Sum(e, (k, a, b))
+        if (b - a).is_Integer and 0 <= b - a < 64:
+            return sp.Max(*(e.xreplace({k: a + t}) for t in range(int(b - a) + 1)))
+        raise _err(f"{S.latex(node)}: a maximum over a range of symbolic length is read only over a vector", node,
+                   "\\max_i x_i of a declared vector")
+
+    def vector(self, node, env):
+        cells = node.parts
+        if any(c.kind == "dots" for c in cells):
+            if len(cells) != 3 or cells[1].kind != "dots":
+                raise _err("a bmatrix with \\ldots must be [first & \\ldots & last]", node,
+                           "[e^{x_1} & \\ldots & e^{x_B}]")
+            first, last = cells[0], cells[2]
+            spots = _index_spots(first, last)
+            if spots is None:
+                raise _err(f"{S.latex(first)} and {S.latex(last)} differ elsewhere than in the index", node,
+                           "cells that differ only in the index, from 1 to the last")
+            letter = "\\iota"
+            body = _with_index(first, spots, S.N("name", (letter, "")))
+            base = spots[0]
+            vec = self.value(base, env)
+            if not isinstance(vec, Vec):
+                raise _err(f"{S.latex(base)} is not a vector", node)
+            shape = [b[0] for b in vec.blocks]
+            n_last = _last_index(last, spots)
+            if base.kind == "name" and S.name_text(base) not in env:  # a declared vector: its length is written
+                want = self.index(n_last, env)
+                if sp.simplify(want - vec.length) != 0:
+                    raise _err(f"{S.latex(node)} ends at {want}, but {S.latex(base)} has length {vec.length}", node)
+            return Vec(tuple(sp.Tuple(shape[t], self.scalar(body, {**env, letter: (t, shape)}))
+                             for t in range(len(shape))))
+        blocks = []
+        for c in cells:
+            v = self.value(c, env)
+            blocks.extend(v.blocks if isinstance(v, Vec) else [sp.Tuple(sp.Integer(1), v)])
+        return Vec(tuple(blocks))
+
+
+def _walk(n):
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, S.N):
+            yield x
+            stack.extend(x.parts)
+        elif isinstance(x, tuple):
+            stack.extend(x)
+
+
+def _index_spots(first, last):
+    """The bases v of the subscripts v_1 in ``first`` where ``last`` has v_n (same n), if the two
+    cells differ nowhere else: [base, ...]."""
+    spots = []
+
+    def same(a, b):
+        if isinstance(a, S.N) and isinstance(b, S.N):
+            if a.kind == "sub" and b.kind == "sub" and a.parts[0] == b.parts[0] and a.parts[1] == S.N("num", (1,)) \
+                    and b.parts[1] != a.parts[1]:
+                spots.append((a.parts[0], b.parts[1]))
+                return True
+            return a.kind == b.kind and len(a.parts) == len(b.parts) and all(
+                same(x, y) for x, y in zip(a.parts, b.parts))
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return a == b
+
+    if not same(first, last) or not spots or len({s[1] for s in spots}) != 1 or len({s[0] for s in spots}) != 1:
+        return None
+    return [spots[0][0], spots[0][1]]
+
+
+def _last_index(last, spots):
+    return spots[1]
+
+
+def _with_index(node, spots, letter):
+    base = spots[0]
+    if isinstance(node, S.N):
+        if node.kind == "sub" and node.parts[0] == base and node.parts[1] == S.N("num", (1,)):
+            return S.N("sub", (base, letter), node.pos)
+        return S.N(node.kind, tuple(_with_index(x, spots, letter) for x in node.parts), node.pos, node.ops)
+    if isinstance(node, tuple):
+        return tuple(_with_index(x, spots, letter) for x in node)
+    return node
+
