@@ -37,6 +37,22 @@ def _maxima(el, s) -> list:
     return out
 
 
+def _rescales(el, a, b) -> bool:
+    """True when e^{a - b} is a rescaling of these papers: from an old running maximum to the next
+    (m_{t-1} to m_t), or from the maximum of a block to the maximum of a vector it is part of."""
+    if a.kind == "sub" and b.kind == "sub":
+        return a.parts[0] == b.parts[0] and _simplified(_shift(a.parts[1], 1)) == _simplified(b.parts[1])
+    if a.kind == "call" and b.kind == "call":
+        try:
+            u, v = el.value(a.parts[1][0], {}), el.value(b.parts[1][0], {})
+        except DerivationError:
+            return False
+        blocks_u, blocks_v = getattr(u, "blocks", None), getattr(v, "blocks", None)
+        return (blocks_u is not None and blocks_v is not None and len(blocks_u) < len(blocks_v)
+                and all(x in blocks_v for x in blocks_u))
+    return False
+
+
 def _terms(node):
     return list(node.parts) if node.kind == "add" else [node]
 
@@ -54,6 +70,8 @@ def candidates(el, s):
         if _has_exp(t) or t.kind == "neg":
             continue
         for a, b in itertools.permutations(maxima, 2):
+            if not _rescales(el, a, b):
+                continue
             factor = S.N("exp", (S.N("add", (a, S.N("neg", (b,)))),))
             new = S.N("mul", (factor, t))
             fixed = S.N("add", tuple(new if k == t_no else x for k, x in enumerate(terms))) if len(terms) > 1 else new
