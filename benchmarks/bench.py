@@ -5,6 +5,7 @@
     python benchmarks/bench.py --shapes S1,S2,S3 --mode separate --process-rounds 5
     python benchmarks/bench.py --shapes L1 --l1-causal
     python benchmarks/bench.py --kernels --no-torch  # only the kernel-level section (S1 S2 S3)
+    python benchmarks/bench.py --shapes S1,S2,S3 --mkl  # also the core and the hand with MKL's products
 
 Each shape and dtype is measured in two modes (``--mode both``, the default):
 
@@ -32,6 +33,13 @@ check of the result that falls back to the row max as the shift, and one GEMM wi
 "symattn / numpy" is the cost of generating the kernels from theorems rather than writing
 them by hand. ``--plain-numpy`` adds the plain whole-batch version (one batched product per
 step, softmax on the full score array).
+
+``--mkl`` (with the ``mkl`` wheel installed) adds, at S1-S3, the numeric core with Intel oneMKL's
+GEMM for the large products inside its work items (``symattn.numeric.use_blas("mkl")``) and the
+hand-written same algorithm with the same products on MKL (through the same ctypes binding,
+``symattn.numeric.mkl.gemm``, and the same rule for which products go there); every call sets its
+BLAS, so all of them can run interleaved. The ratios are printed for each BLAS: symattn / hand
+with NumPy's BLAS, symattn (MKL) / hand (MKL), and each against torch.
 
 The kernel-level section (``--kernels`` alone, or at the end of the default run) times each
 generated kernel the numeric core runs at S1, S2, S3 against a hand-written NumPy expression
@@ -112,13 +120,23 @@ def _time(fn):
 
 HAND_ITEM = 2**22  # bytes of scores per work item
 HAND_STEP = 2**20  # bytes of scores per step inside an item (one GEMM, exp, one GEMM)
-_HAND: dict = {}
+_HAND: dict = {"blas": None, "gemm": None}
+
+
+def _hand_mm(a, b, out=None):
+    """a @ b inside the hand-written work items: by MKL when the hand runs with MKL and MKL takes
+    the product (the same rule as the numeric core's, ``symattn.numeric.mkl.gemm``), else NumPy."""
+    if _HAND["gemm"] is not None:
+        r = _HAND["gemm"](a, b, out)
+        if r is not None:
+            return r
+    return np.matmul(a, b, out=out)
 
 
 def _hand_threads():
     """This process's cores, a pool of one thread fewer (the caller works too) and a controller
     of the BLAS NumPy loaded (OpenBLAS), never torch's."""
-    if not _HAND:
+    if _HAND["blas"] is None:
         from concurrent.futures import ThreadPoolExecutor
 
         from threadpoolctl import ThreadpoolController
@@ -165,20 +183,20 @@ def _hand_step(q, k, va, out):
     block = m if fit >= m else -(-m // -(-m // max(256, fit)))
     u = None
     for j0 in range(0, m, block):
-        s = q @ np.swapaxes(k[..., j0:j0 + block, :], -1, -2)
+        s = _hand_mm(q, np.swapaxes(k[..., j0:j0 + block, :], -1, -2))
         np.exp(s, out=s)
         if u is None:
-            u = s @ va[..., j0:j0 + block, :]
+            u = _hand_mm(s, va[..., j0:j0 + block, :])
         else:
-            u += s @ va[..., j0:j0 + block, :]
+            u += _hand_mm(s, va[..., j0:j0 + block, :])
     info = np.finfo(dt)
     a = np.abs(u)
     if not (a.max() <= info.max and u[..., -1].min() >= m * np.exp(-0.45 * np.log(float(info.max)))
             and a.min() >= m * info.tiny / info.eps):
-        s = q @ np.swapaxes(k, -1, -2)
+        s = _hand_mm(q, np.swapaxes(k, -1, -2))
         s -= s.max(-1, keepdims=True)
         np.exp(s, out=s)
-        u = s @ va
+        u = _hand_mm(s, va)
     np.divide(u[..., :d], u[..., d:], out=out)
 
 
@@ -220,12 +238,12 @@ def numpy_same_algorithm(x, w_in, b_in, w_o, b_o, H):
         def element(e0):
             xs = x[e0:e0 + per]
             c = xs.shape[0]
-            p = xs.reshape(-1, E) @ w_cat
+            p = _hand_mm(xs.reshape(-1, E), w_cat)
             p += b_cat
             z = np.empty((c, n, H, d), dt)
             _hand_heads(p.reshape(c, n, 3, H, d), z)
             o = out[e0:e0 + per].reshape(-1, E)
-            np.matmul(z.reshape(-1, E), w_o, out=o)
+            _hand_mm(z.reshape(-1, E), w_o, out=o)
             o += b_o
 
         _hand_share(element, range(0, b, per))
@@ -396,11 +414,25 @@ def bench_kernels(shape, dtype, rounds, min_time=0.15):
 # -- the runs ---------------------------------------------------------------------------------------
 
 SDPA, MHA = "torch SDPA + projections", "torch MultiheadAttention"
+CORE_MKL, HAND_MKL = "symattn (MKL)", "numpy (same algorithm, MKL)"
 
 
-def setup(shape, dtype, torch, plain=False):
+def _with_blas(fn, name):
+    """fn, called with the numeric core's and the hand-written work items' products on ``name``
+    ('numpy': NumPy's own BLAS, or 'mkl')."""
+    from symattn.numeric import mkl
+
+    def call():
+        sn.use_blas(name)
+        _HAND["gemm"] = mkl.gemm if name == "mkl" else None
+        return fn()
+    return call
+
+
+def setup(shape, dtype, torch, plain=False, mkl=False):
     """{name: call} of every implementation at this shape (torch's only when torch is given),
-    and the flops the GFLOP/s column counts."""
+    and the flops the GFLOP/s column counts. ``mkl``: also the numeric core and the hand-written
+    same algorithm with MKL's products inside their work items (S1-S3)."""
     b, n, E, H = SHAPES[shape]
     rng = np.random.default_rng(0)
     x = rng.normal(size=(b, n, E)).astype(dtype)
@@ -448,6 +480,10 @@ def setup(shape, dtype, torch, plain=False):
     impl["symattn"] = lambda: sn.multihead_attention(x, x, x, w_q, w_k, w_v, w_o, num_heads=H, b_q=b_q,
                                                      b_k=b_k, b_v=b_v, b_o=b_o)
     impl["numpy (same algorithm)"] = lambda: numpy_same_algorithm(x, w_in, b_in, w_o, b_o, H)
+    if mkl:  # every call sets its BLAS: the implementations run interleaved
+        core, hand = impl["symattn"], impl["numpy (same algorithm)"]
+        impl["symattn"], impl["numpy (same algorithm)"] = _with_blas(core, "numpy"), _with_blas(hand, "numpy")
+        impl[CORE_MKL], impl[HAND_MKL] = _with_blas(core, "mkl"), _with_blas(hand, "mkl")
     if plain:
         impl["numpy (plain)"] = lambda: numpy_mha(x, w_in, b_in, w_o, b_o, H)
     if torch:
@@ -504,6 +540,8 @@ def child_argv(args, name, shape, dtype):
             "--threads", str(args.threads)]
     if args.omp_active:
         argv.append("--omp-active")
+    if args.mkl:
+        argv.append("--mkl")
     if args.blas_threads:
         argv += ["--blas-threads", args.blas_threads]
     return argv
@@ -517,7 +555,7 @@ def run_child(args):
         import torch
 
         torch.set_num_threads(args.threads)
-    impl, _ = setup(shape, dtype, torch, plain=name == "numpy (plain)")
+    impl, _ = setup(shape, dtype, torch, plain=name == "numpy (plain)", mkl=args.mkl)
     fn = impl[name]
     fn()  # warm-up (and symattn's kernels lowered)
     rounds = _rounds(fn, args.rounds, args.min_time)
@@ -557,17 +595,24 @@ def report(shape, times, flops, peak, spread=None):
     s = med["symattn"]
     hand = next(k for k in med if k.startswith("numpy"))
     print(f"  symattn / {hand}: wall {s[0] / med[hand][0]:.2f}, CPU {s[1] / med[hand][1]:.2f}")
+    if CORE_MKL in med:
+        m = med[CORE_MKL]
+        print(f"  {CORE_MKL} / {HAND_MKL}: wall {m[0] / med[HAND_MKL][0]:.2f}, CPU {m[1] / med[HAND_MKL][1]:.2f};"
+              f"   {CORE_MKL} / symattn: wall {m[0] / s[0]:.2f}, CPU {m[1] / s[1]:.2f}")
     if SDPA in med:
         t = med[SDPA]
         print(f"  symattn / {SDPA}: wall {s[0] / t[0]:.2f}, CPU {s[1] / t[1]:.2f}   "
               f"{MHA} / symattn: wall {med[MHA][0] / s[0]:.2f}x")
+        if CORE_MKL in med:
+            m = med[CORE_MKL]
+            print(f"  {CORE_MKL} / {SDPA}: wall {m[0] / t[0]:.2f}, CPU {m[1] / t[1]:.2f}")
     return med
 
 
 def bench(args, shape, dtype, torch, peak):
     """Both modes (or the one asked for) at one shape and dtype; {mode: medians}."""
     out = {}
-    impl, flops = setup(shape, dtype, torch, plain=args.plain_numpy)
+    impl, flops = setup(shape, dtype, torch, plain=args.plain_numpy, mkl=args.mkl and shape in ITEMS)
     name = np.dtype(dtype).name
     if args.mode in ("interleaved", "both"):
         err = check_agreement(impl)  # also warms up every implementation
@@ -584,18 +629,23 @@ def bench(args, shape, dtype, torch, peak):
 
 
 def summary(results):
-    """One line per shape and dtype: symattn / torch SDPA + projections in each mode."""
+    """One line per shape and dtype: symattn / torch SDPA + projections in each mode (and the
+    numeric core with MKL's products, when measured)."""
     rows = [(k, m) for k, m in results.items() if any(SDPA in v for v in m.values())]
     if not rows:
         return
+    cores = ["symattn"] + ([CORE_MKL] if any(CORE_MKL in v for _, m in rows for v in m.values()) else [])
     print(f"\nsymattn / {SDPA} (wall time, medians; CPU time in brackets)")
-    print(f"  {'shape':6s} {'dtype':8s} {'interleaved':>16s} {'separate':>16s}")
+    heads = [f"{mode}{'' if core == 'symattn' else ', MKL'}" for core in cores for mode in ("interleaved", "separate")]
+    print(f"  {'shape':6s} {'dtype':8s} " + " ".join(f"{h:>18s}" for h in heads))
     for (shape, dtype), modes in rows:
         cells = []
-        for mode in ("interleaved", "separate"):
-            m = modes.get(mode)
-            cells.append(f"{m['symattn'][0] / m[SDPA][0]:.2f} ({m['symattn'][1] / m[SDPA][1]:.2f})" if m else "-")
-        print(f"  {shape:6s} {dtype:8s} {cells[0]:>16s} {cells[1]:>16s}")
+        for core in cores:
+            for mode in ("interleaved", "separate"):
+                m = modes.get(mode)
+                ok = m is not None and core in m
+                cells.append(f"{m[core][0] / m[SDPA][0]:.2f} ({m[core][1] / m[SDPA][1]:.2f})" if ok else "-")
+        print(f"  {shape:6s} {dtype:8s} " + " ".join(f"{c:>18s}" for c in cells))
 
 
 PEAK = """
@@ -693,11 +743,19 @@ def main(argv=None):
                         "or both (default)")
     p.add_argument("--process-rounds", type=int, default=3,
                    help="separate mode: child processes per implementation (their order alternates)")
+    p.add_argument("--mkl", action="store_true",
+                   help="also the numeric core and the hand-written same algorithm with Intel oneMKL's products "
+                        "inside their work items (symattn.numeric.use_blas('mkl'); needs the mkl wheel)")
     p.add_argument("--plain-numpy", action="store_true",
                    help="also time plain whole-batch NumPy (one batched product per step)")
     p.add_argument("--no-kernels", action="store_true", help="skip the kernel-level section")
     p.add_argument("--child", help=argparse.SUPPRESS)  # internal: time one implementation alone
     args = p.parse_args(argv)
+    if args.mkl:
+        from symattn.numeric import mkl
+
+        if not mkl.available():
+            p.error("--mkl: libmkl_rt was not found; pip install mkl (or the extra: pip install symattn[mkl])")
     if args.child:
         return run_child(args)
     try:

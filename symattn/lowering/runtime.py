@@ -165,11 +165,20 @@ def chain_order(shapes):
     return _ORDERS[key]
 
 
+#: None, or gemm(a, b, out) -> the product, or None to leave it to NumPy; called by ``mm`` for the
+#: products inside work items (see ``symattn.numeric.blas``)
+_GEMM = None
+
+
 def mm(a, b, out=None):
     """a @ b, written into ``out`` when given. When b is one matrix (no batch axes) and a's batch
     axes can be merged with its rows without a copy, one GEMM over all the rows instead of one
     per batch element (measured here 1.3x faster for (8, 128, 256) @ (256, 768): BLAS shares
     one large product better between its threads than eight small ones)."""
+    if _GEMM is not None and in_worker():  # another BLAS for the products inside work items
+        r = _GEMM(a, b, out)
+        if r is not None:
+            return r
     fits = out is None or (out.flags.c_contiguous and out.shape == a.shape[:-1] + (b.shape[-1],))
     if b.ndim == 2 and a.ndim > 2 and a.size and a.flags.c_contiguous and fits:
         flat = a.reshape(-1, a.shape[-1])
