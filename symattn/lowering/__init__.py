@@ -2,6 +2,8 @@
 
 from .kernel import Kernel as Kernel
 from .kernel import Provenance as Provenance
+from .lower import kernel_namespace as kernel_namespace
+from .lower import lambdify_printer as lambdify_printer
 from .lower import lower as lower
 from .lower import lower_theorem as lower_theorem
 from .lower import proved_result as proved_result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,11 +12,13 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
+from ..defs.feature_map import FeatureMap
 from ..defs.heads import Binder, FamilyMember
 from ..defs.permutation import PermutationSymbol
 from ..defs.score import Score
 from ..errors import InputError
 from . import runtime
+from .numpy_printer import walk_binders
 from .printer import KernelPrinter, ScalarPrinter, identifier, leaf
 
 
@@ -67,8 +70,9 @@ class ScalarInput:
 
 @dataclass(frozen=True)
 class FunctionInput:
-    """An uninterpreted function of the expression (a score function f(Q, K), RoPE's θ(i)): the
-    kernel takes a callable, applied to arrays (batched matrices, or arrays of indices)."""
+    """An uninterpreted function of the expression (a score function f(Q, K), RoPE's θ(i), a feature
+    map phi of linear attention): the kernel takes a callable, applied to arrays (batched matrices,
+    or arrays of indices; phi gets (..., N, D) and returns (..., N, C))."""
 
     function: object
     name: str
@@ -95,7 +99,7 @@ def input_leaves(expr) -> list:
             found.setdefault(("leaf", e), e)
         elif isinstance(e, AppliedUndef):
             found.setdefault(("fn", e.func), FunctionInput(e.func, e.func.__name__))
-        elif isinstance(e, Score):
+        elif isinstance(e, (Score, FeatureMap)):  # f(Q, K), phi(X): the function is a callable input
             found.setdefault(("fn", e.function), FunctionInput(e.function, e.function.name))
         elif isinstance(e, sp.Symbol) and not isinstance(e, sp.MatrixSymbol) and e not in bound \
                 and e not in dimsyms and not isinstance(e, PermutationSymbol):
@@ -277,6 +281,20 @@ def solve_sizes(expr, args, names, dims) -> tuple[list[str], list]:
     return lines, extra
 
 
+def feature_sizes(expr, unknown) -> dict:
+    """{size: the first feature map outside sums over heads whose number of features C is that size}, for
+    the sizes in ``unknown`` (no input axis shows them): the kernel binds C from the first phi(X) it
+    computes (its last axis), and checks every later phi(X) against it."""
+    found: dict = {}
+
+    def visit(e, context):
+        if isinstance(e, FeatureMap) and not context and e.features in unknown:
+            found.setdefault(e.features, e)
+
+    walk_binders(expr, visit)
+    return found
+
+
 def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, dict, dict]:
     """The source of a function computing ``expr`` from the inputs ``args`` (in order).
 
@@ -314,6 +332,8 @@ def kernel_printer(expr, args, donated=()) -> tuple:
     scalars.update({x.function: names[x] for x in args if isinstance(x, FunctionInput)})
     stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
     lines, extra = solve_sizes(expr, args, names, dims)
+    features = feature_sizes(expr, extra)
+    extra = [d for d in extra if d not in features]
     array_params = ", ".join(names[x] for x in arrays)
     pairs = ", ".join(f"({x.name!r}, {names[x]}{', 3' if isinstance(x, StackedFamily) else ''})"
                       for x in arrays)
@@ -326,7 +346,12 @@ def kernel_printer(expr, args, donated=()) -> tuple:
     rows, cols = (size.doprint(sp.sympify(d)) for d in expr.shape)
     batch = ", ".join(names[x] + ("[..., 0, :, :]" if isinstance(x, StackedFamily) else "") for x in arrays)
     statements.append(("_", f"out is None or check_out(out, dtype, batch_of({batch}) + ({rows}, {cols}))"))
-    printer = KernelPrinter(inputs, dims, donated, scalars=scalars, stacked=stacked, statements=statements)
+    # a size that phi's output binds (C of phi : R^D -> R^C) is known only after phi first runs: the
+    # lines that use it (the check of out, checks of other sizes) come after that application
+    late = [st for st in statements if any(re.search(rf"\b{dims[d]}\b", st[1]) for d in features)]
+    statements = [st for st in statements if st not in late]
+    printer = KernelPrinter(inputs, dims, donated, scalars=scalars, stacked=stacked, statements=statements,
+                            features=[(node, dims[d], str(d)) for d, node in features.items()], late=late)
     params = [sp.Symbol(names[x]) for x in args] + [sp.Symbol(dims[d]) for d in extra] + [sp.Symbol("out")]
     return printer, params, names, dims, extra
 

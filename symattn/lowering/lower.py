@@ -123,6 +123,7 @@ def lambdify_printer(expr, *, args=None, donate=()):
     symbols named by their identifiers (``W^Q`` is ``W_Q``), the sizes no input shows, then ``out``.
 
     >>> import inspect, numpy as np, sympy as sp, symattn as sa
+    >>> from symattn.lowering import kernel_namespace, lambdify_printer
     >>> n, m, d_k, d_v = sa.dims("n m d_k d_v")
     >>> Q, K = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k)
     >>> V = sp.MatrixSymbol("V", m, d_v)
@@ -131,7 +132,10 @@ def lambdify_printer(expr, *, args=None, donate=()):
     >>> params
     [Q, K, V, out]
     >>> f = sp.lambdify(params, row, modules=[kernel_namespace()], printer=printer, cse=printer.cse)
-    >>> print(inspect.getsource(f).split("\\n", 1)[1] == lower(row).source.split("\\n", 1)[1])
+    >>> inspect.getsource(f).split("\\n", 1)[1] == sa.lower(row).source.split("\\n", 1)[1]   # lower's body
+    True
+    >>> q, k, v = np.ones((2, 3, 4)), np.ones((5, 4)), np.ones((5, 6))
+    >>> np.array_equal(f(q, k, v, None), sa.lower(row)(q, k, v))
     True
     >>> print("\\n".join(inspect.getsource(f).splitlines()[-5:]))
         t0 = numpy.swapaxes(K, -1, -2)  # (..., d_k, m)

@@ -15,7 +15,9 @@ One method per node (``_print_<Node>``), as in SymPy's printers:
 - HeadSum / HeadStack / HeadConcat / BlockDiag: the body with a head axis, then ``heads_sum``,
   ``heads_stack``, ``heads_concat``, ``block_diagonal``;
 - family members W_{g(h)}: ``take_heads`` with the index array g(1..H) (GQA's shared groups);
-- slices, explicit matrices, RowOf, Score (a callable), permutations (an input matrix).
+- slices, explicit matrices, RowOf, Score (a callable), permutations (an input matrix);
+- FeatureMap phi(X): a callable input named as the map, given the array (..., N, D) of X and
+  returning (..., N, C) (``apply_feature_map`` checks the shape).
 
 >>> import numpy as np, sympy as sp, symattn as sa
 >>> n, d, d_v, H = sa.dims("n d d_v H")
@@ -400,6 +402,23 @@ class BatchedNumPyPrinter(NumPyPrinter):
         want = self._axes(e)
         fn = self.names.get(e.function, str(e.function))
         return f"{fn}({self._aligned(e.args[1], want)}, {self._aligned(e.args[2], want)})"
+
+    def _print_FeatureMap(self, e):
+        """phi(X): the callable input named as the map, applied to the array of X (..., N, D) and
+        checked to give (..., N, C) (C when its size is known here); a head axis of X passes through."""
+        return self.feature_map_call(e, self._print(e.arg), self._feature_count(e))
+
+    def _feature_count(self, e) -> str:
+        C = sp.sympify(e.features)
+        return self.dim(C) if C.free_symbols <= set(self.dims or {}) else "None"
+
+    def feature_map_call(self, e, x: str, features: str) -> str:
+        """The call applying the feature map of ``e`` to the array code ``x`` (``features``: code of C,
+        or None when the size is not known before the map runs)."""
+        fn = self.names.get(e.function, str(e.function))
+        dtype = "None" if self.dtype == "float" else self.dtype  # stock lambdify keeps phi's dtype
+        return (f"{self.helper('apply_feature_map')}({fn}, {x}, {str(e.function)!r}, {features}, "
+                f"{sp.sstr(e)[:60]!r}, {dtype})")
 
     def _over(self, e, reduce: str) -> str:
         label = (e.index, e.count)

@@ -104,8 +104,9 @@ class BatchedPrinter:
     ``dims``: dimension symbol -> Python identifier bound at run time.
     """
 
-    def __init__(self, inputs: dict, dims: dict, donated=(), *, scalars=None, stacked=None):
+    def __init__(self, inputs: dict, dims: dict, donated=(), *, scalars=None, stacked=None, features=None):
         self.inputs = inputs
+        self.features = dict(features or {})  # C -> (identifier, name): bound from the first phi(X) computed
         self.donated = set(donated)
         self.dims = dims
         self.scalars = dict(scalars or {})  # scalar symbols and functions that are inputs -> identifier
@@ -137,9 +138,23 @@ class BatchedPrinter:
                     res = getattr(self, f"_print_{cls.__name__}")(e)
                     break
             else:  # every other node: one expression of the expression printer
-                res = self.emit(e, self.expression_printer()._print(e), owned=False)
+                res = self._print_feature_map_first(e) or self.emit(e, self.expression_printer()._print(e),
+                                                                     owned=False)
         self.memo[e] = res
         return res[0], res[1] and self.uses.get(e, 1) <= 1
+
+    def _print_feature_map_first(self, e):
+        """phi(X) whose number of features C no input shows, the first time: computed unchecked, then
+        C bound from its last axis (later applications are checked against it); None for other nodes."""
+        from ..defs.feature_map import FeatureMap
+
+        if not (isinstance(e, FeatureMap) and e.features in self.features):
+            return None
+        ident, name = self.features.pop(e.features)
+        x, _ = self._print(e.arg)
+        var, owned = self.emit(e, self.expression_printer().feature_map_call(e, x, "None"), owned=False)
+        self.lines.append(f"{ident} = bind(bound, {name!r}, {var}.shape[-1], {sp.sstr(e)[:60]!r}, 'features')")
+        return var, owned
 
     def expression_printer(self):
         """The printer of the nodes this printer does not specialise (heads, slices, masks, explicit
@@ -272,8 +287,11 @@ class KernelPrinter(BatchedNumPyPrinter):
     of the lines before the first step.
     """
 
-    def __init__(self, inputs: dict, dims: dict, donated=(), *, scalars=None, stacked=None, statements=()):
+    def __init__(self, inputs: dict, dims: dict, donated=(), *, scalars=None, stacked=None, statements=(),
+                 features=(), late=()):
         scalars = dict(scalars or {})
+        self.features = tuple(features)  # (phi(X), identifier of C, name of C): C bound from phi's output
+        self.late = tuple(late)  # statements that use such a C: after it is bound
         super().__init__({"fully_qualified_modules": True}, dims=dims, names={**inputs, **scalars},
                          stacked=dict(stacked or {}), dtype="dtype")
         self.inputs = dict(inputs)
@@ -287,14 +305,23 @@ class KernelPrinter(BatchedNumPyPrinter):
         """lambdify's ``cse=``: ``([(temporary, subexpression), ...], Result(temporary))``."""
         self.uses, self.memo, self.steps, self.pairs, self.counter = _uses(expr), {}, {}, [], 0
         self.into_out = None
+        for node, ident, name in self.features:  # phi(X) first, then C = its last axis
+            x, _ = self._plan(node.arg)
+            t, _ = self._new(node, "feature_map", owned=False, x=x)
+            self.memo[node] = (t, False)
+            where = sp.sstr(node)[:60]
+            self.pairs.append((Statement(ident), Statement(f"bind(bound, {name!r}, {t.name}.shape[-1], {where!r}, "
+                                                           f"'features')")))
+        bound_here = len(self.pairs)
         result, _ = self._plan(expr)
         first = next((e for t, e in self.pairs if t == result), None)
         if first is not None and self.steps[first][0] in _INTO_OUT and self.steps[first][1].get("fresh", True):
             self.into_out = first
         glue = [(Statement(left), Statement(right)) for left, right in self.statements]
+        late = [(Statement(left), Statement(right)) for left, right in self.late]
         for name in _STATEMENT_NAMES:  # lambdify imports what the statements call (math: the scalars)
             self.helper(name)
-        return glue + self.pairs, Result(result)
+        return glue + self.pairs[:bound_here] + late + self.pairs[bound_here:], Result(result)
 
     def _plan(self, e):
         """(the symbol holding e, whether its one user may change it in place)."""
@@ -549,6 +576,9 @@ class KernelPrinter(BatchedNumPyPrinter):
         if e == self.into_out:
             return self.call(_UFUNC_NAMES[op], self._code(x), self._code(other), "out=out")
         return f"{self._code(x)} {op} {self._code(other)}"
+
+    def _step_feature_map(self, e, x):
+        return self.feature_map_call(e, self._code(x), "None")
 
     def _step_expression(self, e, known):
         self.known = known

@@ -537,3 +537,20 @@ def solve_size(value, symbol, text):
     if value != int(value) or int(value) < 1:
         raise ShapeError(f"dimension {symbol} = {text} is {value}, not a positive integer")
     return int(value)
+
+
+def apply_feature_map(phi, x, name, features, where, dtype=None):
+    """phi applied to every row of the matrices of ``x`` (..., N, D): ``phi(x)`` must be (..., N, C), the
+    feature map acting on the last axis (each row a vector), C = ``features`` (None: any C). ``name`` is
+    the map's name and ``where`` the node (``phi(K)``) for the error; the result is cast to ``dtype``."""
+    if not callable(phi):
+        raise InputError(f"{where}: the feature map {name} must be a callable taking an array (..., N, D) "
+                         f"and returning (..., N, C); got {type(phi).__name__}")
+    y = np.asarray(phi(x))
+    rows = tuple(np.shape(x)[:-1])
+    if y.shape[:-1] != rows or (features is not None and y.shape[-1] != features):
+        expected = ", ".join(str(s) for s in rows + ("C" if features is None else features,))
+        raise ShapeError(f"{where}: the feature map {name} returned shape {y.shape} for the rows of {np.shape(x)}; "
+                         f"expected ({expected}) ({name} : R^D -> R^C acts on the last axis, each row a vector"
+                         f"{'' if features is None else f', C = {features}'})")
+    return y if dtype is None or y.dtype == dtype else y.astype(dtype)

@@ -35,6 +35,7 @@ from .kernel import (
     ScalarInput,
     StackedFamily,
     dimension_symbols,
+    feature_sizes,
     is_array,
     solve_sizes,
 )
@@ -226,13 +227,16 @@ def build_target_source(expr, args, target: str, fname: str = "kernel") -> tuple
     scalars = {x.symbol: names[x] for x in args if isinstance(x, ScalarInput)}
     scalars.update({x.function: names[x] for x in args if isinstance(x, FunctionInput)})
     stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
-    printer = (TorchPrinter if target == "torch" else TargetPrinter)(inputs, dims, scalars=scalars, stacked=stacked)
+    lines, extra = solve_sizes(expr, args, names, dims)
+    features = feature_sizes(expr, extra)  # C of phi : R^D -> R^C, bound from phi's first output
+    extra = [d for d in extra if d not in features]
+    printer = (TorchPrinter if target == "torch" else TargetPrinter)(
+        inputs, dims, scalars=scalars, stacked=stacked, features={d: (dims[d], str(d)) for d in features})
     body, out = printer.doprint(expr)
     numpy_only = [ln for ln in body if re.search(r"\b(np|numpy)\.", ln.partition("  #")[0])]
     if numpy_only:
         raise LoweringError(f"cannot lower {sp.sstr(expr)[:80]} to {target}: a node has only a NumPy "
                             f"lowering ({numpy_only[0].strip()})")
-    lines, extra = solve_sizes(expr, args, names, dims)
     params = ", ".join(names[x] for x in args)
     sig = (params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])).lstrip(", ")
     pairs = ", ".join(f"({x.name!r}, {names[x]}{', 3' if isinstance(x, StackedFamily) else ''})" for x in arrays)

@@ -362,3 +362,19 @@ class Ops:
         hidden = xp.broadcast_to((xp.arange(m, device=self.device) >= length)[:, None], (m, n))
         return xp.where(hidden, xp.asarray(-math.inf, dtype=dtype, device=self.device),
                         xp.zeros((m, n), dtype=dtype, device=self.device))
+
+    def apply_feature_map(self, phi, x, name, features, where, dtype=None):
+        """phi applied to every row of the matrices of ``x`` (..., N, D), an array of the kernel's library:
+        ``phi(x)`` must be an array of that library of shape (..., N, C), C = ``features`` (None: any C);
+        cast to ``dtype``."""
+        if not callable(phi):
+            raise InputError(f"{where}: the feature map {name} must be a callable taking an array (..., N, D) "
+                             f"and returning (..., N, C); got {type(phi).__name__}")
+        y = phi(x)
+        shape, rows = tuple(getattr(y, "shape", ())), tuple(x.shape[:-1])
+        if shape[:-1] != rows or (features is not None and shape[-1] != features):
+            expected = ", ".join(str(s) for s in rows + ("C" if features is None else features,))
+            raise ShapeError(f"{where}: the feature map {name} returned shape {shape} for the rows of "
+                             f"{tuple(x.shape)}; expected ({expected}) ({name} : R^D -> R^C acts on the last "
+                             f"axis, each row a vector{'' if features is None else f', C = {features}'})")
+        return y if dtype is None or y.dtype == dtype else self.xp.astype(y, dtype)

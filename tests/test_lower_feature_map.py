@@ -1,0 +1,197 @@
+"""Lowering the feature map phi of linear attention (Katharopoulos et al. 2020): phi is a callable input
+of the kernel, given the array (..., N, D) of the rows and returning (..., N, C)."""
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symattn as sa
+from symattn.defs.feature_map import FeatureMap, feature_map
+from symattn.errors import InputError, ShapeError
+
+N, M, D, C, D_v = sa.dims("N M D C D_v")
+Q, K, V = sp.MatrixSymbol("Q", N, D), sp.MatrixSymbol("K", M, D), sp.MatrixSymbol("V", M, D_v)
+#: linear attention phi(Q) phi(K)ᵀ V (SymPy flattens the product: the kernel picks its order)
+LINEAR = FeatureMap("phi", Q, C) * FeatureMap("phi", K, C).T * V
+
+RNG = np.random.default_rng(20)
+W_FEATURES = RNG.normal(size=(3, 7)) / 2  # D = 3 -> C = 7
+
+
+def elu_plus_one(x):
+    """elu(x) + 1, elementwise (C = D)."""
+    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
+
+
+def random_features(x):
+    """exp(x W): a fixed random linear map then exp, D = 3 -> C = 7 (not elementwise)."""
+    return np.exp(x @ W_FEATURES)
+
+
+def by_hand(phi, q, k, v):
+    """phi(Q) (phi(K)ᵀ V) and (phi(Q) phi(K)ᵀ) V, each matrix of the batch in a loop."""
+    right = np.stack([phi(q[b]) @ (phi(k[b]).T @ v[b]) for b in range(q.shape[0])])
+    left = np.stack([(phi(q[b]) @ phi(k[b]).T) @ v[b] for b in range(q.shape[0])])
+    np.testing.assert_allclose(left, right, rtol=1e-10)
+    return right
+
+
+def _inputs(batch=(4,), n=5, m=6, d=3, dv=2):
+    return RNG.normal(size=(*batch, n, d)), RNG.normal(size=(*batch, m, d)), RNG.normal(size=(*batch, m, dv))
+
+
+@pytest.mark.parametrize("phi", [elu_plus_one, random_features], ids=["elu+1", "exp(xW)"])
+def test_linear_attention_kernel_equals_the_hand_computation(phi):
+    k = sa.lower(LINEAR)
+    assert k.arg_names == ("Q", "K", "V", "phi") and k.extra_dims == []  # C is read from phi's output
+    q, kk, v = _inputs()
+    want = by_hand(phi, q, kk, v)
+    np.testing.assert_allclose(k(q, kk, v, phi), want, rtol=1e-10)  # positionally, in statement order
+    np.testing.assert_allclose(k(Q=q, K=kk, V=v, phi=phi), want, rtol=1e-10)  # by keyword
+    np.testing.assert_allclose(k(q, kk, v, phi=phi), want, rtol=1e-10)
+    out = np.empty_like(want)
+    assert k(q, kk, v, phi, out=out) is out
+    np.testing.assert_allclose(out, want, rtol=1e-10)
+
+
+def test_both_parenthesizations_of_linear_attention_lower_to_the_same_values():
+    """(phi(Q) phi(K)ᵀ) V and phi(Q) (phi(K)ᵀ V), the right one passed in as a computed input."""
+    S = sp.MatrixSymbol("S", C, D_v)  # phi(K)ᵀ V, computed by the caller
+    A = sp.MatrixSymbol("A", N, M)  # phi(Q) phi(K)ᵀ, computed by the caller
+    right = sa.lower(LINEAR, inputs={FeatureMap("phi", K, C).T * V: S})
+    left = sa.lower(LINEAR, inputs={FeatureMap("phi", Q, C) * FeatureMap("phi", K, C).T: A})
+    assert right.arg_names == ("Q", "S", "phi") and left.arg_names == ("V", "A")
+    q, kk, v = _inputs()
+    s = np.swapaxes(random_features(kk), -1, -2) @ v
+    a = random_features(q) @ np.swapaxes(random_features(kk), -1, -2)
+    want = by_hand(random_features, q, kk, v)
+    np.testing.assert_allclose(right(S=s, Q=q, phi=random_features), want, rtol=1e-10)
+    np.testing.assert_allclose(left(A=a, V=v), want, rtol=1e-10)
+    np.testing.assert_allclose(sa.lower(LINEAR)(q, kk, v, random_features), want, rtol=1e-10)
+
+
+def test_batch_axes_broadcast_and_phi_sees_the_whole_batch():
+    seen = []
+
+    def phi(x):
+        seen.append(x.shape)
+        return random_features(x)
+
+    q, kk, v = _inputs(batch=(2, 3))
+    got = sa.lower(LINEAR)(q, kk[:1], v[0], phi)  # K with batch (1, 3), V without batch axes
+    assert got.shape == (2, 3, 5, 2)
+    assert seen == [(2, 3, 5, 3), (1, 3, 6, 3)]  # one call per phi(X), on the batched array
+    want = np.array([[random_features(q[a, c]) @ (random_features(kk[0, c]).T @ v[0, c]) for c in range(3)]
+                     for a in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_float32_inputs_give_float32_even_when_phi_promotes():
+    q, kk, v = (a.astype(np.float32) for a in _inputs())
+    got = sa.lower(LINEAR)(q, kk, v, random_features)  # W_FEATURES is float64
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, by_hand(random_features, q.astype(float), kk.astype(float), v.astype(float)),
+                               rtol=1e-4)
+
+
+def test_a_phi_of_the_wrong_shape_is_an_error_naming_phi_and_the_shapes():
+    k = sa.lower(LINEAR)
+    q, kk, v = _inputs()
+    with pytest.raises(ShapeError, match=r"phi\(Q\): the feature map phi returned shape \(4, 4, 7\) for the rows "
+                                         r"of \(4, 5, 3\); expected \(4, 5, C\)"):
+        k(q, kk, v, lambda x: random_features(x)[..., 1:, :])
+    widths = iter((7, 6))  # phi(Q) has 7 features, phi(K) 6: C differs
+
+    def inconsistent(x):
+        return random_features(x)[..., :next(widths)]
+
+    with pytest.raises(ShapeError, match=r"phi\(K\): the feature map phi returned shape \(4, 6, 6\) for the rows "
+                                         r"of \(4, 6, 3\); expected \(4, 6, 7\) .*C = 7"):
+        k(q, kk, v, inconsistent)
+    with pytest.raises(InputError, match=r"the feature map phi must be a callable .*got ndarray"):
+        k(q, kk, v, np.ones((3, 7)))
+    with pytest.raises(InputError, match=r"missing input\(s\) phi"):
+        k(q, kk, v)
+
+
+def test_a_known_feature_count_is_checked_before_and_after():
+    """With C shown by an input (W: C × D_v), phi's output is checked against it."""
+    Wc = sp.MatrixSymbol("W", C, D_v)
+    k = sa.lower(FeatureMap("phi", Q, C) * Wc)
+    q = RNG.normal(size=(2, 5, 3))
+    np.testing.assert_allclose(k(q, RNG.normal(size=(7, 2)) * 0 + 1, random_features),
+                               random_features(q) @ np.ones((7, 2)), rtol=1e-12)
+    with pytest.raises(ShapeError, match=r"expected \(2, 5, 4\)"):
+        k(q, np.ones((4, 2)), random_features)
+
+
+def test_phi_of_a_column_vector_is_the_column_of_its_features():
+    """feature_map on a column x (D × 1, the paper's Q_i) is phi(xᵀ)ᵀ: the similarity phi(x)ᵀ phi(y)."""
+    x, y = sp.MatrixSymbol("x", D, 1), sp.MatrixSymbol("y", D, 1)
+    sim = feature_map("phi", x, C, D=D).T * feature_map("phi", y, C, D=D)
+    xv, yv = RNG.normal(size=(4, 3, 1)), RNG.normal(size=(4, 3, 1))
+    want = np.stack([random_features(xv[b].T) @ random_features(yv[b].T).T for b in range(4)])
+    np.testing.assert_allclose(sa.lower(sim)(xv, yv, random_features), want, rtol=1e-12)
+    np.testing.assert_allclose(sp.lambdify([x, y, sp.Symbol("phi")], sim)(xv, yv, random_features), want, rtol=1e-12)
+    col = sa.lower(feature_map("phi", x, C, D=D))(xv, random_features)
+    assert col.shape == (4, 7, 1)
+    np.testing.assert_allclose(col, np.swapaxes(random_features(np.swapaxes(xv, -1, -2)), -1, -2), rtol=1e-12)
+
+
+def test_stock_lambdify_takes_phi_as_an_argument_or_from_modules():
+    q, kk, v = _inputs()
+    want = by_hand(elu_plus_one, q, kk, v)
+    as_argument = sp.lambdify([Q, K, V, sp.Symbol("phi")], LINEAR)
+    np.testing.assert_allclose(as_argument(q, kk, v, elu_plus_one), want, rtol=1e-10)
+    as_function = sp.lambdify([Q, K, V, sp.Function("phi")], LINEAR)
+    np.testing.assert_allclose(as_function(q, kk, v, elu_plus_one), want, rtol=1e-10)
+    from_modules = sp.lambdify([Q, K, V], LINEAR, modules=[{"phi": elu_plus_one}, "numpy"])
+    np.testing.assert_allclose(from_modules(q, kk, v), want, rtol=1e-10)
+    with pytest.raises(ShapeError, match=r"phi\(Q\): the feature map phi returned shape \(4, 2, 3\) for the rows "
+                                         r"of \(4, 5, 3\)"):
+        as_argument(q, kk, v, lambda x: x[..., :2, :])
+
+
+def test_a_feature_map_in_a_sum_over_heads_gets_the_head_axis():
+    """Σ_h phi(X W_h) phi(X W_h)ᵀ: phi receives (..., H, N, D) and acts on the last axis."""
+    d, H = sa.dims("d H")
+    X, W = sp.MatrixSymbol("X", N, d), sa.Family("W", d, D)
+    total = sa.head_sum(FeatureMap("phi", X * W[sa.h], C) * FeatureMap("phi", X * W[sa.h], C).T, H)
+    x, w = RNG.normal(size=(2, 5, 4)), RNG.normal(size=(3, 4, 3))
+    want = sum(random_features(x @ w[j]) @ np.swapaxes(random_features(x @ w[j]), -1, -2) for j in range(3))
+    k = sa.lower(total)
+    np.testing.assert_allclose(k(x, w, random_features, C=7), want, rtol=1e-10)
+    f = sp.lambdify([X, W[sa.h], sp.Symbol("phi")], total)
+    np.testing.assert_allclose(f(x, w, random_features), want, rtol=1e-10)
+
+
+def test_array_api_target_lowers_phi_with_the_inputs_arrays():
+    pytest.importorskip("array_api_compat")
+    k = sa.lower(LINEAR, target="array-api")
+    q, kk, v = _inputs()
+    np.testing.assert_allclose(k(q, kk, v, random_features), by_hand(random_features, q, kk, v), rtol=1e-10)
+    with pytest.raises(ShapeError, match=r"phi\(Q\): the feature map phi returned shape \(4, 2, 3\)"):
+        k(q, kk, v, lambda x: x[..., :2, :])
+    widths = iter((7, 6))
+    with pytest.raises(ShapeError, match=r"phi\(K\).*C = 7"):
+        k(q, kk, v, lambda x: random_features(x)[..., :next(widths)])
+
+
+def test_torch_target_lowers_phi_on_tensors():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    k = sa.lower(LINEAR, target="torch")
+    q, kk, v = _inputs()
+    w = torch.tensor(W_FEATURES)
+    seen = []
+
+    def phi(x):
+        seen.append(type(x))
+        return torch.exp(x @ w)
+
+    got = k(torch.tensor(q), torch.tensor(kk), torch.tensor(v), phi)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float64 and seen == [torch.Tensor, torch.Tensor]
+    np.testing.assert_allclose(got.numpy(), by_hand(random_features, q, kk, v), rtol=1e-10)
+    elu = sa.lower(LINEAR, target="torch")(torch.tensor(q), torch.tensor(kk), torch.tensor(v),
+                                           lambda x: torch.nn.functional.elu(x) + 1)
+    np.testing.assert_allclose(elu.numpy(), by_hand(elu_plus_one, q, kk, v), rtol=1e-10)
