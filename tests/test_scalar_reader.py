@@ -174,8 +174,8 @@ def test_the_example_of_the_docs_runs_as_shown():
     ns: dict = {}
     exec(code, ns)  # the documentation's own example, not user input
     assert [s.status for s in ns["report"].steps] == ["proved"] * 3 and ns["report"].ok
-    assert ns["report"].steps[1].scope.startswith(r"every j in 1..V and all real entries: j = 1 with the initial "
-                                                  r"values m_0 = -\infty, d_0 = 0 used exactly")
+    assert ns["report"].steps[1].scope.startswith(r"every j in 1..V, all real entries: j = 1 exactly from "
+                                                  r"m_0 = -\infty, d_0 = 0; j >= 2 symbolically, from the induction")
 
 
 @pytest.mark.parametrize("claim, status", [

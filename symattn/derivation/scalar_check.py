@@ -142,14 +142,14 @@ def _scope(el, pr, nodes, how, hyp) -> str:
     dims = sorted(str(d) for d in el.dims.values())
     if pr.j is not None and "symbolically" in how:
         lengths = ", ".join(dims) or "V"
-        out = f"every {pr.j} in 1..{lengths} and all real entries: {how}"
+        out = f"every {pr.j} in 1..{lengths}, all real entries: {how}"
     else:
         out = (f"every {', '.join(dims)} >= 1 and " if dims else "") + (
             "all real entries" if (el.vectors or el.reals) else "all values")
         if how:
             out += f"; {how}"
     if hyp is not None and "induction hypothesis" in how:
-        out += (f" {S.latex(nodes[0])} = {S.latex(nodes[hyp[2]])} at {pr.j} - 1 (the claim of steps 1..{hyp[2]}, "
-                f"which hold without it at the values of {pr.j} written out: an induction on {pr.j})")
+        out += (f" (steps 1..{hyp[2]} at {pr.j} - 1: {S.latex(nodes[0])} = {S.latex(nodes[hyp[2]])}, proved at the "
+                f"first {pr.j} without it: an induction on {pr.j})")
     return out
 

@@ -177,7 +177,7 @@ class Prover:
             parts.append(v)
         firsts = ", ".join(f"{self.j} = {c}" for c in range(1, c0 + 1))
         initial = ", ".join(f"{name}_0 = {sp.latex(v)}" for name, v in self.el.initial.items())
-        how = f"{firsts} with the initial values {initial} used exactly; every {self.j} >= {c0 + 1} symbolically"
+        how = f"{firsts} exactly from {initial}; {self.j} >= {c0 + 1} symbolically"
         if used:
             how += ", " + ("from the induction hypothesis" if used == "hyp" else f"with {used}")
         return prove_all(parts + [generic], L, R), how
