@@ -93,6 +93,7 @@ def test_gemm_declines_what_it_does_not_handle(monkeypatch):
     big = np.zeros((4, 6))
     assert mkl.gemm(big[:, :4], b[:4], out=big[:, 1:5]) is None  # out overlaps an input
     assert mkl.gemm(a, b, out=np.empty((5, 4)).T) is None  # out not C-contiguous
+    assert mkl.gemm(np.zeros((0, 6)), b) is None  # nothing to compute
     monkeypatch.setattr(mkl, "MIN_PRODUCT", 10**9)
     assert mkl.gemm(a, b) is None  # too small to gain
 

@@ -113,7 +113,7 @@ def gemm(a, b, out=None):
         return None
     m, k = a2.shape
     n = b2.shape[1]
-    if b2.shape[0] != k or m * n * k < MIN_PRODUCT:
+    if b2.shape[0] != k or min(m, n, k) == 0 or m * n * k < MIN_PRODUCT:
         return None
     la, lb = _layout(a2), _layout(b2)
     if la is None or lb is None:
