@@ -20,11 +20,16 @@ from ..errors import InputError, ShapeError  # codegen replaces this line by loc
 def as_inputs(named):
     """Convert (name, value) or (name, value, least number of axes) to float arrays of one common
     dtype (float32 stays float32). A family with a head axis needs 3 axes: (..., H, rows, cols)."""
-    if named and type(named[0][1]) is np.ndarray:  # the usual call: matrices of one float dtype, as given
-        dtype = named[0][1].dtype
-        if dtype.kind == "f" and all(len(item) == 2 and type(item[1]) is np.ndarray and item[1].dtype == dtype
-                                     and item[1].ndim >= 2 for item in named):
-            return [item[1] for item in named], dtype
+    if named and type(named[0][1]) is np.ndarray and named[0][1].dtype.kind == "f":
+        dtype = named[0][1].dtype  # the usual call: matrices of one float dtype, as given
+        arrays = []
+        for item in named:
+            a = item[1]
+            if len(item) != 2 or type(a) is not np.ndarray or a.dtype != dtype or a.ndim < 2:
+                break
+            arrays.append(a)
+        else:
+            return arrays, dtype
     arrays = []
     for name, value, *least in named:
         a = np.asarray(value)
@@ -191,7 +196,11 @@ def mm(a, b, out=None):
 
 def batch_of(*arrays):
     """The broadcast of the batch axes (all but the last two) of the arrays."""
-    return _batches([a.shape for a in arrays])
+    first = arrays[0].shape[:-2] if arrays else ()
+    for a in arrays:
+        if a.shape[:-2] != first:
+            return _batches([a.shape for a in arrays])
+    return first
 
 
 def check_out(out, dtype, shape):
