@@ -160,7 +160,10 @@ def test_a_feature_map_in_a_sum_over_heads_gets_the_head_axis():
     x, w = RNG.normal(size=(2, 5, 4)), RNG.normal(size=(3, 4, 3))
     want = sum(random_features(x @ w[j]) @ np.swapaxes(random_features(x @ w[j]), -1, -2) for j in range(3))
     k = sa.lower(total)
-    np.testing.assert_allclose(k(x, w, random_features, C=7), want, rtol=1e-10)
+    assert k.extra_dims == []  # C is needed nowhere but in phi's output: not asked for
+    np.testing.assert_allclose(k(x, w, random_features), want, rtol=1e-10)
+    pytest.importorskip("array_api_compat")
+    np.testing.assert_allclose(sa.lower(total, target="array-api")(x, w, random_features), want, rtol=1e-10)
     f = sp.lambdify([X, W[sa.h], sp.Symbol("phi")], total)
     np.testing.assert_allclose(f(x, w, random_features), want, rtol=1e-10)
 
@@ -195,3 +198,44 @@ def test_torch_target_lowers_phi_on_tensors():
     elu = sa.lower(LINEAR, target="torch")(torch.tensor(q), torch.tensor(kk), torch.tensor(v),
                                            lambda x: torch.nn.functional.elu(x) + 1)
     np.testing.assert_allclose(elu.numpy(), by_hand(elu_plus_one, q, kk, v), rtol=1e-10)
+
+
+def test_at_concrete_sizes_phi_stays_one_callable():
+    """Fixing every size (lower(expr, at=...)) keeps phi(X) whole; a feature map built at concrete sizes
+    (the explicit matrix of its coordinate functions phi[c](row)) is folded back into phi(X)."""
+    q, kk, v = _inputs()
+    want = by_hand(random_features, q, kk, v)
+    fixed = sa.lower(LINEAR, at={"N": 5, "M": 6, "D": 3, "C": 7, "D_v": 2})
+    assert fixed.arg_names == ("Q", "K", "V", "phi")
+    np.testing.assert_allclose(fixed(q, kk, v, random_features), want, rtol=1e-10)
+    with pytest.raises(ShapeError, match=r"expected \(4, 5, 7\)"):
+        fixed(q, kk, v, elu_plus_one)  # C = 7 is fixed: elu + 1 gives 3 features
+    Qc, S = sp.MatrixSymbol("Q", 5, 3), sp.MatrixSymbol("S", 7, 2)
+    concrete = FeatureMap("phi", Qc, 7) * S
+    assert not concrete.has(FeatureMap)  # SymPy's explicit matrix of phi[0](Q[0, 0], ...), ...
+    s = RNG.normal(size=(7, 2))
+    for f in (sa.lower(concrete), sp.lambdify([Qc, S, sp.Symbol("phi")], concrete)):
+        np.testing.assert_allclose(f(q, s, random_features), random_features(q) @ s, rtol=1e-12)
+    x = sp.MatrixSymbol("x", 3, 1)
+    xv = RNG.normal(size=(4, 3, 1))
+    col = np.swapaxes(random_features(np.swapaxes(xv, -1, -2)), -1, -2)
+    phi_x = feature_map("phi", x, 7, D=3)
+    for f in (sa.lower(phi_x), sp.lambdify([x, sp.Symbol("phi")], phi_x)):
+        np.testing.assert_allclose(f(xv, random_features), col, rtol=1e-12)
+
+
+def test_a_feature_map_multiplied_out_at_concrete_sizes_is_refused_naming_it():
+    from symattn.errors import LoweringError
+
+    Qc, Kc = sp.MatrixSymbol("Q", 5, 3), sp.MatrixSymbol("K", 6, 3)
+    product = FeatureMap("phi", Qc, 7) * FeatureMap("phi", Kc, 7).T  # SymPy multiplies the two matrices out
+    with pytest.raises(LoweringError, match=r"cannot lower the FeatureMap phi at concrete sizes: .*lower\(expr, at="):
+        sa.lower(product)
+
+
+def test_an_explicit_matrix_of_entries_reads_each_matrix_of_the_batch():
+    X = sp.MatrixSymbol("X", 2, 2)
+    e = sp.ImmutableMatrix([[X[0, 0], X[1, 1]]]) * X
+    x = RNG.normal(size=(3, 2, 2))
+    want = np.stack([np.array([[a[0, 0], a[1, 1]]]) @ a for a in x])
+    np.testing.assert_allclose(sa.lower(e)(x), want, rtol=1e-12)

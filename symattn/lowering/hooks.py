@@ -20,6 +20,22 @@ The definitions in :mod:`symattn.defs` are not edited: the methods are attached 
 >>> f(np.ones((8, 4, 3)), np.ones((8, 4, 5)), np.ones((8, 2, 5))).shape    # a batch of 8
 (8, 2, 3)
 
+A feature map phi(X) of linear attention (``sa.FeatureMap``) is printed as a call of ``phi`` on the
+array of X's rows, (..., N, D) -> (..., N, C): list a symbol named as the map among the arguments, or
+give the function through ``modules``.
+
+>>> N, M, D, C = sa.dims("N M D C")
+>>> Qr, Kr, Vr = sp.MatrixSymbol("Q", N, D), sp.MatrixSymbol("K", M, D), sp.MatrixSymbol("V", M, D)
+>>> linear = sa.FeatureMap("phi", Qr, C) * sa.FeatureMap("phi", Kr, C).T * Vr       # phi(Q) phi(K)ᵀ V
+>>> def elu1(x):
+...     return np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+>>> q, k, v = np.ones((8, 3, 4)), np.ones((8, 5, 4)), np.ones((8, 5, 4))
+>>> sp.lambdify([Qr, Kr, Vr, sp.Symbol("phi")], linear)(q, k, v, elu1).shape         # phi as an argument
+(8, 3, 4)
+>>> g = sp.lambdify([Qr, Kr, Vr], linear, modules=[{"phi": elu1}, "numpy"])         # phi from modules
+>>> float(g(q, k, v)[0, 0, 0])                                                       # 5 keys · (4 · 2·2) · 1
+80.0
+
 The function first checks the inputs' shapes against the expression, so a mismatch is an error
 naming the inputs (``dimension d_k: K (5, 5) has 5 rows but Q (4, 3) has 4 rows``), not NumPy's.
 
@@ -37,11 +53,13 @@ import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.heads import FamilyMember
+from .feature_maps import fold_feature_maps
 from .numpy_printer import BatchedNumPyPrinter, has_symattn_node
 
 #: SymPy classes that may be the root of an expression holding a symattn node
 SYMPY_ROOTS = (sp.MatMul, sp.MatAdd, sp.Transpose, sp.MatrixSlice, sp.BlockMatrix, sp.BlockDiagMatrix,
-               sp.HadamardProduct, sp.MatPow, sp.Inverse)
+               sp.HadamardProduct, sp.MatPow, sp.Inverse,
+               sp.ImmutableDenseMatrix)  # a feature map phi(X) at concrete sizes is an explicit matrix
 
 
 def node_classes() -> list:
@@ -63,6 +81,7 @@ def batched_code(expr, printer, cls=BatchedNumPyPrinter) -> str:
     it uses are added to ``printer.module_imports`` (lambdify imports them)."""
     settings = {k: v for k, v in printer._settings.items() if k in cls._default_settings}
     batched = cls(settings)
+    expr = fold_feature_maps(expr)
     code = batched.print_root(expr)
     if cls is BatchedNumPyPrinter:
         guard = shape_guard(batched, expr)

@@ -295,6 +295,27 @@ def feature_sizes(expr, unknown) -> dict:
     return found
 
 
+def unchecked_feature_sizes(expr, unknown) -> set:
+    """The sizes of ``unknown`` that occur only as the number of features C of feature maps (inside sums
+    over heads, where no first phi(X) binds them) and nowhere else, not in the result's shape either:
+    the kernel needs no value for them (phi's output is checked on its rows only)."""
+    used: set = set(sp.sympify(expr.rows).free_symbols | sp.sympify(expr.cols).free_symbols)
+
+    def walk(e):
+        if isinstance(e, FeatureMap):
+            walk(e.arg)
+            return
+        if isinstance(e, sp.Symbol):
+            used.add(e)
+        for a in e.args:
+            if isinstance(a, sp.Basic):
+                walk(a)
+
+    walk(expr)
+    return {d for d in unknown if d not in used and any(isinstance(x, FeatureMap) and x.features == d
+                                                        for x in sp.preorder_traversal(expr))}
+
+
 def build_source(expr, args, fname: str = "kernel", donated=()) -> tuple[str, dict, dict]:
     """The source of a function computing ``expr`` from the inputs ``args`` (in order).
 
@@ -333,7 +354,9 @@ def kernel_printer(expr, args, donated=()) -> tuple:
     stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
     lines, extra = solve_sizes(expr, args, names, dims)
     features = feature_sizes(expr, extra)
-    extra = [d for d in extra if d not in features]
+    unchecked = unchecked_feature_sizes(expr, set(extra) - set(features))
+    extra = [d for d in extra if d not in features and d not in unchecked]
+    dims = {d: v for d, v in dims.items() if d not in unchecked}
     array_params = ", ".join(names[x] for x in arrays)
     pairs = ", ".join(f"({x.name!r}, {names[x]}{', 3' if isinstance(x, StackedFamily) else ''})"
                       for x in arrays)
@@ -408,7 +431,8 @@ class Kernel:
     Q, K, V, then the weights by head). A family read at a bound head index (W_h^Q in Σ_h) is one
     array with the heads on axis -3, ``(..., H, d_k, d_model)``, passed under the family's name
     (``W^Q``); scalars (a position a) are numbers; uninterpreted functions (a score function f,
-    RoPE's θ) are callables. float32 inputs give a float32 result; mixed inputs follow NumPy's
+    RoPE's θ) are callables; a feature map phi (``sa.FeatureMap``) is a callable taking the rows
+    (..., N, D) and returning (..., N, C), its C read from its output. float32 inputs give a float32 result; mixed inputs follow NumPy's
     promotion.
     """
 

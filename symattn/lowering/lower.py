@@ -15,6 +15,7 @@ import sympy as sp
 from ..defs.heads import FamilyMember
 from ..defs.shapes import as_matrix
 from ..errors import LoweringError
+from .feature_maps import fix_feature_map_sizes, fold_feature_maps
 from .kernel import Kernel, Provenance, input_leaves, is_array, kernel_printer, lambdify_kernel
 from .kernel import namespace as kernel_namespace  # noqa: F401  (the modules= of lambdify_printer's users)
 
@@ -83,6 +84,7 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     expr = as_matrix(expr, "expr", "lower(expr)")
     if at:
         expr = fix_sizes(expr, at)
+    expr = fold_feature_maps(expr)  # at concrete sizes phi(X) is its coordinate functions: one callable again
     subst = tuple(sorted(((e, s) for e, s in (inputs or {}).items()), key=lambda p: p[1].name))
     for e, sym in subst:
         if tuple(e.shape) != tuple(sym.shape):
@@ -144,7 +146,7 @@ def lambdify_printer(expr, *, args=None, donate=()):
         t2 = mm(t1, V, out=out)  # (..., n, d_v)
         return into(t2, out)
     """
-    expr = as_matrix(expr, "expr", "lambdify_printer(expr)")
+    expr = fold_feature_maps(as_matrix(expr, "expr", "lambdify_printer(expr)"))
     leaves = input_leaves(expr)
     args = leaves if args is None else match_args(args, leaves)
     printer, params, *_ = kernel_printer(expr, args, tuple(donate))
@@ -176,7 +178,7 @@ def fix_sizes(expr, at: dict):
         if not (whole and int(value) >= 1):  # NumPy's integers count; True is not a size
             raise LoweringError(f"at: {key} = {value!r} is not a positive integer")
         mapping[sym] = sp.Integer(int(value))
-    fixed = expr.subs(mapping)
+    fixed = fix_feature_map_sizes(expr, mapping)
     return fixed.replace(lambda e: isinstance(e, _OverHeads) and e.count.is_Integer, lambda e: e.expand_heads())
 
 

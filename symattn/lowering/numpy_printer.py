@@ -99,8 +99,10 @@ def head_count_equations(expr, stacked) -> list:
 
 
 def has_symattn_node(expr) -> bool:
-    """True when a node of ``expr`` is one of symattn's classes."""
-    return any(type(x).__module__.startswith("symattn.") for x in sp.preorder_traversal(expr))
+    """True when a node of ``expr`` is one of symattn's classes (or a coordinate function of a feature
+    map, which an explicit matrix holds at concrete sizes)."""
+    return any((type(x).__module__ or "").startswith("symattn.")
+               or getattr(type(x), "symattn_feature_map", False) is True for x in sp.preorder_traversal(expr))
 
 
 def _lift(code: str, have: tuple, want: tuple) -> str:
@@ -305,6 +307,10 @@ class BatchedNumPyPrinter(NumPyPrinter):
         rows = ", ".join("[" + ", ".join(self._scalar(e[i, j], want, 0) for j in range(e.cols)) + "]"
                          for i in range(e.rows))
         return self.helper("explicit_matrix") + f"([{rows}], {self.dtype})"
+
+    def _print_MatrixElement(self, e):
+        """X[i, j] (an entry of an explicit matrix): the entry of every matrix of the batch (and head)."""
+        return f"({self._print(e.parent)})[..., {self._scalar(e.i)}, {self._scalar(e.j)}]"
 
     def _print_CausalMask(self, e):
         m, n = e.shape

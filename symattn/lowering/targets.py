@@ -38,6 +38,7 @@ from .kernel import (
     feature_sizes,
     is_array,
     solve_sizes,
+    unchecked_feature_sizes,
 )
 from .printer import (
     BatchedPrinter,
@@ -229,7 +230,9 @@ def build_target_source(expr, args, target: str, fname: str = "kernel") -> tuple
     stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
     lines, extra = solve_sizes(expr, args, names, dims)
     features = feature_sizes(expr, extra)  # C of phi : R^D -> R^C, bound from phi's first output
-    extra = [d for d in extra if d not in features]
+    unchecked = unchecked_feature_sizes(expr, set(extra) - set(features))
+    extra = [d for d in extra if d not in features and d not in unchecked]
+    dims = {d: v for d, v in dims.items() if d not in unchecked}
     printer = (TorchPrinter if target == "torch" else TargetPrinter)(
         inputs, dims, scalars=scalars, stacked=stacked, features={d: (dims[d], str(d)) for d in features})
     body, out = printer.doprint(expr)
