@@ -239,3 +239,20 @@ def test_an_explicit_matrix_of_entries_reads_each_matrix_of_the_batch():
     x = RNG.normal(size=(3, 2, 2))
     want = np.stack([np.array([[a[0, 0], a[1, 1]]]) @ a for a in x])
     np.testing.assert_allclose(sa.lower(e)(x), want, rtol=1e-12)
+
+
+def test_codegen_self_test_data_instantiates_phi_for_every_target():
+    """The self-test of a generated module calls phi(x)_c = 1 + x_{c mod D}² (an index and arithmetic, so
+    it runs on every array library) and compares with the other side evaluated with the same map, exactly."""
+    from symattn.lowering.codegen import self_test_data
+
+    other = FeatureMap("phi", Q, C) * (FeatureMap("phi", K, C).T * V)
+    data = self_test_data(sa.lower(LINEAR), other, 0)
+    phi = eval(data["functions"]["phi"], {"np": np})  # the module's own source of phi
+    np.testing.assert_allclose(sa.lower(LINEAR)(**data["inputs"], phi=phi), data["expected"], rtol=1e-12)
+    q, kk, v = (data["inputs"][s] for s in "QKV")
+    np.testing.assert_allclose(data["expected"], by_hand(phi, q[None], kk[None], v[None])[0], rtol=1e-12)
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    got = sa.lower(LINEAR, target="torch")(*(torch.tensor(a) for a in (q, kk, v)), phi)
+    np.testing.assert_allclose(got.numpy(), data["expected"], rtol=1e-12)

@@ -19,11 +19,13 @@ from sympy.core.symbol import Str
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from .._version import __version__
+from ..defs.feature_map import FeatureMap
 from ..defs.heads import FamilyMember
 from ..defs.numeric_nodes import RowOf
 from ..defs.structured import Symmetric
 from ..errors import LoweringError
 from ..proof.evaluate import evaluate
+from .feature_maps import is_coordinate
 from .kernel import (
     FunctionInput,
     ScalarInput,
@@ -65,6 +67,18 @@ def _literal(a: np.ndarray) -> str:
 #: same function for symattn's evaluator
 SCORE_SOURCE = "lambda Q, K: 0.5 * (np.swapaxes(K, -1, -2) @ Q)"
 SCALAR_SOURCE = "lambda *i: 1 / (sum(i) + 1)"
+
+
+def feature_source(D: int, C: int) -> str:
+    """A feature map R^D -> R^C for the self-test, phi(x)_c = 1 + x_{c mod D}²: an index and elementwise
+    arithmetic only, so it runs on NumPy, PyTorch and JAX arrays alike (:func:`feature_instance`)."""
+    return f"lambda x: 1 + x[..., {[c % D for c in range(C)]}] ** 2"
+
+
+def feature_instance(e):
+    """phi[c](x_1, ..., x_D) of :func:`feature_source`'s map, exactly: 1 + x_{c mod D + 1}²."""
+    c = int(e.func.__name__.rsplit("[", 1)[1].rstrip("]"))
+    return 1 + e.args[c % len(e.args)] ** 2
 
 
 def _scalar_instance(args):
@@ -116,6 +130,8 @@ def _self_test_data(kernel, other, seed: int, shift: int) -> dict:
         v = rng.normal(size=shape).round(3)
         return Symmetric.impose(v) if isinstance(x, Symmetric) else v
 
+    maps = {e.function: e for side in (kernel.expr, other) for e in sp.preorder_traversal(side)
+            if isinstance(e, FeatureMap)}
     rows_of = [e for e in sp.preorder_traversal(kernel.expr) if isinstance(e, RowOf)]
     indices = {a for e in rows_of for a in e.args[1].free_symbols}
     # a row index: 1, the second row, which every small size has, unless a size fixed to 1 leaves one row
@@ -123,6 +139,9 @@ def _self_test_data(kernel, other, seed: int, shift: int) -> dict:
     for x in leaves:
         if isinstance(x, ScalarInput):  # a row index (above); else 2, 3, ...
             scalars[x.name] = row if x.symbol in indices else 2 + len(scalars)
+        elif isinstance(x, FunctionInput) and x.function in maps:
+            D, C = (int(sp.sympify(d).subs(dims)) for d in (maps[x.function].arg.cols, maps[x.function].features))
+            functions[x.name] = feature_source(D, C)
         elif isinstance(x, FunctionInput):
             functions[x.name] = SCORE_SOURCE if isinstance(x.function, Str) else SCALAR_SOURCE
         else:
@@ -140,6 +159,7 @@ def _self_test_data(kernel, other, seed: int, shift: int) -> dict:
         elif isinstance(x, FunctionInput) and not isinstance(x.function, Str):
             concrete = concrete.replace(lambda e, f=x.function: isinstance(e, AppliedUndef) and e.func == f,
                                         lambda e: _scalar_instance(e.args))
+    concrete = concrete.replace(is_coordinate, feature_instance)  # phi at concrete sizes: its coordinates
     concrete = concrete.doit()
     fns = {k: eval(v, {"np": np}) for k, v in functions.items() if v == SCORE_SOURCE}  # our own constants
     try:

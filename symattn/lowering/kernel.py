@@ -432,8 +432,8 @@ class Kernel:
     array with the heads on axis -3, ``(..., H, d_k, d_model)``, passed under the family's name
     (``W^Q``); scalars (a position a) are numbers; uninterpreted functions (a score function f,
     RoPE's θ) are callables; a feature map phi (``sa.FeatureMap``) is a callable taking the rows
-    (..., N, D) and returning (..., N, C), its C read from its output. float32 inputs give a float32 result; mixed inputs follow NumPy's
-    promotion.
+    (..., N, D) and returning (..., N, C), its C read from its output. float32 inputs give a float32
+    result; mixed inputs follow NumPy's promotion.
     """
 
     expr: object
