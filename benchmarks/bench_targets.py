@@ -182,11 +182,11 @@ def _hasher() -> str:
 
 def _table(title: str, rows: list, t: dict) -> None:
     print(title)
-    print(f"{'chunks':>6}  {'implementation':34} {'wall ms':>8} {'CPU ms':>8} {'wall/NumPy':>11} {'CPU/NumPy':>10}")
+    print(f"{'chunks':>6}  {'implementation':38} {'wall ms':>8} {'CPU ms':>8} {'wall/NumPy':>11} {'CPU/NumPy':>10}")
     base_wall, base_cpu = t["numpy"]
     for key, chunks, label in rows:
         wall, cpu = t[key]
-        print(f"{chunks:>6}  {label:34} {wall * 1e3:8.1f} {cpu * 1e3:8.1f} {wall / base_wall:11.3f} "
+        print(f"{chunks:>6}  {label:38} {wall * 1e3:8.1f} {cpu * 1e3:8.1f} {wall / base_wall:11.3f} "
               f"{cpu / base_cpu:10.3f}")
 
 
@@ -222,7 +222,8 @@ def dask_section(rounds: int, dtype_name: str, in_process: bool) -> None:
 
     print(f"\n2. the Dask path at S2 {SHAPES['S2']}, {dtype_name}, against the NumPy core on the same array in "
           f"this process (median of {rounds} interleaved rounds; CPU = this process, which hosts the scheduler, "
-          f"and the workers; target: wall Dask/NumPy <= 1.3; dask tokenizes with {_hasher()})")
+          f"and the workers; target: wall Dask/NumPy <= 1.3; dask tokenizes with {_hasher()}; "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')} in this process)")
     chunkings = (4, 1)  # batch elements per chunk: one chunk per worker, one per element
     # the threaded scheduler: a graph built with it set holds the weights themselves
     threaded = {}
