@@ -18,8 +18,8 @@
    sends the whole), by ``symattn.numeric.dask_arrays.gather`` (each chunk fetched from its
    worker, joined on the client), or left on the workers ("kept", as when it is written from
    there); each with one chunk per worker and one chunk per batch element, and the cost of one
-   more chunk between the two. ``--in-process`` adds a cluster of 2 in-process workers (threads of
-   this process, no serialization). Wall time and CPU time (this process, which hosts the
+   more chunk between the two; then the same on a cluster of 2 in-process workers (threads of this
+   process, no serialization; ``--no-in-process`` skips it). Wall time and CPU time (this process, which hosts the
    scheduler, plus the workers) are medians; after each call the benchmark waits until the
    scheduler has released its results, so that no call finds the last one's (equal graphs have
    equal keys). Target: wall Dask / NumPy <= 1.3.
@@ -319,8 +319,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", choices=("torch", "dask"), help="one section only")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per measurement (default 7)")
     p.add_argument("--dtype", default="float32", choices=("float32", "float64"))
-    p.add_argument("--in-process", action="store_true",
-                   help="also time the Dask path on 2 in-process workers (threads of this process)")
+    p.add_argument("--no-in-process", dest="in_process", action="store_false",
+                   help="skip the Dask path on 2 in-process workers (threads of this process)")
     args = p.parse_args(argv)
     print(f"cores: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.1f} (a shared machine is noisy)")
     if args.only in (None, "torch"):
