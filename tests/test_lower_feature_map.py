@@ -256,3 +256,23 @@ def test_codegen_self_test_data_instantiates_phi_for_every_target():
     pytest.importorskip("array_api_compat")
     got = sa.lower(LINEAR, target="torch")(*(torch.tensor(a) for a in (q, kk, v)), phi)
     np.testing.assert_allclose(got.numpy(), data["expected"], rtol=1e-12)
+
+
+def test_jax_target_lowers_phi_on_jax_arrays():
+    jnp = pytest.importorskip("jax.numpy")
+    q, kk, v = _inputs()
+    got = sa.lower(LINEAR, target="jax")(q, kk, v, lambda x: jnp.exp(x @ jnp.asarray(W_FEATURES, dtype=x.dtype)))
+    want = by_hand(random_features, q, kk, v)
+    np.testing.assert_allclose(np.asarray(got, dtype=float), want, rtol=1e-4 if got.dtype == jnp.float32 else 1e-10)
+
+
+def test_lambdify_printer_gives_the_kernel_of_a_feature_map_at_concrete_sizes():
+    from symattn.lowering import kernel_namespace, lambdify_printer
+
+    Qc, S = sp.MatrixSymbol("Q", 5, 3), sp.MatrixSymbol("S", 7, 2)
+    concrete = FeatureMap("phi", Qc, 7) * S  # the explicit matrix of phi's coordinate functions, times S
+    printer, params = lambdify_printer(concrete)
+    assert [str(p) for p in params] == ["Q", "S", "phi", "out"]
+    f = sp.lambdify(params, concrete, modules=[kernel_namespace()], printer=printer, cse=printer.cse)
+    q, s = RNG.normal(size=(2, 5, 3)), RNG.normal(size=(7, 2))
+    np.testing.assert_allclose(f(q, s, random_features, None), random_features(q) @ s, rtol=1e-12)

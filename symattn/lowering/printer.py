@@ -303,6 +303,9 @@ class KernelPrinter(BatchedNumPyPrinter):
     # -- the CSE: the steps in order, and where each may work in place ---------------------------
     def cse(self, expr):
         """lambdify's ``cse=``: ``([(temporary, subexpression), ...], Result(temporary))``."""
+        from .feature_maps import fold_feature_maps
+
+        expr = fold_feature_maps(expr)  # a feature map at concrete sizes: phi(X) again, as lower() has it
         self.uses, self.memo, self.steps, self.pairs, self.counter = _uses(expr), {}, {}, [], 0
         self.into_out = None
         for node, ident, name in self.features:  # phi(X) first, then C = its last axis
