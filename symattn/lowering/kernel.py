@@ -299,6 +299,8 @@ def unchecked_feature_sizes(expr, unknown) -> set:
     """The sizes of ``unknown`` that occur only as the number of features C of feature maps (inside sums
     over heads, where no first phi(X) binds them) and nowhere else, not in the result's shape either:
     the kernel needs no value for them (phi's output is checked on its rows only)."""
+    if not unknown or not expr.has(FeatureMap):
+        return set()
     used: set = set(sp.sympify(expr.rows).free_symbols | sp.sympify(expr.cols).free_symbols)
 
     def walk(e):
