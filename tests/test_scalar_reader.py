@@ -186,3 +186,12 @@ def test_the_example_of_the_docs_runs_as_shown():
 ])
 def test_the_invariant_in_one_step_and_its_near_misses(claim, status):
     assert statuses(DECLARE + RECUR + chain(claim)) == [status]
+
+
+@pytest.mark.parametrize("claim, status", [
+    (r"d_j &= d_j + m_{j-1} - m_{j-1}", "unknown"),  # at j = 1: -oo - (-oo) is undefined
+    (r"d_j &= d_j e^{m_{j-1}} e^{-m_{j-1}}", "unknown"),  # at j = 1: e^{-oo} e^{+oo} is undefined
+    (r"d_j &= d_j + 0 \times e^{m_{j-1}}", "proved"),  # at j = 1: 0 e^{-oo} = 0
+])
+def test_at_j_1_the_initial_values_enter_before_anything_cancels(claim, status):
+    assert statuses(DECLARE + RECUR + chain(claim)) == [status]

@@ -129,7 +129,7 @@ def _run_step(pr, s, hyp):
         bad = L if isinstance(L, Exception) else R
         return "ill-formed", None, "", str(bad)
     try:
-        v, how = pr.step(L, R, None if hyp is None else hyp[:2])
+        v, how = pr.step(L, R, None if hyp is None else hyp[:2], (s.lhs_node, s.rhs_node))
     except DerivationError as exc:
         return "ill-formed", None, "", str(exc)
     except BudgetExceeded as exc:

@@ -8,7 +8,7 @@ import sympy as sp
 from ..errors import DerivationError
 from ..proof.maxcases import instantiate, prove_all, prove_scalar, write_out_short_sums
 from ..proof.verdict import Verdict, unknown
-from .scalar_values import Elaborator, Vec
+from .scalar_values import INITIAL, Elaborator, Vec
 
 MAX_UNFOLD = 6
 
@@ -130,9 +130,11 @@ class Prover:
                         c0 = max(c0, int(lo - 1 - e_off) - 1)
         return c0
 
-    def scalar_step(self, L, R, hyp=None) -> tuple[Verdict, str]:
+    def scalar_step(self, L, R, hyp=None, nodes=None) -> tuple[Verdict, str]:
         """(verdict, how) for the scalar claim L = R; ``hyp`` = (value, replacement) is the
-        induction hypothesis, used for every j beyond the cases written out."""
+        induction hypothesis, used for every j beyond the cases written out. ``nodes``: the two
+        sides as written, evaluated again at each j written out with the initial values in place
+        from the start (so -oo - (-oo) or e^{-oo} e^{+oo} is undefined there, not cancelled)."""
         if self.j is None or not (sp.sympify(L).has(self.j) or sp.sympify(R).has(self.j)):
             v = prove_scalar(L, R, budget=self.budget)
             if v.proved or self.j is None or not self.finite:
@@ -166,8 +168,12 @@ class Prover:
             return prove_all([v]), ""
         parts = []
         for c in range(1, c0 + 1):
+            Lc, Rc = L, R
+            if nodes is not None:
+                env = {str(self.j): sp.Integer(c), INITIAL: True}
+                Lc, Rc = self.el.scalar(nodes[0], env), self.el.scalar(nodes[1], env)
             for maxima in (False, True):
-                a, b = self.at_index(L, c, maxima), self.at_index(R, c, maxima)
+                a, b = self.at_index(Lc, c, maxima), self.at_index(Rc, c, maxima)
                 if any(x.has(sp.nan, sp.zoo, sp.oo, -sp.oo) for x in (a, b)):
                     v = unknown([f"at {self.j} = {c} a side is not a finite number: {a} = {b}"])
                     continue
@@ -182,11 +188,12 @@ class Prover:
             how += ", " + ("from the induction hypothesis" if used == "hyp" else f"with {used}")
         return prove_all(parts + [generic], L, R), how
 
-    def step(self, L, R, hyp=None) -> tuple[Verdict, str]:
+    def step(self, L, R, hyp=None, nodes=None) -> tuple[Verdict, str]:
+        """(verdict, how) for the step L = R (numbers or vectors); ``nodes``: its sides as written."""
         if isinstance(L, Vec) != isinstance(R, Vec):
             raise DerivationError("one side is a vector and the other a number", 0, 0, "two numbers or two vectors")
         if not isinstance(L, Vec):
-            return self.scalar_step(L, R, hyp)
+            return self.scalar_step(L, R, hyp, nodes)
         la, lb = [b[0] for b in L.blocks], [b[0] for b in R.blocks]
         if len(la) != len(lb) or any(sp.simplify(a - b) != 0 for a, b in zip(la, lb)):
             if sp.simplify(L.length - R.length) != 0:

@@ -137,7 +137,7 @@ def diagnose(el, pr, s):
             break
         try:
             R = el.value(fixed, {})
-            v, how = pr.step(s.lhs_expr, R, None)
+            v, how = pr.step(s.lhs_expr, R, None, (s.lhs_node, fixed))
         except (DerivationError, BudgetExceeded, TypeError, ValueError):
             continue
         if v.proved:

@@ -21,6 +21,8 @@ from ..proof.maxcases import INDEX, VecMax, instantiate
 from . import scalars as S
 
 MAX_LENGTH = 64  # a concrete length written in a declaration
+#: A key of an evaluation environment: running values at index 0 are their initial values.
+INITIAL = "\\initial"
 
 
 @dataclass(frozen=True)
@@ -254,7 +256,10 @@ class Elaborator:
     def entry(self, node, env):
         base, index = node.parts
         if base.kind == "name" and base.parts[0] in self.recurrences and not base.parts[1]:
-            return self.seqfuns[base.parts[0]](self.index(index, env))
+            at = self.index(index, env)
+            if at == 0 and env.get(INITIAL):  # the initial value itself, before SymPy combines anything
+                return self.initial[base.parts[0]]
+            return self.seqfuns[base.parts[0]](at)
         if base.kind == "name" and S.name_text(base) in self.reals:
             return self.reals[S.name_text(base)][0][self.index(index, env)]
         vec = self.value(base, env)
@@ -312,6 +317,8 @@ class Elaborator:
         if (b - a).is_Integer and abs(b - a) > MAX_LENGTH:
             raise _err(f"{S.latex(node)} runs over {b - a + 1} values", node,
                        f"a range of a symbolic length, or of at most {MAX_LENGTH} values")
+        if what == "sum" and (b - a + 1).is_Integer and b - a + 1 <= 0:
+            return sp.Integer(0)  # an empty range: the body is never evaluated (it may be undefined there)
         e = self.scalar(body, {**env, index: k})
         if what == "sum":
             return sp.Sum(e, (k, a, b))
