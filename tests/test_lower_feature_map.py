@@ -7,7 +7,7 @@ import sympy as sp
 
 import symattn as sa
 from symattn.defs.feature_map import FeatureMap, feature_map
-from symattn.errors import InputError, ShapeError
+from symattn.errors import InputError, LoweringError, ShapeError
 
 N, M, D, C, D_v = sa.dims("N M D C D_v")
 Q, K, V = sp.MatrixSymbol("Q", N, D), sp.MatrixSymbol("K", M, D), sp.MatrixSymbol("V", M, D_v)
@@ -225,8 +225,6 @@ def test_at_concrete_sizes_phi_stays_one_callable():
 
 
 def test_a_feature_map_multiplied_out_at_concrete_sizes_is_refused_naming_it():
-    from symattn.errors import LoweringError
-
     Qc, Kc = sp.MatrixSymbol("Q", 5, 3), sp.MatrixSymbol("K", 6, 3)
     product = FeatureMap("phi", Qc, 7) * FeatureMap("phi", Kc, 7).T  # SymPy multiplies the two matrices out
     with pytest.raises(LoweringError, match=r"cannot lower the FeatureMap phi at concrete sizes: .*lower\(expr, at="):
@@ -276,3 +274,34 @@ def test_lambdify_printer_gives_the_kernel_of_a_feature_map_at_concrete_sizes():
     f = sp.lambdify(params, concrete, modules=[kernel_namespace()], printer=printer, cse=printer.cse)
     q, s = RNG.normal(size=(2, 5, 3)), RNG.normal(size=(7, 2))
     np.testing.assert_allclose(f(q, s, random_features, None), random_features(q) @ s, rtol=1e-12)
+
+
+def test_linear_attention_as_sums_over_the_rows_lowers_with_a_row_axis():
+    """V'_i = phi(Q_i)ᵀ Σ_j phi(K_j) V_jᵀ / phi(Q_i)ᵀ Σ_j phi(K_j) (Katharopoulos et al., eq. 5), rows as
+    slices K[j-1:j, :] inside a sum over j = 1..M: the rows become an axis of the array."""
+    j, i = sa.h, sp.Symbol("i", integer=True, positive=True)
+    phi_q = FeatureMap("phi", Q[i - 1:i, :], C)
+    numerator = phi_q * sa.head_sum(FeatureMap("phi", K[j - 1:j, :], C).T * V[j - 1:j, :], M)
+    denominator = phi_q * sa.head_sum(FeatureMap("phi", K[j - 1:j, :], C).T, M)
+    q, kk, v = _inputs()
+    for k in (sa.lower(numerator), sa.lower(denominator)):
+        assert k.extra_dims == [i]  # the row i is a position: a keyword
+    pk = elu_plus_one(kk)
+    for row in (1, 3, 5):
+        pq = elu_plus_one(q[:, row - 1:row, :])
+        np.testing.assert_allclose(sa.lower(numerator)(q, kk, v, elu_plus_one, i=row),
+                                   pq @ np.swapaxes(pk, -1, -2) @ v, rtol=1e-10)
+        np.testing.assert_allclose(sa.lower(denominator)(q, kk, elu_plus_one, i=row),
+                                   pq @ pk.sum(-2)[..., :, None], rtol=1e-10)
+
+
+def test_a_sum_of_columns_times_rows_over_a_bound_index_is_the_product():
+    """Σ_{j=1}^{M} A[:, j-1:j] B[j-1:j, :] = A B: a one-wide column or row slice at the bound index."""
+    A, B = sp.MatrixSymbol("A", N, M), sp.MatrixSymbol("B", M, D)
+    total = sa.head_sum(A[:, sa.h - 1:sa.h] * B[sa.h - 1:sa.h, :], M)
+    a, b = RNG.normal(size=(3, 4, 6)), RNG.normal(size=(6, 2))
+    np.testing.assert_allclose(sa.lower(total)(a, b), a @ b, rtol=1e-12)
+    np.testing.assert_allclose(sp.lambdify([A, B], total)(a, b), a @ b, rtol=1e-12)
+    H = sa.dims("H")
+    with pytest.raises(LoweringError, match=r"the head index h occurs where no head axis is set up"):
+        sa.lower(sa.head_sum(A[:, sa.h - 1:sa.h] * B[sa.h - 1:sa.h, :], H))  # H columns of A: not known to exist

@@ -244,7 +244,9 @@ class BatchedNumPyPrinter(NumPyPrinter):
             return self.dims[s]
         if s in self.names:
             return self.names[s]
-        return super()._print_Symbol(s)
+        return super()._print_Dummy(s) if isinstance(s, sp.Dummy) else super()._print_Symbol(s)
+
+    _print_Dummy = _print_Symbol  # a size or head index made by symattn (a Dummy) is bound like any other
 
     def _print_AppliedUndef(self, e):
         fn = self.names.get(e.func, e.func.__name__)
@@ -367,11 +369,48 @@ class BatchedNumPyPrinter(NumPyPrinter):
         return self.helper("batched_block") + f"([{rows}])"
 
     def _print_MatrixSlice(self, e):
+        rows_over_heads = self._slices_over_heads(e)
+        if rows_over_heads is not None:
+            return rows_over_heads
         parts = []
         for start, stop, step in (e.rowslice, e.colslice):
             step = "" if step == 1 else f":{self._scalar(step)}"
             parts.append(f"{self._scalar(start)}:{self._scalar(stop)}{step}")
         return f"({self._print(e.parent)})[..., {parts[0]}, {parts[1]}]"
+
+    def _slices_over_heads(self, e):
+        """Row h + c of X (X[h + c - 1:h + c, :]) inside a sum over h = 1..H, X read outside it: the rows
+        c..c + H - 1 as a head axis, (..., H, 1, cols); the same for a column X[:, h + c - 1:h + c],
+        (..., H, rows, 1). None for every other slice."""
+        labels = self._axes(e)
+        if len(labels) != 1 or self._axes(e.parent):
+            return None
+        index, count = labels[0]
+        (r0, r1, rs), (c0, c1, cs) = e.rowslice, e.colslice
+
+        def unit(a, b, step):  # a one-wide slice starting at index + constant
+            a, b = sp.sympify(a), sp.sympify(b)
+            return step == 1 and sp.expand(b - a) == 1 and sp.expand(a - index).free_symbols.isdisjoint({index})
+
+        def fixed(a, b, step):
+            return all(index not in sp.sympify(x).free_symbols for x in (a, b, step))
+
+        def span(a, b, step):
+            return f"{self._scalar(a)}:{self._scalar(b)}" + ("" if step == 1 else f":{self._scalar(step)}")
+
+        def inside(a, size):  # the slices at h = 1..count lie inside the matrix (a slice past its end is shorter)
+            start = sp.sympify(a).subs(index, 1)
+            return bool(start.is_nonnegative) and bool(sp.expand(size - start - count).is_nonnegative)
+
+        parent = self._print(e.parent)
+        if unit(r0, r1, rs) and fixed(c0, c1, cs) and inside(r0, e.parent.rows):
+            first = self._scalar(sp.sympify(r0).subs(index, 1))
+            return f"({parent})[..., {first}:{first} + {self.dim(count)}, {span(c0, c1, cs)}][..., :, None, :]"
+        if unit(c0, c1, cs) and fixed(r0, r1, rs) and inside(c0, e.parent.cols):
+            first = self._scalar(sp.sympify(c0).subs(index, 1))
+            cols = f"({parent})[..., {span(r0, r1, rs)}, {first}:{first} + {self.dim(count)}]"
+            return f"({self.call('numpy.swapaxes', cols, -1, -2)})[..., :, :, None]"
+        return None
 
     # -- symattn's nodes -------------------------------------------------------------------------
     def _print_Softmax(self, e):
