@@ -293,6 +293,9 @@ def test_linear_attention_as_sums_over_the_rows_lowers_with_a_row_axis():
                                    pq @ np.swapaxes(pk, -1, -2) @ v, rtol=1e-10)
         np.testing.assert_allclose(sa.lower(denominator)(q, kk, elu_plus_one, i=row),
                                    pq @ pk.sum(-2)[..., :, None], rtol=1e-10)
+    pytest.importorskip("array_api_compat")
+    np.testing.assert_allclose(sa.lower(numerator, target="array-api")(q, kk, v, elu_plus_one, i=2),
+                               elu_plus_one(q[:, 1:2, :]) @ np.swapaxes(pk, -1, -2) @ v, rtol=1e-10)
 
 
 def test_a_sum_of_columns_times_rows_over_a_bound_index_is_the_product():
