@@ -1,5 +1,6 @@
 """Exact proofs about maxima, finite sums and running values (symattn.proof.maxcases)."""
 
+import pytest
 import sympy as sp
 
 from symattn.proof.maxcases import (
@@ -132,3 +133,31 @@ def test_a_sum_over_an_empty_range_is_empty_and_no_karr_identity_is_used():
     J = sp.Symbol("J", integer=True, positive=True)  # from j = 2 on it holds
     shifted = sp.Sum(g(k), (k, 1, J + 1)) - sp.Sum(g(k), (k, 1, J - 1))
     assert prove_scalar(shifted, g(J + 1) + g(J)).proved
+
+
+def test_a_maximum_with_a_block_that_is_not_a_plain_entry_is_not_resolved_in_a_case():
+    p = sp.Dummy("p", integer=True, positive=True)
+    shifted = VecMax(block(B, u), sp.Tuple(B, w[INDEX] - 10))
+    negated = VecMax(block(B, u), sp.Tuple(B, -w[INDEX]))
+    assert resolve_in_case(shifted, u[p], {u, w}) == shifted
+    assert resolve_in_case(negated, u[p], {u, w}) == negated
+    assert prove_scalar(shifted, VecMax(block(B, u))).status == "unknown"
+    assert prove_scalar(negated, VecMax(block(B, u))).status == "unknown"
+
+
+def test_the_audit_checks_the_claim_as_stated_with_entries_far_apart(monkeypatch):
+    from symattn.errors import SoundnessError
+    from symattn.proof import maxcases
+
+    def careless(e, top, vectors):  # the case split as it was: any block of top's vector resolves
+        return sp.sympify(e).replace(lambda x: isinstance(x, VecMax) and any(b[1] == top.base[INDEX] for b in x.args),
+                                     lambda x: top)
+
+    monkeypatch.setattr(maxcases, "resolve_in_case", careless)
+    with pytest.raises(SoundnessError, match="differs at"):
+        prove_scalar(VecMax(block(B, u), sp.Tuple(B, w[INDEX] - 10)), VecMax(block(B, u)))
+
+
+def test_a_proof_by_cases_says_its_audit_of_the_claim_as_stated():
+    v = prove_scalar(VecMax(block(B, u), block(B, w)), sp.Max(VecMax(block(B, u)), VecMax(block(B, w))))
+    assert any("audit of the claim as stated" in str(t) for t in v.trace)

@@ -195,3 +195,30 @@ def test_the_invariant_in_one_step_and_its_near_misses(claim, status):
 ])
 def test_at_j_1_the_initial_values_enter_before_anything_cancels(claim, status):
     assert statuses(DECLARE + RECUR + chain(claim)) == [status]
+
+
+SHIFT = (r"$$ x^{(1)}, x^{(2)} \in \mathbb{R}^{B} $$" + "\n"
+         r"$$ m(x) := \max_i x_i, \quad g(x) := \begin{bmatrix} x_1 - 10 & \ldots & x_B - 10 \end{bmatrix} $$" + "\n")
+
+
+@pytest.mark.parametrize("claim", [
+    r"m(\begin{bmatrix} x^{(1)} & g(x^{(2)}) \end{bmatrix}) &= m(x^{(1)})",
+    r"m(\begin{bmatrix} x^{(1)} & -x^{(2)} \end{bmatrix}) &= m(x^{(1)})",
+])
+def test_a_maximum_over_a_shifted_or_negated_block_is_never_proved(claim):
+    s = check_scalar_document(SHIFT + chain(claim)).steps[0]
+    assert s.status == "refuted", (s.status, s.error)
+    assert s.verdict.counterexample.certificate
+
+
+def test_the_agreement_check_is_the_same_in_every_process():
+    import subprocess
+    import sys
+
+    code = ("from symattn.derivation.scalar_refute import stable_seed; import sympy as sp; "
+            "from symattn.proof.maxcases import VecMax, block; "
+            "x = sp.IndexedBase('x', real=True); B = sp.Symbol('B', integer=True, positive=True); "
+            "print(stable_seed(VecMax(block(B, x)), sp.Dummy('p') + 1))")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)}
+    assert len(runs) == 1 and "_" in runs.pop()

@@ -64,7 +64,8 @@ def check_scalar_document(text: str, *, source: str = "<text>", budget: float = 
         refuter = Refuter(el, pr)
         agreed = [refuter.agree(s.lhs_expr, s.rhs_expr) for s in proved]
         notes.append(f"exact instances: the {len(proved)} proved steps agree at {sum(agreed)} random exact instances "
-                     "(evaluated apart from the proofs: lengths 1..3, integer entries, the recurrences run)")
+                     "(evaluated apart from the proofs: lengths 1..3, integer entries small and far apart, "
+                     "the recurrences run)")
     report = Report(source, steps, el.definitions, notes)
     if diagnose_steps:
         for s in steps:

@@ -18,7 +18,20 @@ from .scalar_prove import MAX_UNFOLD, Prover
 from .scalar_values import Elaborator, Vec
 
 VALUES = (0, 1, -1, 2, -2, 3)
+#: Entries far apart too: a claim false only when entries differ by more than a constant of the
+#: claim (max(x_1, x_2 - 10) = x_1 fails only when x_2 > x_1 + 10) is missed by VALUES alone.
+WIDE = (0, 1, -1, 3, -3, 12, -12, 25, -25, 100, -100)
 MAX_INSTANCES = 400
+WIDE_INSTANCES = 60
+
+
+def stable_seed(L, R=None) -> str:
+    """A seed for the claim L = R that is the same in every process: the printed claim (a Dummy
+    prints as its name, never its process-dependent number, as srepr would show)."""
+    def side(x):
+        return repr(x.blocks) if isinstance(x, Vec) else sp.sstr(x)
+
+    return (side(L) + " = " + (side(R) if R is not None else ""))[:4000]
 
 
 def _exactly_equal(a, b) -> bool:
@@ -57,6 +70,19 @@ class Refuter:
                     break
                 yield at, entries, combo
 
+    def wide_instances(self, seed: str):
+        """Instances whose entries are drawn from WIDE (far apart), at every size of
+        :meth:`instances`, by a generator seeded with ``seed`` (the same in every process)."""
+        rng = random.Random(seed)
+        seen = set()
+        for at, entries, combo in self.instances():
+            key = tuple(sorted(at.items(), key=str)), len(entries)
+            if key in seen:
+                continue
+            seen.add(key)
+            for _ in range(WIDE_INSTANCES // 3):
+                yield at, entries, tuple(rng.choice(WIDE) for _ in combo)
+
     def evaluate(self, e, at, vals):
         e = write_out_maxima(write_out_short_sums(sp.sympify(e).xreplace(at)), vals)
         e = self.pr.at_index(e, int(at[self.pr.j])) if self.pr.j is not None else e
@@ -92,16 +118,19 @@ class Refuter:
             return None
         return certify_nonzero(a - b)
 
-    def agree(self, L, R, count: int = 4) -> int:
+    def agree(self, L, R, count: int = 6) -> int:
         """A proved step evaluated exactly at ``count`` instances drawn at random (seeded by the
         claim), by the refuter's own evaluation (the recurrences run, the maxima written out);
-        the number of instances where every entry is shown equal exactly. Two sides certified
+        the number of instances where every entry is shown equal exactly (half of them with
+        entries far apart, from WIDE). Two sides certified
         different mean a bug in the prover: SoundnessError."""
-        rng = random.Random(sp.srepr(L)[:2000] if not isinstance(L, Vec) else repr(L.blocks)[:2000])
+        rng = random.Random(stable_seed(L, R))
         pool = list(itertools.islice(self.instances(), MAX_INSTANCES))
         agreed = 0
-        for at, entries, combo in rng.sample(pool, min(count, len(pool))):
-            combo = tuple(rng.choice(VALUES) for _ in combo)
+        wide = count // 2
+        drawn = [(at, e, tuple(rng.choice(VALUES if t >= wide else WIDE) for _ in c))
+                 for t, (at, e, c) in enumerate(rng.sample(pool, min(count, len(pool))))]
+        for at, entries, combo in drawn:
             got = self.sides_at(L, R, at, entries, combo)
             if got is None:
                 continue
@@ -115,7 +144,7 @@ class Refuter:
         return agreed
 
     def search(self, L, R, deadline):
-        for at, entries, combo in self.instances():
+        for at, entries, combo in itertools.chain(self.instances(), self.wide_instances(stable_seed(L, R))):
             if time.perf_counter() > deadline:
                 return None
             got = self.sides_at(L, R, at, entries, combo)

@@ -36,7 +36,7 @@ from dataclasses import replace
 
 import sympy as sp
 
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, SoundnessError
 from .audit import audit_verdict
 from .budget import Budget
 from .scalar import exact_zero, parameters
@@ -263,10 +263,11 @@ def sums_as_symbols(d, budget: float):
     return sp.sympify(d).replace(lambda x: isinstance(x, sp.Sum), one)
 
 
-def _by_sums(L, R, budget: float, claim=None) -> Verdict:
+def _by_sums(L, R, budget: float, claim=None, audit: bool = True) -> Verdict:
     """L - R after the sum rules, shown exactly 0 by :func:`~symattn.proof.scalar.exact_zero`
     (expand, cancel, then simplify; never a float), then audited; else "unknown". ``claim``:
-    the claim as stated (before the maxima were made opaque), whose symbols the proof is for."""
+    the claim as stated (before the maxima were made opaque), whose symbols the proof is for and
+    which the audit checks (``audit``: the caller audits the claim itself when False)."""
     L, R = rename_sum_indices(L), rename_sum_indices(R)
     d = merge_sums(_combine_exp(sp.Add(*peel_sums(L, -R))))
     d = sp.Add(*[sp.Sum(_combine_exp(t.function), t.limits) if isinstance(t, sp.Sum) else t
@@ -285,7 +286,68 @@ def _by_sums(L, R, budget: float, claim=None) -> Verdict:
     dims = [x for x in params if x.is_integer and x.is_positive]
     v = symbolic_proof("exact simplification (S)", trace + ["simplifies to 0 exactly"],
                        quantified(dims, (), set(params) - set(dims)))
-    return audit_verdict(L, R, v, scalar=True)
+    if not audit:
+        return v
+    return audit_maxima(*(claim or (L, R)), audit_verdict(*(claim or (L, R)), v, scalar=True))
+
+
+#: Entries of the exact instances of :func:`audit_maxima`: small and far apart, so that a claim
+#: false only when two entries differ by more than a constant of the claim is caught.
+AUDIT_ENTRIES = (0, 1, -1, 2, -2, 3, 12, -12, 25, -25, 100, -100)
+AUDIT_INSTANCES = 24
+
+
+def audit_maxima(L, R, v: Verdict, instances: int = AUDIT_INSTANCES) -> Verdict:
+    """The claim L = R as stated (its maxima and sums as written) evaluated exactly at random
+    instances: lengths 1..3, entries and free reals from AUDIT_ENTRIES, drawn by a generator
+    seeded with the printed claim (the same in every process). An instance where the two sides
+    are certified different raises SoundnessError (a bug of the rules above); otherwise the
+    verdict is returned with the audit's line added to its trace. Independent of the proof: it
+    uses no rule of this module, only the definitions (a maximum of numbers is their maximum)."""
+    import random
+
+    from .certify import certify_nonzero
+
+    if not v.proved:
+        return v
+    L, R = sp.sympify(L), sp.sympify(R)
+    rng = random.Random(sp.sstr(L) + " = " + sp.sstr(R))
+    labels = {b.label for b in (L - R).atoms(sp.IndexedBase)}
+    free = (L - R).free_symbols - labels - {INDEX}
+    ints = sorted((a for a in free if a.is_integer and a.is_positive), key=str)
+    agreed, skipped = 0, 0
+    for k in range(instances):
+        at = {a: sp.Integer(1 + (k + t) % 3) for t, a in enumerate(ints)}
+        vals: dict = {}
+
+        def value(a, vals=vals):
+            if a not in vals:
+                vals[a] = sp.Integer(rng.choice(AUDIT_ENTRIES))
+            return vals[a]
+
+        try:
+            e = write_out_maxima(write_out_short_sums(sp.sympify(L - R).xreplace(at)))
+            for _ in range(4):
+                atoms = [a for a in e.atoms(sp.Indexed) if not a.is_number and not a.has(INDEX)]
+                atoms += [a for a in e.free_symbols - labels - {INDEX} if a not in atoms]
+                if not atoms:
+                    break
+                e = write_out_maxima(write_out_short_sums(e.xreplace({a: value(a) for a in atoms})))
+            if e.free_symbols or e.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
+                skipped += 1
+                continue
+            cert = certify_nonzero(e)
+        except (TypeError, ValueError, ZeroDivisionError, RecursionError):
+            skipped += 1
+            continue
+        if cert:
+            shown = ", ".join(f"{a} = {x}" for a, x in {**at, **vals}.items())
+            raise SoundnessError(f"symattn proved a false claim: {sp.sstr(L)[:200]} = {sp.sstr(R)[:200]} "
+                                 f"({v.method}) differs at {shown}: lhs - rhs = {e} ({cert})")
+        agreed += 1
+    line = f"audit of the claim as stated: {agreed} random exact instances agree (entries up to ±100)"
+    line += f"; {skipped} not evaluable" if skipped else ""
+    return replace(v, trace=tuple(v.trace) + (line,))
 
 
 def _entries_only(a, vectors) -> bool:
@@ -296,18 +358,27 @@ def _entries_only(a, vectors) -> bool:
     if isinstance(a, sp.Indexed):
         return a.base in vectors
     if isinstance(a, VecMax):
-        return all(isinstance(b[1], sp.Indexed) and b[1].base in vectors and b[1].indices == (INDEX,)
-                   for b in a.args)
+        return all(_plain_block(b, vectors) for b in a.args)
     if isinstance(a, sp.Max):
         return all(_entries_only(x, vectors) for x in a.args)
     return False
 
 
+def _plain_block(b, vectors) -> bool:
+    """True when the block ``b`` of a :class:`VecMax` is a declared vector itself (entry w_i)."""
+    return isinstance(b[1], sp.Indexed) and b[1].base in vectors and b[1].indices == (INDEX,)
+
+
 def resolve_in_case(e, top, vectors):
-    """Rule ``max_cases`` in the case "top is the largest entry of every vector in ``vectors``"."""
+    """Rule ``max_cases`` in the case "top is the largest entry of every vector in ``vectors``".
+
+    A maximum is replaced by ``top`` only when EVERY one of its blocks is a plain entry of a
+    vector in ``vectors`` and one of them is top's vector: a block such as x_i - 10 or -x_i is
+    not bounded by the largest entry, so a maximum with such a block stays as it is."""
 
     def one(x):
-        if isinstance(x, VecMax) and any(b[1] == top.base[INDEX] for b in x.args):
+        if (isinstance(x, VecMax) and all(_plain_block(b, vectors) for b in x.args)
+                and any(b[1] == top.base[INDEX] for b in x.args)):
             return top
         if isinstance(x, sp.Max) and top in x.args and all(_entries_only(a, vectors) for a in x.args if a != top):
             return top
@@ -351,13 +422,14 @@ def prove_scalar(L, R, *, budget: float = 10.0, cases: bool = True) -> Verdict:
             trace.append(TraceLine("case {} largest: a maximum stays unresolved", top))
             return replace(unknown(trace), seconds=time.perf_counter() - start, lhs=L, rhs=R)
         (Lo, Ro), _ = opaque_maxima(Lc, Rc)
-        w = _by_sums(Lo, Ro, budget, (L, R))
+        w = _by_sums(Lo, Ro, budget, (L, R), audit=False)
         trace.append(TraceLine("case {} >= every entry (1 <= p <= {}): {} = {}: " + w.status, top, length, Lc, Rc,
                                limit=160))
         if not w.proved:
             return replace(unknown(trace), seconds=time.perf_counter() - start, lhs=L, rhs=R)
-    return proved(f"case split on the maximum entry ({len(vectors)} cases) + exact simplification (S)",
-                  "every value of the entries", trace, True, seconds=time.perf_counter() - start, lhs=L, rhs=R)
+    v = proved(f"case split on the maximum entry ({len(vectors)} cases) + exact simplification (S)",
+               "every value of the entries", trace, True, seconds=time.perf_counter() - start, lhs=L, rhs=R)
+    return audit_maxima(L, R, audit_verdict(L, R, v, scalar=True))  # as stated: a wrong case split is caught
 
 
 def prove_all(verdicts, L=None, R=None) -> Verdict:
