@@ -316,3 +316,37 @@ def test_kernels_are_lowered_in_the_calling_thread_never_in_a_work_item():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     count, main_only = out.split()
     assert int(count) >= 5 and main_only == "True"
+
+
+def test_items_hold_blas_to_one_thread_also_when_called_from_another_thread(monkeypatch):
+    """OpenBLAS ignores openblas_set_num_threads from every thread but the first that called it: a
+    call of the core from a pool thread must still run its items with one BLAS thread, or fall back
+    to running them one after another; and the count is restored afterwards."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not parallel._numpy_blas():
+        pytest.skip("no controllable BLAS")
+    seen = []
+    share = runtime.share
+
+    def spy(fn, items):
+        seen.extend(c.num_threads for c in parallel._numpy_blas())
+        return share(fn, items)
+
+    monkeypatch.setattr(runtime, "share", spy)
+    before = [c.num_threads for c in parallel._numpy_blas()]
+    for c in parallel._numpy_blas():
+        c.set_num_threads(max(2, before[0]))  # this thread (the first to set it) owns the count now
+    try:
+        want = [c.num_threads for c in parallel._numpy_blas()]
+        rng = np.random.default_rng(3)
+        x = rng.standard_normal((4, 16, 32))
+        w = [rng.standard_normal((32, 32)) / 6 for _ in range(4)]
+        with ThreadPoolExecutor(1) as ex:
+            got = ex.submit(sn.multihead_attention, x, x, x, *w, num_heads=4).result()
+        np.testing.assert_allclose(got, sn.multihead_attention(x, x, x, *w, num_heads=4), rtol=1e-12, atol=1e-12)
+        assert set(seen) <= {1}, seen  # items ran on one BLAS thread each (or serially: nothing shared)
+        assert [c.num_threads for c in parallel._numpy_blas()] == want
+    finally:
+        for c, n in zip(parallel._numpy_blas(), before):
+            c.set_num_threads(n)

@@ -11,13 +11,18 @@ the batch rows folded into one GEMM, `runtime.mm`, which came in the same change
 
 NumPy's BLAS is told to use one thread while items run (threadpoolctl; only the BLAS that
 NumPy itself loaded, never another library's, such as torch's) and restored afterwards; calls
-that overlap from several threads share one restore. Without a BLAS that can be controlled
-this way, or with one core, the items run one after another in the calling thread, with
-BLAS's own threads: the same numbers, only slower.
+that overlap from several threads share one restore. OpenBLAS (0.3.31 here) ignores
+``openblas_set_num_threads`` from every thread but the first that called it, so a call of the
+numeric core from a thread of the user's own pool would run its items on full BLAS threads (8-13x
+the CPU time, measured here); OpenBLAS is therefore set through ``openblas_set_num_threads_local``,
+which takes effect from any thread, and every change is read back. Without a BLAS that can be
+controlled this way, or when a change does not take, or with one core, the items run one after
+another in the calling thread, with BLAS's own threads: the same numbers, only slower.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 
@@ -37,7 +42,7 @@ def _after_fork_in_child():
     if _STATE["depth"]:
         _STATE["depth"] = 0
         for c, saved in zip(_numpy_blas(), _STATE["saved"] or []):
-            c.set_num_threads(saved)
+            _setter(c)(saved)
 
 
 if hasattr(os, "register_at_fork"):
@@ -60,21 +65,54 @@ def _numpy_blas():
     return _STATE["controllers"]
 
 
-def _enter():
+def _setter(c):
+    """A function n -> None that sets the BLAS of controller ``c`` to n threads from any thread:
+    OpenBLAS's ``openblas_set_num_threads_local`` where the library has it, else threadpoolctl's."""
+    cached = _SETTERS.get(c.filepath)
+    if cached is None:
+        cached = c.set_num_threads
+        if c.internal_api == "openblas":
+            try:
+                fn = ctypes.CDLL(c.filepath).openblas_set_num_threads_local
+            except (OSError, AttributeError):
+                fn = None
+            if fn is not None:
+                fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+                cached = fn
+        _SETTERS[c.filepath] = cached
+    return cached
+
+
+_SETTERS: dict = {}
+
+
+def _set_all(counts) -> bool:
+    """Set NumPy's BLAS libraries to ``counts`` threads each; True when every one reads back so."""
+    ok = True
+    for c, n in zip(_numpy_blas(), counts):
+        _setter(c)(n)
+        ok = ok and c.num_threads == n
+    return ok
+
+
+def _enter() -> bool:
+    """Hold NumPy's BLAS to one thread (nested calls share it); False, and nothing held, when the
+    BLAS does not take the change (the items must then run one after another)."""
     with _LOCK:
         if _STATE["depth"] == 0:
             _STATE["saved"] = [c.num_threads for c in _numpy_blas()]
-            for c in _numpy_blas():
-                c.set_num_threads(1)
+            if not _set_all([1] * len(_STATE["saved"])):
+                _set_all(_STATE["saved"])
+                return False
         _STATE["depth"] += 1
+        return True
 
 
 def _leave():
     with _LOCK:
         _STATE["depth"] -= 1
         if _STATE["depth"] == 0:
-            for c, saved in zip(_numpy_blas(), _STATE["saved"]):
-                c.set_num_threads(saved)
+            _set_all(_STATE["saved"])
 
 
 def can_split() -> bool:
@@ -90,7 +128,10 @@ def run_items(fn, items) -> None:
         for item in items:
             fn(item)
         return
-    _enter()
+    if not _enter():
+        for item in items:
+            fn(item)
+        return
     try:
         runtime.share(fn, items)
     finally:
