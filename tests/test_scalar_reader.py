@@ -222,3 +222,26 @@ def test_the_agreement_check_is_the_same_in_every_process():
     runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
             for _ in range(2)}
     assert len(runs) == 1 and "_" in runs.pop()
+
+
+@pytest.mark.parametrize("cells", [
+    r"v_1 - v_1 & \ldots & v_B - v_1",
+    r"e^{v_1 - v_1} & \ldots & e^{v_B - v_1}",
+])
+def test_a_constant_entry_in_a_bmatrix_is_not_taken_for_the_running_index(cells):
+    text = (r"$$ x \in \mathbb{R}^{B} $$" + "\n"
+            r"$$ g(v) := \begin{bmatrix} " + cells + r" \end{bmatrix}, \quad s(v) := \sum_i g(v)_i $$" + "\n"
+            + chain(r"s(x) &= 0"))
+    s = check_scalar_document(text).steps[0]
+    assert s.status != "proved"
+    assert "v_{1}" in s.error and "fixed index" in s.error
+
+
+@pytest.mark.parametrize("last", [r"x_{B-1}", r"x_{2B}", r"x_{B+1}"])
+def test_the_last_cell_of_a_bmatrix_must_end_at_a_length(last):
+    text = (r"$$ y \in \mathbb{R}^{B} $$" + "\n"
+            r"$$ f(x) := \begin{bmatrix} e^{x_1} & \ldots & e^{" + last + r"} \end{bmatrix},"
+            r" \quad \ell(x) := \sum_i f(x)_i $$" + "\n" + chain(r"\ell(y) &= \sum_i e^{y_i}"))
+    s = check_scalar_document(text).steps[0]
+    assert s.status != "proved"
+    assert "ends at x_{" in s.error and "its length (B)" in s.error

@@ -327,6 +327,23 @@ class Elaborator:
         raise _err(f"{S.latex(node)}: a maximum over a range of symbolic length is read only over a vector", node,
                    "\\max_i x_i of a declared vector")
 
+    def check_last_index(self, node, base, n_last):
+        """A bmatrix over a function's parameter v (any length) must end at v_n with n a length:
+        a declared dimension (B), or the declared length of the vector named v. Anything else
+        (v_{B-1}, v_{2B}) would drop or invent entries: refused, naming it."""
+        if n_last.kind == "name" and not n_last.parts[1] and n_last.parts[0] in self.dims:
+            return
+        name = S.name_text(base) if base.kind == "name" else None
+        declared = self.vectors.get(name) if name else None
+        if declared is not None:
+            want = self.value(n_last, {}) if n_last.kind in ("num", "name", "mul", "add", "neg") else None
+            if want is not None and not isinstance(want, Vec) and sp.simplify(want - declared[1]) == 0:
+                return
+        lengths = ", ".join(sorted(self.dims)) or "B"
+        raise _err(f"{S.latex(node)} ends at {S.latex(base)}_{{{S.latex(n_last)}}}: the last entry of a vector of "
+                   f"any length is written at its length ({lengths}), so that every entry is read", node,
+                   f"[... & \\ldots & ...{S.latex(base)}_{{{lengths.split(', ')[0]}}}...]")
+
     def vector(self, node, env):
         cells = node.parts
         if any(c.kind == "dots" for c in cells):
@@ -334,22 +351,22 @@ class Elaborator:
                 raise _err("a bmatrix with \\ldots must be [first & \\ldots & last]", node,
                            "[e^{x_1} & \\ldots & e^{x_B}]")
             first, last = cells[0], cells[2]
-            spots = _index_spots(first, last)
-            if spots is None:
+            letter = "\\iota"
+            found = _running_body(first, last, S.N("name", (letter, "")))
+            if found is None:
                 raise _err(f"{S.latex(first)} and {S.latex(last)} differ elsewhere than in the index", node,
                            "cells that differ only in the index, from 1 to the last")
-            letter = "\\iota"
-            body = _with_index(first, spots, S.N("name", (letter, "")))
-            base = spots[0]
+            body, base, n_last = found
             vec = self.value(base, env)
             if not isinstance(vec, Vec):
                 raise _err(f"{S.latex(base)} is not a vector", node)
             shape = [b[0] for b in vec.blocks]
-            n_last = _last_index(last, spots)
             if base.kind == "name" and S.name_text(base) not in env:  # a declared vector: its length is written
                 want = self.index(n_last, env)
                 if sp.simplify(want - vec.length) != 0:
                     raise _err(f"{S.latex(node)} ends at {want}, but {S.latex(base)} has length {vec.length}", node)
+            else:  # a function's parameter, of any length: the last index must name a length
+                self.check_last_index(node, base, n_last)
             return Vec(tuple(sp.Tuple(shape[t], self.scalar(body, {**env, letter: (t, shape)}))
                              for t in range(len(shape))))
         blocks = []
@@ -370,39 +387,40 @@ def _walk(n):
             stack.extend(x)
 
 
-def _index_spots(first, last):
-    """The bases v of the subscripts v_1 in ``first`` where ``last`` has v_n (same n), if the two
-    cells differ nowhere else: [base, ...]."""
+class _Differ(Exception):
+    """The first and last cells of a bmatrix differ elsewhere than in the running index."""
+
+
+def _running_body(first, last, letter):
+    """(body, base v, last index n) when ``first`` and ``last`` differ only where ``first`` has
+    v_1 and ``last`` has v_n (one vector v, one n): the body is ``first`` with ``letter`` at
+    exactly those places. A v_1 that ``last`` also has as v_1 is a constant entry and stays
+    (then it is refused as an entry at a fixed index, never taken for the running one). None
+    when the cells differ elsewhere."""
     spots = []
 
-    def same(a, b):
+    def walk(a, b):
         if isinstance(a, S.N) and isinstance(b, S.N):
             if a.kind == "sub" and b.kind == "sub" and a.parts[0] == b.parts[0] and a.parts[1] == S.N("num", (1,)) \
                     and b.parts[1] != a.parts[1]:
                 spots.append((a.parts[0], b.parts[1]))
-                return True
-            return a.kind == b.kind and len(a.parts) == len(b.parts) and all(
-                same(x, y) for x, y in zip(a.parts, b.parts))
+                return S.N("sub", (a.parts[0], letter), a.pos)
+            if a.kind != b.kind or len(a.parts) != len(b.parts):
+                raise _Differ
+            return S.N(a.kind, tuple(walk(x, y) for x, y in zip(a.parts, b.parts)), a.pos, a.ops)
         if isinstance(a, tuple) and isinstance(b, tuple):
-            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-        return a == b
+            if len(a) != len(b):
+                raise _Differ
+            return tuple(walk(x, y) for x, y in zip(a, b))
+        if a != b:
+            raise _Differ
+        return a
 
-    if not same(first, last) or not spots or len({s[1] for s in spots}) != 1 or len({s[0] for s in spots}) != 1:
+    try:
+        body = walk(first, last)
+    except _Differ:
         return None
-    return [spots[0][0], spots[0][1]]
-
-
-def _last_index(last, spots):
-    return spots[1]
-
-
-def _with_index(node, spots, letter):
-    base = spots[0]
-    if isinstance(node, S.N):
-        if node.kind == "sub" and node.parts[0] == base and node.parts[1] == S.N("num", (1,)):
-            return S.N("sub", (base, letter), node.pos)
-        return S.N(node.kind, tuple(_with_index(x, spots, letter) for x in node.parts), node.pos, node.ops)
-    if isinstance(node, tuple):
-        return tuple(_with_index(x, spots, letter) for x in node)
-    return node
+    if not spots or len({s[1] for s in spots}) != 1 or len({s[0] for s in spots}) != 1:
+        return None
+    return body, spots[0][0], spots[0][1]
 
