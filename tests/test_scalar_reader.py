@@ -245,3 +245,28 @@ def test_the_last_cell_of_a_bmatrix_must_end_at_a_length(last):
     s = check_scalar_document(text).steps[0]
     assert s.status != "proved"
     assert "ends at x_{" in s.error and "its length (B)" in s.error
+
+
+@pytest.mark.parametrize("text, first, second", [
+    (r"$$ x \in \mathbb{R}^{B} $$ $$ f(x) := \sum_i x_i $$" + "\n" + r"$$ f(x) := \max_i x_i $$"
+     + "\n" + chain(r"f(x) &= \max_i x_i"), "a function at line 1", "a function at line 2"),
+    (r"$$ x_1, \ldots, x_V \in \mathbb{R}, \quad x \in \mathbb{R}^{B} $$ $$ m(v) := \max_i v_i $$"
+     + chain(r"\max(m(x), x_1) &= m(x)"), "a sequence of reals", r"a vector in R^{B}"),
+    (r"$$ a, y \in \mathbb{R}, \quad y \in \mathbb{R}^{B} $$ $$ m(v) := \max_i v_i $$" + chain(r"m(y) + a &= a + m(y)"),
+     "a real number", r"a vector in R^{B}"),
+])
+def test_a_name_declared_twice_is_refused_naming_both_places(text, first, second):
+    with pytest.raises(DerivationError, match="declared twice") as info:
+        check_scalar_document(text)
+    assert first in str(info.value) and second in str(info.value)
+
+
+def test_ell_and_mathrm_ell_are_different_names():
+    text = (r"$$ x \in \mathbb{R}^{B} $$ $$ \ell(x) := \sum_i x_i, \quad \mathrm{ell}(x) := \max_i x_i $$"
+            + chain(r"\ell(x) &= \mathrm{ell}(x)"))
+    assert statuses(text) == ["refuted"]
+
+
+def test_operatorname_max_is_max():
+    text = r"$$ a, b \in \mathbb{R} $$ $$ c = \operatorname{max}(a, b) $$" + chain(r"\max(a, b) &= c")
+    assert S.is_scalar_document(text) and statuses(text) == ["proved"]

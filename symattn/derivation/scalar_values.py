@@ -56,6 +56,7 @@ class Elaborator:
         self.notes: list = []
         self.definitions: list = []
         self.chains: list = []
+        self.named: dict = {}  # name -> (what it is, where): every name is declared or defined once
         for st in stmts:
             if isinstance(st, S.Declare):
                 self.declare(st)
@@ -64,6 +65,7 @@ class Elaborator:
                 base, index = st.target.parts
                 if index.parts[1] or len(index.parts[0]) != 1:
                     raise _err(f"{S.latex(st.target)}: the running index must be a letter", st)
+                self.claim_name(base.parts[0], "a running value", st)
                 self.recurrences[base.parts[0]] = (index.parts[0], st.body)
                 self.seqfuns[base.parts[0]] = sp.Function(base.parts[0], real=True)
                 self.definitions.append(f"{S.latex(st.target)} \\leftarrow {S.latex(st.body)}")
@@ -94,6 +96,19 @@ class Elaborator:
                               "initial values")
 
     # declarations ---------------------------------------------------------------------------
+    def claim_name(self, key: str, what: str, node):
+        """Record that ``key`` is declared or defined as ``what`` at ``node``; a name declared or
+        defined a second time (a function defined twice, a sequence x_1..x_V and a vector x, a
+        real y and a vector y) is refused naming both places, never silently overwritten."""
+        where = getattr(node, "pos", (0, 0))
+        if key in self.named:
+            first, at = self.named[key]
+            base, _, sup = key.partition("^{")
+            shown = S.latex(S.N("name", (base, sup[:-1])))
+            raise _err(f"{shown} is declared twice: as {first} at line {at[0]}, column {at[1]}, and as {what} at "
+                       f"line {where[0]}, column {where[1]}", node, "one declaration or definition for each name")
+        self.named[key] = (what, where)
+
     def dim(self, node):
         if node.kind == "num" and 0 < node.parts[0] <= MAX_LENGTH:
             return sp.Integer(node.parts[0])
@@ -114,12 +129,15 @@ class Elaborator:
                     raise _err("a sequence is declared from its first entry x_1 to its last x_V", first,
                                "x_1, \\ldots, x_V \\in \\mathbb{R}")
                 length = self.dim(last.parts[1])
+                self.claim_name(base.parts[0], f"a sequence of reals {S.latex(base)}_1, ..., {S.latex(base)}_{length}",
+                                first)
                 self.reals[base.parts[0]] = (sp.IndexedBase(base.parts[0], real=True), length)
                 self.notes.append(f"{S.latex(base)}_1, ..., {S.latex(base)}_{length}: real numbers")
                 return
             for n in names:
                 if n.kind != "name":
                     raise _err(f"cannot declare {S.latex(n)}", n, "names, or x_1, \\ldots, x_V")
+                self.claim_name(S.name_text(n), "a real number", n)
                 self.values[S.name_text(n)] = sp.Symbol(S.name_text(n), real=True)
             return
         length = self.dim(st.power)
@@ -127,14 +145,14 @@ class Elaborator:
             if n.kind != "name":
                 raise _err(f"cannot declare {S.latex(n)} as a vector", n, "a name such as x^{(1)}")
             key = S.name_text(n)
-            if key in self.vectors:
-                raise _err(f"{key} is declared twice", n)
+            self.claim_name(key, f"a vector in R^{{{length}}}", n)
             self.vectors[key] = (sp.IndexedBase(key, real=True), length)
         self.notes.append(f"{', '.join(S.latex(n) for n in names)}: vectors of length {length} (real entries, "
                           "numbered from 1)")
 
     def define(self, st):
         key = S.name_text(st.target)
+        self.claim_name(key, "a function" if st.params else "a value", st.target)
         if st.params:
             self.functions[key] = st
             self.definitions.append(f"{S.latex(st.target)}({', '.join(S.latex(p) for p in st.params)}) := "

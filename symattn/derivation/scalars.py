@@ -34,14 +34,14 @@ from dataclasses import dataclass, field
 from ..errors import ParseError
 from .tokens import MAX_DEPTH, MAX_TOKENS, check_size
 
-TRIGGERS = re.compile(r"\\(max|leftarrow|gets)(?![A-Za-z])")
+TRIGGERS = re.compile(r"\\(max|leftarrow|gets)(?![A-Za-z])|\\(operatorname|mathrm)\s*\{\s*max\s*\}")
 MATH_ENVS = ("align*", "align", "aligned", "equation", "equation*", "gather", "gather*", "split")
 WORDS = ("mathrm", "operatorname", "text", "textrm", "mathit", "mathbf", "boldsymbol")
 SKIP = ("quad", "qquad", ",", ";", ":", "!", " ", "left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big",
         "displaystyle", "notag", "nonumber", "limits")
 SKIP_WITH_ARG = ("tag", "label")
 DOTS = ("ldots", "dots", "cdots", "dotsc")
-SYMBOLS = {"ell": "ell", "infty": "infty"}
+SYMBOLS = {"ell": "\\ell", "infty": "infty"}  # \ell and \mathrm{ell} are different names
 KNOWN = ("max", "sum", "exp", "frac", "times", "cdot", "in", "mathbb", "leftarrow", "gets", "coloneqq")
 REFUSED = {  # command: (what it writes, what to write instead)
     "min": ("a minimum", "the step with \\max"),
@@ -54,8 +54,8 @@ REFUSED = {  # command: (what it writes, what to write instead)
 
 
 def is_scalar_document(text: str) -> bool:
-    """True for a LaTeX file this reader takes: its formulas (comments left out) use ``\\max``,
-    ``\\leftarrow`` or ``\\gets``."""
+    """True for a LaTeX file this reader takes: its formulas (comments left out) use ``\\max``
+    (or ``\\operatorname{max}``), ``\\leftarrow`` or ``\\gets``."""
     return bool(TRIGGERS.search("\n".join(line.split("%", 1)[0] for line in text.split("\n"))))
 
 
@@ -114,7 +114,7 @@ def latex(n: N) -> str:
         return str(p[0])
     if k == "name":
         base = p[0]
-        word = base if len(base) == 1 else ("\\ell" if base == "ell" else f"\\mathrm{{{base}}}")
+        word = base if len(base) == 1 or base == "\\ell" else f"\\mathrm{{{base}}}"
         return word + (f"^{{{p[1]}}}" if p[1] else "")
     if k == "inf":
         return "\\infty"
@@ -273,7 +273,10 @@ def tokenize(text: str) -> list[Tok]:
                 word = word.replace("\\_", "_").strip()
                 if not re.fullmatch(r"[A-Za-z]+", word):
                     raise ParseError(f"\\{name}{{{word}}} is not a name", line, j - col0 + 1, "a word of letters")
-                emit("id", word, j)
+                if word in ("max", "exp") and name in ("operatorname", "mathrm"):  # \operatorname{max} is \max
+                    emit("cmd", word, j)
+                else:
+                    emit("id", word, j)
             elif name == "mathbb":
                 word, i = braced(j)
                 if word.strip() != "R":
