@@ -270,3 +270,33 @@ def test_ell_and_mathrm_ell_are_different_names():
 def test_operatorname_max_is_max():
     text = r"$$ a, b \in \mathbb{R} $$ $$ c = \operatorname{max}(a, b) $$" + chain(r"\max(a, b) &= c")
     assert S.is_scalar_document(text) and statuses(text) == ["proved"]
+
+
+def test_two_running_values_at_the_same_index_are_ordered_by_name():
+    text = (r"$$ x_1, \ldots, x_V \in \mathbb{R}, \quad m_0 = -\infty, \quad s_0 = 0 $$" + "\n"
+            r"\begin{align*} m_j &\leftarrow \max(m_{j-1}, x_j) \\ s_j &\leftarrow s_{j-1} + x_j \end{align*}" + "\n"
+            + chain(r"s_j &= s_{j-1} + x_j", r"&= \sum_{k=1}^{j} x_k"))
+    assert statuses(text) == ["proved", "proved"]
+
+
+@pytest.mark.parametrize("defs, path", [
+    (r"f(x) := \max(f(x), 0)", "f -> f"),
+    (r"f(x) := \max(g(x), 0), \quad g(x) := f(x) + 1", "f -> g -> f"),
+])
+def test_a_definition_by_itself_is_refused_naming_the_function(defs, path):
+    s = check_scalar_document(r"$$ a \in \mathbb{R} $$ $$ " + defs + " $$" + chain(r"f(a) &= 0")).steps[0]
+    assert s.status == "ill-formed" and "defined in terms of itself" in s.error and path in s.error
+
+
+def test_json_is_printed_when_the_reader_itself_fails(tmp_path, capsys, monkeypatch):
+    from symattn.derivation import scalar_check
+
+    def broken(*args):
+        raise TypeError("'<' not supported")
+
+    monkeypatch.setattr(scalar_check, "_check_scalar_document", broken)
+    path = tmp_path / "x.tex"
+    path.write_text(DECLARE + RECUR, encoding="utf-8")
+    assert main(["check", "--json", str(path)]) == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False and "a bug of symattn" in out["error"]["message"]

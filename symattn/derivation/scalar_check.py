@@ -49,7 +49,18 @@ __all__ = ["Elaborator", "Prover", "Refuter", "check_scalar_document", "diagnose
 
 def check_scalar_document(text: str, *, source: str = "<text>", budget: float = 20.0,
                           diagnose_steps: bool = True) -> Report:
-    """Read (:mod:`.scalars`) and check a scalar or vector derivation; the report has one entry per step."""
+    """Read (:mod:`.scalars`) and check a scalar or vector derivation; the report has one entry per step.
+
+    A failure of the reader itself (a Python error, never a verdict) is raised as a DerivationError
+    that says so, so that ``symattn check --json`` still prints a JSON object."""
+    try:
+        return _check_scalar_document(text, source, budget, diagnose_steps)
+    except (RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError) as exc:
+        raise DerivationError(f"the scalar reader failed on this file ({type(exc).__name__}: {str(exc)[:200]}): "
+                              "a bug of symattn, not of the derivation; please report it with the file", 0, 0) from exc
+
+
+def _check_scalar_document(text: str, source: str, budget: float, diagnose_steps: bool) -> Report:
     start = time.perf_counter()
     stmts = S.parse_scalar_document(text)
     el = Elaborator(stmts)

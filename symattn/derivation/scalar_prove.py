@@ -95,7 +95,8 @@ class Prover:
         if any(f in same[f] for f in same):
             return ""  # a running value defined by itself at the same index
         try:
-            order = sp.utilities.iterables.topological_sort((list(self.funs), [(g, f) for f in same for g in same[f]]))
+            order = sp.utilities.iterables.topological_sort((list(self.funs), [(g, f) for f in same for g in same[f]]),
+                                                            key=str)  # functions have no order of their own
         except ValueError:  # a cycle of running values at the same index
             return ""
         first = f"{t} = 1" if c_max == 1 else f"{t} = 1..{c_max}"

@@ -57,6 +57,7 @@ class Elaborator:
         self.definitions: list = []
         self.chains: list = []
         self.named: dict = {}  # name -> (what it is, where): every name is declared or defined once
+        self.calling: list = []  # the functions being evaluated (a definition by itself is refused)
         for st in stmts:
             if isinstance(st, S.Declare):
                 self.declare(st)
@@ -302,7 +303,16 @@ class Elaborator:
         if len(args) != len(d.params):
             raise _err(f"{S.latex(name)} takes {len(d.params)} argument(s), given {len(args)}", node)
         inner = {S.name_text(q): self.value(a, env) for q, a in zip(d.params, args)}
-        return self.value(d.body, inner)
+        if key in self.calling:  # f(x) := \max(f(x), 0), or f through g back to f: no value
+            path = " -> ".join(S.latex(S.N("name", (k.partition("^{")[0], k.partition("^{")[2][:-1])))
+                               for k in [*self.calling, key])
+            raise _err(f"{S.latex(name)} is defined in terms of itself ({path})", d.target,
+                       "a definition from names defined before it (m_j \\leftarrow ... for a recurrence)")
+        self.calling.append(key)
+        try:
+            return self.value(d.body, inner)
+        finally:
+            self.calling.pop()
 
     def _indexed(self, body, index):
         """The vector that ``index`` runs over in ``body`` (the base of the first v_index)."""
