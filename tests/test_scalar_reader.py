@@ -300,3 +300,18 @@ def test_json_is_printed_when_the_reader_itself_fails(tmp_path, capsys, monkeypa
     assert main(["check", "--json", str(path)]) == 2
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] is False and "a bug of symattn" in out["error"]["message"]
+
+
+@pytest.mark.parametrize("claim, status", [
+    (r"\frac12 a &= \frac{a}{2}", "proved"),  # TeX: each unbraced argument of \frac is one token, a digit
+    (r"\frac1{2} a &= \frac{a}{2}", "proved"),
+    (r"\frac{a}2 &= \frac{a}{2}", "proved"),
+    (r"\frac12 a &= \frac{12}{a}", "refuted"),
+])
+def test_frac_reads_an_unbraced_number_argument_as_one_digit(claim, status):
+    assert statuses(r"$$ a \in \mathbb{R}, \quad b = \max(a, a) $$" + chain(claim)) == [status]
+
+
+def test_frac_with_digits_left_over_is_refused_saying_how_tex_reads_it():
+    with pytest.raises(ParseError, match=r"followed by 3"):
+        check_scalar_document(r"$$ a \in \mathbb{R}, \quad b = \max(a, a) $$" + chain(r"\frac123 a &= a"))

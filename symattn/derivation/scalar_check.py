@@ -35,7 +35,7 @@ import time
 
 import sympy as sp
 
-from ..errors import BudgetExceeded, DerivationError
+from ..errors import BudgetExceeded, DerivationError, SymattnError
 from ..proof.verdict import refuted, unknown
 from . import scalars as S
 from .model import Report, Step
@@ -55,6 +55,8 @@ def check_scalar_document(text: str, *, source: str = "<text>", budget: float = 
     that says so, so that ``symattn check --json`` still prints a JSON object."""
     try:
         return _check_scalar_document(text, source, budget, diagnose_steps)
+    except SymattnError:  # a refusal (ParseError, DerivationError) or a SoundnessError: as it is
+        raise
     except (RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError) as exc:
         raise DerivationError(f"the scalar reader failed on this file ({type(exc).__name__}: {str(exc)[:200]}): "
                               "a bug of symattn, not of the derivation; please report it with the file", 0, 0) from exc

@@ -336,7 +336,8 @@ class Parser:
     """Recursive descent over the tokens of one statement (a list ending in an ``eof``)."""
 
     def __init__(self, toks: list[Tok]):
-        self.t, self.k, self.depth = toks, 0, 0
+        self.t, self.k, self.depth = list(toks), 0, 0
+        self.split = ""  # the number a \\frac argument was split from (see one_digit)
 
     def peek(self, d: int = 0) -> Tok:
         return self.t[min(self.k + d, len(self.t) - 1)]
@@ -349,6 +350,16 @@ class Parser:
         t = self.peek()
         self.k += 1
         return t
+
+    def one_digit(self):
+        """An unbraced argument of \\frac that is a number is one digit, as in TeX (\\frac12 is 1/2):
+        a number token of several digits is split after its first digit."""
+        self.split = ""
+        t = self.peek()
+        if t.kind == "num" and len(t.value) > 1:
+            self.split = t.value
+            self.t[self.k:self.k + 1] = [Tok("num", t.value[0], t.line, t.col),
+                                         Tok("num", t.value[1:], t.line, t.col + 1)]
 
     def fail(self, message, expected):
         t = self.peek()
@@ -491,8 +502,14 @@ class Parser:
             self.expect("sym", ")" if t.value == "(" else "}", "a closing bracket")
             return e
         if t.kind == "cmd" and t.value == "frac":
+            self.one_digit()
             a = self.group()
-            return N("div", (a, self.group()), pos)
+            self.one_digit()
+            b = self.group()
+            if self.split and self.at("num"):  # \frac123: TeX sets 1/2 and then a 3
+                self.fail(f"TeX reads the digits after \\frac as \\frac{{{latex(a)}}}{{{latex(b)}}} followed by "
+                          f"{self.peek().value}", "braces: \\frac{1}{23}, or \\frac{1}{2} \\cdot 3")
+            return N("div", (a, b), pos)
         if t.kind == "cmd" and t.value == "exp":
             if self.at("sym", "(") or self.at("sym", "{"):
                 return N("exp", (self.atom(),), pos)
