@@ -315,3 +315,47 @@ def test_frac_reads_an_unbraced_number_argument_as_one_digit(claim, status):
 def test_frac_with_digits_left_over_is_refused_saying_how_tex_reads_it():
     with pytest.raises(ParseError, match=r"followed by 3"):
         check_scalar_document(r"$$ a \in \mathbb{R}, \quad b = \max(a, a) $$" + chain(r"\frac123 a &= a"))
+
+
+@pytest.mark.parametrize("claim", [r"a b - b a &= 0", r"e^{a} e^{-a} &= 1", r"e^{-\infty} &= 0"])
+def test_a_claim_sympy_evaluates_to_a_closed_one_is_proved_in_general(claim):
+    s = check_scalar_document(r"$$ a, b \in \mathbb{R}, \quad c = \max(a, b) $$" + chain(claim)).steps[0]
+    assert s.status == "proved" and s.general
+
+
+def test_a_refuted_claim_about_numbers_names_no_dimension(tmp_path, capsys):
+    text = r"$$ a, b \in \mathbb{R} $$" + chain(r"\max(a, b) &= a")
+    s = check_scalar_document(text).steps[0]
+    assert s.status == "refuted" and s.scope == "counterexample at the values shown"
+    path = tmp_path / "m.tex"
+    path.write_text(text, encoding="utf-8")
+    main(["check", str(path)])
+    out = capsys.readouterr().out
+    assert "as given" not in out and "given dimensions" not in out
+
+
+def test_a_step_dividing_by_a_value_says_where_it_is_nonzero():
+    s = check_scalar_document(r"$$ a, b \in \mathbb{R}, \quad c = \max(a, b) $$"
+                              + chain(r"\frac{a}{b} b &= a")).steps[0]
+    assert s.status == "proved" and s.scope.endswith("where b != 0")
+    s = check_scalar_document(r"$$ a, b \in \mathbb{R}, \quad c = \max(a, b) $$"
+                              + chain(r"\frac{a}{2} 2 &= a")).steps[0]
+    assert "where" not in s.scope
+
+
+@pytest.mark.parametrize("body, shown", [
+    (r"\max(m_{j-1}, x_{j-1})", r"x_{j - 1} is outside the declared x_1, ..., x_V (at j = 1 it is entry 0)"),
+    (r"\max(m_{j-1}, x_{j+1})", r"x_{j + 1} is outside the declared x_1, ..., x_V (at j = V it is entry V + 1)"),
+    (r"\max(m_{j-1}, x_0)", r"x_{0} is outside the declared x_1, ..., x_V (0 < 1)"),
+])
+def test_an_entry_outside_the_declared_sequence_is_refused(body, shown):
+    text = (r"$$ x_1, \ldots, x_V \in \mathbb{R}, \quad m_0 = -\infty $$"
+            r"\begin{align*} m_j &\leftarrow " + body + r" \end{align*}" + chain(r"m_j &= m_j"))
+    with pytest.raises(DerivationError) as info:
+        check_scalar_document(text)
+    assert shown in str(info.value)
+
+
+def test_a_sum_reading_an_entry_outside_the_sequence_is_refused_naming_it():
+    s = check_scalar_document(DECLARE + RECUR + chain(r"d_j &= \sum_{k=0}^{j} e^{x_k - m_j}")).steps[0]
+    assert s.status == "ill-formed" and "reads x_{0}, which is outside the declared x_1, ..., x_V" in s.error

@@ -36,7 +36,7 @@ import time
 import sympy as sp
 
 from ..errors import BudgetExceeded, DerivationError, SymattnError
-from ..proof.verdict import refuted, unknown
+from ..proof.verdict import general_scope, refuted, unknown
 from . import scalars as S
 from .model import Report, Step
 from .scalar_prove import Prover
@@ -128,12 +128,19 @@ def _check_chain(el, pr, st, offset, chain_no) -> list:
         if verdict is not None:
             s.general, s.method, s.seconds = verdict.general, verdict.method, verdict.seconds
         s.scope = _scope(el, pr, nodes, how, hyp) if status == "proved" else (verdict.scope if verdict else "")
+        if status == "proved":
+            # a claim that SymPy evaluated to a closed one (a b - b a = 0 is 0 = 0) has nothing left to vary
+            s.general = s.general or (verdict.over is not None and not any(verdict.over)
+                                      and verdict.scope == general_scope(((), (), ())))
+            s.scope += _where_nonzero(el, (s.lhs_node, s.rhs_node))
     for s in steps:
         if s.status not in ("proved", "ill-formed") and s.verdict is not None and s.verdict.status == "unknown":
             cex = Refuter(el, pr).search(s.lhs_expr, s.rhs_expr, time.perf_counter() + min(pr.budget, 10.0))
             if cex is not None:
                 s.verdict = refuted(cex, list(s.verdict.trace))
                 s.status, s.scope, s.method = "refuted", s.verdict.scope, s.verdict.method
+                if not cex.dims:  # a claim about numbers: no dimension was chosen
+                    s.scope = "counterexample at the values shown"
     return steps
 
 
@@ -149,6 +156,33 @@ def _run_step(pr, s, hyp):
     except BudgetExceeded as exc:
         return "unknown", unknown([str(exc)]), "", ""
     return v.status, v, how, ""
+
+
+def _where_nonzero(el, nodes) -> str:
+    """'; where b != 0' for the divisors of the written step that are not known to be nonzero
+    (a number, e^{...} and a value SymPy knows nonzero are not listed): a step such as
+    \frac{a}{b} b = a holds only there (SymPy cancels b/b when it builds the value)."""
+    seen = []
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(n)
+        if not isinstance(n, S.N):
+            continue
+        stack.extend(n.parts)
+        if n.kind != "div" or n.parts[1].kind in ("num", "exp"):
+            continue
+        try:
+            v = el.value(n.parts[1], {})
+            if not isinstance(v, Vec) and sp.sympify(v).is_zero is False:
+                continue
+        except DerivationError:
+            pass
+        shown = S.latex(n.parts[1])
+        if shown not in seen:
+            seen.append(shown)
+    return "; where " + ", ".join(f"{d} != 0" for d in reversed(seen)) if seen else ""
 
 
 def _scope(el, pr, nodes, how, hyp) -> str:

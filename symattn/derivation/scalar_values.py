@@ -280,7 +280,9 @@ class Elaborator:
                 return self.initial[base.parts[0]]
             return self.seqfuns[base.parts[0]](at)
         if base.kind == "name" and S.name_text(base) in self.reals:
-            return self.reals[S.name_text(base)][0][self.index(index, env)]
+            at = self.index(index, env)
+            self.check_in_sequence(S.name_text(base), at, node, below=True, above=True)
+            return self.reals[S.name_text(base)][0][at]
         vec = self.value(base, env)
         if not isinstance(vec, Vec):
             raise _err(f"{S.latex(base)} is a number: it has no entries", node, "an entry of a vector")
@@ -292,6 +294,31 @@ class Elaborator:
             return vec.blocks[t][1]
         raise _err(f"the entry {S.latex(node)} of a vector at a fixed index is not read", node,
                    "\\max_i x_i, \\sum_i x_i, or a bmatrix from x_1 to x_B")
+
+    def check_in_sequence(self, key, at, node, below: bool, above: bool):
+        """Refuse an entry x_t of a declared sequence x_1, ..., x_V outside 1..V: a constant t < 1
+        or t > V (x_0), or t = j + c with j a running index (which runs over 1..V) and c < 0 (x_{j-1}
+        at j = 1) or c > 0 (at j = V). ``below``/``above``: which end to check."""
+        length = self.reals[key][1]
+        letters = {sp.Symbol(i, integer=True, positive=True) for i, _ in self.recurrences.values()}
+        shown = f"{S.latex(S.N('name', (key, '')))}_1, ..., {S.latex(S.N('name', (key, '')))}_{length}"
+        why = ""
+        if at.is_Integer:
+            if below and at < 1:
+                why = f"{at} < 1"
+            elif above and (at - length).is_positive:
+                why = f"{at} > {length}"
+        else:
+            for J in at.free_symbols & letters:
+                c = at - J
+                if c.is_Integer and below and c < 0:
+                    why = f"at {J} = 1 it is entry {1 + c}"
+                elif c.is_Integer and above and c > 0:
+                    why = f"at {J} = {length} it is entry {length} + {c}"
+        if why:
+            entry = S.latex(node) if node.kind == "sub" else f"{S.latex(node)} reads {key}_{{{sp.sstr(at)}}}, which"
+            raise _err(f"{entry} is outside the declared {shown} ({why})", node,
+                       f"entries {S.latex(S.N('name', (key, '')))}_1 to {S.latex(S.N('name', (key, '')))}_{length}")
 
     def call(self, node, env):
         name, args = node.parts
@@ -348,6 +375,11 @@ class Elaborator:
         if what == "sum" and (b - a + 1).is_Integer and b - a + 1 <= 0:
             return sp.Integer(0)  # an empty range: the body is never evaluated (it may be undefined there)
         e = self.scalar(body, {**env, index: k})
+        for x in sp.sympify(e).atoms(sp.Indexed):  # the entries at the ends of the range are declared
+            key = str(x.base.label)
+            if key in self.reals and x.base == self.reals[key][0] and x.indices[0].has(k):
+                self.check_in_sequence(key, x.indices[0].xreplace({k: a}), node, below=True, above=False)
+                self.check_in_sequence(key, x.indices[0].xreplace({k: b}), node, below=False, above=True)
         if what == "sum":
             return sp.Sum(e, (k, a, b))
         if (b - a).is_Integer and 0 <= b - a < 64:

@@ -99,7 +99,7 @@ class Counterexample:
     functions: dict = field(default_factory=dict)
 
     def describe(self) -> str:
-        d = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "as given"
+        d = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "the values shown"  # no dimension to choose
         i, j = self.entry
         from ..teach.printing import text
 
