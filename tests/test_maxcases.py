@@ -161,3 +161,12 @@ def test_the_audit_checks_the_claim_as_stated_with_entries_far_apart(monkeypatch
 def test_a_proof_by_cases_says_its_audit_of_the_claim_as_stated():
     v = prove_scalar(VecMax(block(B, u), block(B, w)), sp.Max(VecMax(block(B, u)), VecMax(block(B, w))))
     assert any("audit of the claim as stated" in str(t) for t in v.trace)
+
+
+def test_verify_scalar_refutes_a_claim_about_entries_with_values_for_the_entries():
+    from symattn.proof.scalar import verify_scalar
+
+    v = verify_scalar(sp.Max(x[1], x[2]), x[1])
+    assert v.status == "refuted" and v.counterexample.certificate
+    assert set(v.counterexample.values) == {"x[1]", "x[2]"}
+    assert verify_scalar(sp.Max(x[1], x[1]), x[1]).status == "proved"

@@ -189,8 +189,11 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET, audit: bool = Tru
         dims = [s for s in params if s.is_integer and s.is_positive]
         return done(symbolic_proof(method, trace, quantified(dims, (), set(params) - set(dims))))
     trace.append(TraceLine("lhs - rhs = {} does not simplify to 0", L - R, limit=160))
-    try:
-        cex, t = search_scalar(L, R, params, B)
+    labels = {b.label for e in (L, R) for b in sp.sympify(e).atoms(sp.IndexedBase)}
+    entries = sorted({a for e in (L, R) for a in sp.sympify(e).atoms(sp.Indexed) if a.free_symbols - {a} <= labels},
+                     key=str)
+    try:  # an entry x[1] gets a value, never the name x of its vector
+        cex, t = search_scalar(L, R, [p for p in params if p not in labels] + entries, B)
     except BudgetExceeded as exc:
         cex, t = None, [f"counterexample search gave up ({exc})"]
     trace += t
