@@ -359,3 +359,11 @@ def test_an_entry_outside_the_declared_sequence_is_refused(body, shown):
 def test_a_sum_reading_an_entry_outside_the_sequence_is_refused_naming_it():
     s = check_scalar_document(DECLARE + RECUR + chain(r"d_j &= \sum_{k=0}^{j} e^{x_k - m_j}")).steps[0]
     assert s.status == "ill-formed" and "reads x_{0}, which is outside the declared x_1, ..., x_V" in s.error
+
+
+def test_a_refuted_scalar_step_names_the_scalar_slip_catalogue(tmp_path, capsys):
+    path = tmp_path / "m.tex"
+    path.write_text(r"$$ a, b \in \mathbb{R} $$" + chain(r"\max(a, b) &= a + b"), encoding="utf-8")
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "rescaling factor" in out and "softmax axis" not in out

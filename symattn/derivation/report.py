@@ -77,7 +77,8 @@ def detail(s) -> str:
     elif s.status == "unknown":
         out.append("  neither proved nor refuted: the step may be true; no slip is suggested")
     elif s.status != "skipped":
-        out.append("  no usual slip (transpose, softmax axis, scale, head order) explains it")
+        tried = getattr(s, "slips_tried", "") or "transpose, softmax axis, scale, head order"  # the reader's catalogue
+        out.append(f"  no usual slip ({tried}) explains it")
     return "\n".join(out)
 
 

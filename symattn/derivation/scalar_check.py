@@ -41,7 +41,7 @@ from . import scalars as S
 from .model import Report, Step
 from .scalar_prove import Prover
 from .scalar_refute import Refuter
-from .scalar_slips import diagnose
+from .scalar_slips import CATALOGUE, diagnose
 from .scalar_values import Elaborator, Vec
 
 __all__ = ["Elaborator", "Prover", "Refuter", "check_scalar_document", "diagnose"]
@@ -106,6 +106,7 @@ def _check_chain(el, pr, st, offset, chain_no) -> list:
         s = Step(offset + k, S.latex(nodes[k - 1]), S.latex(node), S.latex(nodes[k - 1]), S.latex(node), "=", pos,
                  lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
         s.chain = chain_no
+        s.slips_tried = CATALOGUE  # the words of a report when no slip explains a refuted step
         steps.append(s)
     subject = vals[0]
     hyps = [None]

@@ -12,6 +12,8 @@ from .diagnose import Diagnosis
 from .scalar_values import _walk
 
 MAX_CANDIDATES = 40
+#: The slips :func:`diagnose` tries, in words (a report says these were tried when none explains a step).
+CATALOGUE = "rescaling factor e^{m(u) - m(v)} dropped, off-by-one in a running index or a sum's bound"
 
 
 def _maxima(el, s) -> list:
