@@ -7,7 +7,9 @@ candidate that makes the step hold names the slip:
 - softmax on the other axis: Softmax normalizing rows where columns were meant (or back);
 - scale dropped: the 1/sqrt(d_k) of the scores missing (or applied where it was not);
 - heads summed in the wrong order: the factors of the summand swapped (head_h W_h^O for
-  W_h^O head_h), or the heads paired in reverse (head H+1-h with W_h).
+  W_h^O head_h), or the heads paired in reverse (head H+1-h with W_h);
+- one declared matrix for another of its shape: queries and keys swapped, a wrong matrix (or a
+  wrong denominator), see :mod:`.operand_slips`; slips of a mask, see :mod:`.mask_slips`.
 
 A candidate is first checked on random integer inputs (cheap, never trusted alone), then
 given to :func:`symattn.verify`; the diagnosis reports which evidence it has.
@@ -27,8 +29,10 @@ from ..errors import DerivationError, SymattnError
 from ..proof import verify
 from ..proof.budget import Budget
 from ..proof.refute import search
+from ..proof.verdict import general_scope
 from . import ast
 from .mask_slips import mask_candidates
+from .operand_slips import operand_candidates
 
 MAX_CANDIDATES = 120  # tried in order until one is proved, within the budget
 
@@ -377,17 +381,77 @@ def verify_positions(scope, L, R, **kw):
     at s = 0 (t = n): the first verdict that is not a proof, or the proof with both scopes."""
     positions = getattr(scope, "positions", None) or {}
     if not positions:
-        return verify(L, R, **kw)
+        return halves_as_written(scope, verify(L, R, **kw))
     L, R = L.xreplace(scope.subs), R.xreplace(scope.subs)
-    v = verify(L, R, **kw)
+    v = halves_as_written(scope, as_written(positions, verify(L, R, **kw), last=False))
     if not v.proved:
         return v
     last = {slack: 0 for _, _, slack in positions.values()}
-    w = verify(L.xreplace(last), R.xreplace(last), **kw)
+    w = halves_as_written(scope, as_written(positions, verify(L.xreplace(last), R.xreplace(last), **kw), last=True))
     if not w.proved:
         return w
     names = ", ".join(f"{p} = {sp.sstr(n)}" for p, (_, n, _) in positions.items())
     return replace(v, scope=f"{v.scope}; and at {names}: {w.scope}", seconds=v.seconds + w.seconds)
+
+
+def halves_as_written(scope, v):
+    """The verdict ``v`` with the half d/2 of an even dimension d (read as 2 p for a rotation's p pairs) named
+    as the file writes it: d/2 in a scope, d = 2 p in a counterexample."""
+    halves = {str(p): (str(d), p.name) for d, p2 in (getattr(scope, "subs", None) or {}).items()
+              for p in sp.sympify(p2).atoms(sp.Dummy) if sp.sympify(p2) == 2 * p}
+    if not halves:
+        return v
+    text = v.scope
+    for inner, (_, shown) in halves.items():
+        text = text.replace(inner, shown)
+    cex = v.counterexample
+    if cex is not None:
+        dims = {halves[k][0] if k in halves else k: 2 * x if k in halves else x for k, x in cex.dims.items()}
+        cex = replace(cex, dims=dims)
+        text = "counterexample at " + ", ".join(f"{k}={x}" for k, x in dims.items())
+    return replace(v, scope=text, counterexample=cex)
+
+
+def as_written(positions, v, last: bool):
+    """The verdict ``v`` of a step checked with each length n read as t + s (a position t, an internal slack
+    s >= 1; or s = 0 when ``last``) in the file's own names: the scope quantifies over n and the positions
+    t < n (or t = n), and a counterexample gives n, never s."""
+    t_of = {str(t): (str(n), p) for p, (t, n, _) in positions.items()}
+    slacks = {str(s): (str(t), str(n)) for t, n, s in positions.values()}
+    cex = v.counterexample
+    if cex is not None:
+        dims = {}
+        for k, x in cex.dims.items():
+            if k in slacks:
+                t, n = slacks[k]
+                dims[n] = cex.dims.get(t, 0) + x
+            elif k in t_of and last:
+                dims[t_of[k][0]] = x
+            else:
+                dims[k] = x
+        cex = replace(cex, dims=dims)
+        shown = ", ".join(f"{k}={x}" for k, x in dims.items())
+        return replace(v, counterexample=cex, scope=f"counterexample at {shown}")
+    if v.proved and v.general and any(v.over):
+        dims, heads, scalars = v.over
+        named, read = set(), set()
+        for d in dims + heads:  # a position or its slack, read as a count of heads, is a length too
+            read.add(d)
+            if d in slacks:
+                named.add(slacks[d][1])
+            elif d in t_of:
+                named.add(t_of[d][0])
+            elif d in dims:
+                named.add(d)
+        where = [f"every position 1 <= {p} < {sp.sstr(n)}" for p, (t, n, _) in positions.items()
+                 if not last and str(t) in read]
+        heads = tuple(h for h in heads if h not in slacks and h not in t_of)
+        over = (tuple(sorted(named)), heads, scalars)
+        return replace(v, over=over, scope=" and ".join([general_scope(over)] + where))
+    text = v.scope
+    for s, (t, n) in slacks.items():
+        text = text.replace(s, n if last else f"{n} - {t}")
+    return replace(v, scope=text)
 
 
 def diagnose_left(step, budget: float):
@@ -453,6 +517,8 @@ def diagnose_step(step, budget: float = 10.0):
             candidates.append((slip, detail, make, None))
     add_nodes([c for c in written if c[0] != "softmax on the other axis" and not (
         c[0] == "transposed operand" and "operands swapped" not in c[1])])
+    if step.rhs_node is not None and scope is not None:  # last: Q for K, a wrong matrix in a denominator
+        add_nodes(operand_candidates(step.rhs_node, scope))
     best = None
     for slip, detail, make, text, *where in candidates[:MAX_CANDIDATES]:
         if deadline.left() <= 0:
@@ -462,6 +528,8 @@ def diagnose_step(step, budget: float = 10.0):
             check_shapes(R2)
         except (DerivationError, SymattnError, ValueError, TypeError, AttributeError):
             continue  # the candidate does not fit together: not this slip
+        if getattr(step, "orientation", "") and isinstance(R2, MatrixExpr) and not _fits(L, R2) and _fits(L, R2.T):
+            R2 = R2.T  # a row compared with a column as vectors, as the step itself was
         if not isinstance(R2, MatrixExpr) or not _fits(L, R2):
             continue
         agreed = _consistent(L, R2, min(2.0, max(deadline.left(), 0.1)))

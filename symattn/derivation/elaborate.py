@@ -138,6 +138,7 @@ class Scope:
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
         self.features: dict[str, tuple] = {}  # phi : R^D -> R^C: name -> (D, C)
         self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
+        self.rows_read = 0  # how many times such a row was read (a step's sides compare the count)
 
     # declarations ----------------------------------------------------------
 
@@ -200,7 +201,7 @@ class Scope:
         if st.shape.rows is None:  # c \in \mathbb{R}: a real scalar
             for n in st.names:
                 k = key_of(n)
-                if k in self.scalars or k in self.matrices or k in self.dims:
+                if k in self.scalars or k in self.matrices or k in self.dims or k in self.features:
                     self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
                 self.scalars[k] = sp.Symbol(k, real=True)
             return
@@ -228,7 +229,7 @@ class Scope:
                 self.fail(n, f"{n.text()} has no subscript {st.index}",
                           f"a name indexed by the head index, as in W_{st.index}^Q")
             k = key_of(n)
-            if k in self.matrices or k in self.partitions or k in self.scalars:
+            if k in self.matrices or k in self.partitions or k in self.scalars or k in self.features:
                 self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
             self.matrices[k] = sp.MatrixSymbol(k, rows, cols)
             if k in self.families:  # the blocks W^O_h declared before the whole W^O
@@ -539,10 +540,17 @@ class Scope:
             return False
         if n.base in VOCABULARY_ARITY or n.base in ("exp", "log", ONES):
             return False
+        if n.sub is not None and self.is_declared_matrix(ast.Name(n.pos, n.base, None, n.sup, n.font)):
+            return False  # Q_i, Q_{t,:}, K_{1:t} of a declared matrix: a part of it, which a claim is about
         k = key_of(n)
         return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions or k in self.features
                     or k in self.scalars or k in self.partitions or k in self.aliases
                     or family_key(n) in self.families or family_key(n) in self.indexed)
+
+    def is_declared_matrix(self, n) -> bool:
+        """True when the plain name ``n`` (no subscript) is a matrix the file declares, whole or by blocks."""
+        k = self.aliases.get(key_of(n), key_of(n))
+        return k in self.matrices or k in self.partitions
 
     # expressions -----------------------------------------------------------
 
@@ -723,7 +731,16 @@ class Scope:
 
     def _sum(self, node, L):
         up = node.upper
-        if up is None:  # \sum_i over the declared range of i
+        rows = self.sums_rows(node)
+        if rows is not None and not (isinstance(up, ast.Name) and up.sub is None and up.sup is None
+                                     and up.base not in L and self.resolve(up.base) in self.dims):
+            self.rows_sum_range(node, rows)
+        if up is None and rows is not None:  # \sum_j K_j: over every row of K
+            count = rows
+            note = f"\\sum_{node.index} over the rows {node.index} = 1, ..., {sp.sstr(rows)}"
+            if note not in self.notes:
+                self.notes.append(note)
+        elif up is None:  # \sum_i over the declared range of i
             if node.index not in self.counts:
                 self.fail(node, f"the sum over {node.index} has no range, and {node.index} has none declared",
                           f"\\sum_{{{node.index}=1}}^{{H}}, or a range {node.index} = 1, \\dots, H", UnknownSymbolError)
@@ -746,6 +763,42 @@ class Scope:
             return body
 
         return D.head_sum(summand, count)
+
+    def sums_rows(self, node):
+        """The number of rows of a declared matrix K whose rows K_j the summand of ``node`` reads by the sum's
+        index j (a sum over positions, not over heads), or None."""
+        if self.dialect != "latex" or node.index in self.counts:
+            return None
+        stack = [node.body]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, tuple):
+                stack.extend(n)
+            elif isinstance(n, ast.Name):
+                whole = ast.Name(n.pos, n.base, None, n.sup, n.font)
+                if (isinstance(n.sub, ast.Name) and n.sub.base == node.index and n.sub.sub is None
+                        and self.is_declared_matrix(whole)):
+                    k = self.aliases.get(key_of(whole), key_of(whole))
+                    return (self.matrices[k] if k in self.matrices else self.partitions[k]).rows
+            elif isinstance(n, ast.Node):
+                stack.extend(getattr(n, f.name) for f in fields(n) if f.name != "pos")
+        return None
+
+    def rows_sum_range(self, node, rows):
+        """Refuse a sum over rows K_j whose range is not all the rows 1..N (N a declared dimension)."""
+        j, up = node.index, node.upper
+        every = f"\\sum_{{{j}=1}}^{{{sp.sstr(rows)}}}"
+        if up is None:
+            return
+        written = up.text()
+        if isinstance(up, ast.Name) and up.sub is None and up.sup is None and len(up.base) == 1 \
+                and up.base not in self.dims:
+            why = (f"the sum over the positions {j} runs to the position {written}: a causal sum over the rows up "
+                   f"to a position (1 <= {j} <= {written}) is not read")
+        else:
+            why = (f"the sum over the positions {j} runs to {written}: a sum over the rows of a declared matrix is "
+                   "read over all of them, up to its number of rows (a declared dimension), not over part of them")
+        self.fail(node, why, f"{every}, a sum over every row", NotationShapeError)
 
     def index_value(self, node, L):
         if isinstance(node, ast.Arith):  # a compound subscript: (g - 1) h / G + j

@@ -3,8 +3,9 @@ r"""Slips inside a mask written entry by entry (``M_{ts} = \begin{cases} 0 & s \
 
 A step that uses such a mask and fails is tried again with the mask's conditions changed in one way:
 
-- mask condition off by one: every comparison made strict or not strict (s < t for s <= t), which
-  moves the boundary by one position (the diagonal, a query and its own key, hidden or shown);
+- mask condition off by one: an index shifted by one written without the shift (s <= t for s <= t + 1),
+  or every comparison made strict or not strict (s < t for s <= t); either moves the boundary by one
+  position (the diagonal, a query and its own key, hidden or shown);
 - mask direction flipped: every comparison reversed (s >= t for s <= t: the future shown instead of
   the past), or the rows 0 and -infinity swapped (s > t for s <= t).
 
@@ -32,12 +33,25 @@ def variants(cases: ast.Cases):
     def each(fn):
         return tuple((v, None if c is None else fn(c)) for v, c in rows)
 
+    if any(c is not None and (_offset(c[0]) or _offset(c[2])) for _, c in rows):
+        yield ("mask condition off by one", "the boundary moves by one position",
+               each(lambda c: (_unshifted(c[0]), c[1], _unshifted(c[2]))))
     yield ("mask condition off by one", "the boundary moves by one position",
            each(lambda c: (c[0], STRICTER[c[1]], c[2])))
     yield ("mask direction flipped", "the other side of the boundary is visible",
            each(lambda c: (c[2], c[1], c[0])))
     yield ("mask direction flipped", "the visible and the hidden entries are swapped",
            each(lambda c: (c[0], NEGATED[c[1]], c[2])))
+
+
+def _offset(n) -> bool:
+    """True for an index shifted by one, t + 1 or t - 1."""
+    return isinstance(n, ast.Index) and isinstance(n.right, ast.Num) and n.right.value == 1
+
+
+def _unshifted(n):
+    """t for t + 1 or t - 1 (the comparison kept as written: s <= t + 1 becomes s <= t); n otherwise."""
+    return n.left if _offset(n) else n
 
 
 def mask_candidates(step, scope, latex: bool):

@@ -55,6 +55,7 @@ class Step:
     bound: dict = field(default_factory=dict, repr=False)  # parameters bound by a signature (F: ... -> ...)
     chain: int = 0  # steps of the same chain share this number
     assumptions: tuple = ()  # the assumptions substituted into this step's two sides
+    orientation: str = ""  # "column = row, compared as vectors (n entries)": the sides differ in orientation
 
     @property
     def proved(self) -> bool:
@@ -69,6 +70,8 @@ class Step:
         }
         if self.assumptions:
             out["assumptions"] = list(self.assumptions)
+        if self.orientation:
+            out["orientation"] = self.orientation
         if self.error:
             out["error"] = self.error
         cex = self.verdict.counterexample if self.verdict is not None else None
@@ -195,6 +198,8 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
         if s.assumptions and v.proved:
             s.scope += "; under " + ", ".join(s.assumptions)
+        if s.orientation:
+            s.scope += f"; orientation: {s.orientation}"
     if diagnose:
         # a slip is looked for in every step shown false or that cannot be built: an undecided
         # ("unknown") step may well be true
@@ -426,25 +431,27 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     except DerivationError as exc:
         bound = {}
         nodes, vals = nodes[:1], [exc]
+    rows = []  # per expression: did it read a row Q_i of a declared matrix as a vector
     for n in nodes:
-        start = len(scope.hits)
+        start, read = len(scope.hits), scope.rows_read
         try:
             vals.append(scope.expr(n, bound))
         except DerivationError as exc:
             vals.append(exc)
         used.append(set(scope.hits[start:]))
+        rows.append(scope.rows_read > read)
     if st.shape is not None and not isinstance(vals[-1], Exception):
         try:
             scope.check_shape(nodes[-1], vals[-1], st.shape)
         except DerivationError as exc:
             vals[-1] = exc
-    vals, as_vectors = orient_vectors(scope, nodes, vals)  # V'_i written as a column, then as a row
+    vals, as_vectors = orient_vectors(scope, nodes, vals, rows)  # V'_i written as a column, then as a row
     out = []
     for k, (rel, pos, node) in enumerate(st.links, start=1):
         s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
                  lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
         s.scope_obj, s.chain, s.bound = scope, chain, bound
         s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
-        s.assumptions += (as_vectors[k],) if as_vectors[k] else ()
+        s.orientation = as_vectors[k] or ""
         out.append(s)
     return out

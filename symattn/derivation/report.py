@@ -9,7 +9,9 @@ import numpy as np
 
 def _verdict(s) -> str:
     if s.status == "proved":
-        return "proved, general" if s.general else "proved at dims"
+        out = "proved, general" if s.general else "proved at dims"
+        # a column equated with a row: said beside the verdict, where a dropped transpose would hide
+        return out + (" (as vectors)" if getattr(s, "orientation", "") else "")
     return s.status
 
 

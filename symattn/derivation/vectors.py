@@ -131,6 +131,7 @@ def row_vector(scope, node: ast.Name, L):
     if note not in scope.notes and not any(n.endswith("as Katharopoulos et al. write them") for n in scope.notes):
         scope.notes.append(note)
     scope.row_vectors = True
+    scope.rows_read += 1
     return X[k - 1:k, :].T
 
 
@@ -176,14 +177,19 @@ def division_note(scope, den_node) -> None:
         scope.notes.append(note)
 
 
-def orient_vectors(scope, nodes, vals):
+def orient_vectors(scope, nodes, vals, rows=None):
     """Where a chain goes from a column of n entries to a row of n entries (or back) in a derivation
-    that reads rows as vectors, the row is compared as the column it writes (its transpose). Returns
-    the values to compare and, per link, the text that says so (or None)."""
+    that reads rows as vectors, the row is compared as the column it writes (its transpose); ``rows``
+    (per expression: True when it read a row Q_i of a declared matrix) limits that to the links one of
+    whose sides read such a row, so that elsewhere a row against a column stays a shape error. Returns
+    the values to compare and, per link, the orientation that says so ("column = row, compared as
+    vectors") or None."""
     out, said = list(vals), [None] * len(vals)
     if not getattr(scope, "row_vectors", False):
         return out, said
     for k in range(1, len(out)):
+        if rows is not None and not (rows[k - 1] or rows[k]):
+            continue
         a, b = out[k - 1], out[k]
         if not all(isinstance(x, sp.matrices.expressions.matexpr.MatrixExpr) for x in (a, b)):
             continue
@@ -192,7 +198,6 @@ def orient_vectors(scope, nodes, vals):
         if (column_row or row_column) and not same_dim(a.rows, a.cols):
             n = a.rows if column_row else a.cols
             out[k] = b.T
-            what = ("a column", "a row") if column_row else ("a row", "a column")
-            left = nodes[k - 1].text() if len(nodes[k - 1].text()) <= 24 else "the left side"
-            said[k] = f"{left} ({what[0]} of {sp.sstr(n)} entries) and the right side ({what[1]}) compared as vectors"
+            said[k] = (f"{'column = row' if column_row else 'row = column'}, compared as vectors "
+                       f"({sp.sstr(n)} entries)")
     return out, said
