@@ -367,3 +367,27 @@ def test_a_refuted_scalar_step_names_the_scalar_slip_catalogue(tmp_path, capsys)
     assert main(["check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "rescaling factor" in out and "softmax axis" not in out
+
+
+@pytest.mark.parametrize("text, words", [
+    (r"$$ x \in \mathbb{R}^{n} $$" + chain(r"\max_{i \in [n]} x_i &= \max_i x_i"),
+     r"\max_{i \in ...}: a set of indices after \in is not read"),
+    (r"$$ Q, K \in \mathbb{R}^{N \times D} $$ $$ a \in \mathbb{R} $$" + chain(r"\max(a, a) &= a"),
+     "so it is read as a scalar derivation"),
+    (r"$$ x_1, \ldots, x_V \in \mathbb{R}, \quad s_0 = 0 $$ \begin{align*} s_j &\leftarrow s_{j-1} + s_{j-2} + x_j"
+     r" \end{align*}" + chain(r"s_j &= s_{j-1} + s_{j-2} + x_j"), r"s_{-1} has no value"),
+])
+def test_what_is_not_read_is_refused_in_the_scalar_readers_words(text, words):
+    with pytest.raises((ParseError, DerivationError)) as info:
+        check_scalar_document(text)
+    assert words in str(info.value)
+
+
+def test_max_of_a_set_in_braces_is_read():
+    assert statuses(r"$$ a, b \in \mathbb{R} $$" + chain(r"\max\{a, b\} &= \max(b, a)")) == ["proved"]
+
+
+def test_an_entry_at_the_index_of_a_sum_with_limits_says_so():
+    s = check_scalar_document(r"$$ x \in \mathbb{R}^{n} $$ $$ m(v) := \max_i v_i $$"
+                              + chain(r"\sum_{i=1}^{n} x_i &= \sum_i x_i")).steps[0]
+    assert s.status == "ill-formed" and "i is the index of a sum or maximum with limits" in s.error

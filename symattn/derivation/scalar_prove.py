@@ -61,6 +61,11 @@ class Prover:
             rep = {}
             for f in e.atoms(sp.core.function.AppliedUndef):
                 if f.func in self.funs and f.args[0].is_Integer:
+                    if f.args[0] < 0:  # s_{j-2} at j = 1: below the initial value, nothing defines it
+                        name = self.funs[f.func]
+                        raise DerivationError(f"{name}_{{{f.args[0]}}} has no value: at {self.j} = {c} the running "
+                                              f"values reach below the initial value {name}_0", 0, 0,
+                                              f"recurrences that reach back to {name}_0 only (such as {name}_{{j-1}})")
                     if f.args[0] == 0:
                         rep[f] = self.el.initial[self.funs[f.func]]
                     elif maxima or not self._is_max(f.func):

@@ -292,6 +292,11 @@ class Elaborator:
                 raise _err(f"{S.latex(base)} does not have the blocks of the vector the index "
                            f"{S.latex(index)} runs over", node)
             return vec.blocks[t][1]
+        if index.kind == "name" and isinstance(env.get(S.name_text(index)), sp.Dummy):
+            i = S.name_text(index)
+            raise _err(f"{S.latex(node)}: {i} is the index of a sum or maximum with limits ({i} = ... to ...), which "
+                       f"runs over numbers; the entries of the vector {S.latex(base)} are read over the vector itself",
+                       node, f"\\sum_{i} {S.latex(base)}_{i} or \\max_{i} {S.latex(base)}_{i}")
         raise _err(f"the entry {S.latex(node)} of a vector at a fixed index is not read", node,
                    "\\max_i x_i, \\sum_i x_i, or a bmatrix from x_1 to x_B")
 

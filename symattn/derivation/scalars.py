@@ -470,8 +470,8 @@ class Parser:
             sup = f"({inner})"
         return N("name", (t.value, sup), pos)
 
-    def bounds(self):
-        """``_i`` or ``_{k=1}^{n}`` after \\max or \\sum: (index, lo, hi)."""
+    def bounds(self, what: str = "max"):
+        """``_i`` or ``_{k=1}^{n}`` after \\max or \\sum (``what``): (index, lo, hi)."""
         self.expect("sym", "_", "'_' and the index")
         if self.at("id"):
             return self.take().value, None, None
@@ -480,6 +480,9 @@ class Parser:
         if self.at("sym", "}"):
             self.take()
             return index, None, None
+        if self.at("cmd", "in"):
+            self.fail(f"\\{what}_{{{index} \\in ...}}: a set of indices after \\in is not read",
+                      f"\\{what}_{index} x_{index} over a declared vector x, or \\{what}_{{{index}=1}}^{{n}}")
         self.expect("sym", "=", "'=' and the first value")
         lo = self.expr()
         self.expect("sym", "}", "'}'")
@@ -515,20 +518,20 @@ class Parser:
                 return N("exp", (self.atom(),), pos)
             self.fail("\\exp without its argument", "\\exp(...)")
         if t.kind == "cmd" and t.value == "max":
-            if self.at("sym", "("):
-                self.take()
+            if self.at("sym", "(") or self.at("sym", "{"):  # \max(a, b), or \max\{a, b\} (a set of values)
+                close = ")" if self.take().value == "(" else "}"
                 args = [self.expr()]
                 while self.at("sym", ","):
                     self.take()
                     args.append(self.expr())
-                self.expect("sym", ")", "')' closing \\max(...)")
+                self.expect("sym", close, f"'{close}' closing \\max" + ("(...)" if close == ")" else "\\{...\\}"))
                 if len(args) < 2:
                     self.fail("\\max of one argument", "\\max(a, b) or \\max_i x_i")
                 return N("max", tuple(args), pos)
             index, lo, hi = self.bounds()
             return N("maxover", (index, lo, hi, self.postfix(self.atom())), pos)
         if t.kind == "cmd" and t.value == "sum":
-            index, lo, hi = self.bounds()
+            index, lo, hi = self.bounds("sum")
             return N("sum", (index, lo, hi, self.term()), pos)
         if t.kind == "begin" and t.value == "bmatrix":
             cells = []
@@ -719,8 +722,20 @@ def _formula(toks: list[Tok], env: str) -> list:
     return out
 
 
+MATRIX = re.compile(r"\\mathbb\s*\{\s*R\s*\}\s*\^\s*\{[^{}]*\\(times|cdot)")
+
+
 def parse_scalar_document(text: str) -> list:
-    """The statements of a scalar document, in the order written."""
+    """The statements of a scalar document, in the order written. A document that declares a
+    matrix (\\mathbb{R}^{N \\times D}) is refused: this reader reads numbers and vectors only."""
+    formulas = "\n".join(line.split("%", 1)[0] for line in text.split("\n"))
+    found = MATRIX.search(formulas)
+    if found:
+        line = formulas.count("\n", 0, found.start()) + 1
+        col = found.start() - (formulas.rfind("\n", 0, found.start()) + 1) + 1
+        raise ParseError("the file uses \\max or \\leftarrow, so it is read as a scalar derivation (numbers and "
+                         "vectors of any length), where a matrix such as \\mathbb{R}^{N \\times D} is not read", line,
+                         col, "a matrix derivation without \\max, or the scalar steps in a file of their own")
     toks = tokenize(text)
     out, k = [], 0
     while toks[k].kind != "eof":
