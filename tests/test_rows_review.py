@@ -79,6 +79,18 @@ def test_a_position_is_shown_as_the_length_it_runs_to():
     assert s.scope.startswith("all dimensions (D, N) and every position 1 <= i < N; and at i = N: "), s.scope
 
 
+def test_an_undecided_step_names_the_length_not_the_internal_slack():
+    import sympy as sp
+
+    from symattn.derivation.diagnose import as_written
+    from symattn.proof.verdict import Verdict
+
+    i, N, slack = sp.Symbol("i", positive=True), sp.Symbol("N", positive=True), sp.Dummy("s", positive=True)
+    v = Verdict("unknown", False, "none", f"sides agree at {i + slack} = 3", (f"tried {i + slack}",))
+    w = as_written({"i": (i, N, slack)}, v, last=False)
+    assert str(slack) not in w.scope + " ".join(w.trace) and "(N - i)" in w.scope, (w.scope, w.trace)
+
+
 # a column equated with a row ----------------------------------------------------------------------------
 
 ORIENT = FEATURES + "\n\n\\begin{equation}\n    \\phi\\left(Q_i\\right)^T \\phi\\left(K\\right)^T V = " \

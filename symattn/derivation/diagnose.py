@@ -448,10 +448,13 @@ def as_written(positions, v, last: bool):
         heads = tuple(h for h in heads if h not in slacks and h not in t_of)
         over = (tuple(sorted(named)), heads, scalars)
         return replace(v, over=over, scope=" and ".join([general_scope(over)] + where))
-    text = v.scope
-    for s, (t, n) in slacks.items():
-        text = text.replace(s, n if last else f"{n} - {t}")
-    return replace(v, scope=text)
+    def named(text):
+        for s, (t, n) in slacks.items():
+            text = text.replace(s, n if last else f"({n} - {t})")
+        return text
+
+    trace = tuple(named(x) if isinstance(x, str) else x for x in v.trace)
+    return replace(v, scope=named(v.scope), trace=trace)
 
 
 def diagnose_left(step, budget: float):
