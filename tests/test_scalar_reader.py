@@ -391,3 +391,11 @@ def test_an_entry_at_the_index_of_a_sum_with_limits_says_so():
     s = check_scalar_document(r"$$ x \in \mathbb{R}^{n} $$ $$ m(v) := \max_i v_i $$"
                               + chain(r"\sum_{i=1}^{n} x_i &= \sum_i x_i")).steps[0]
     assert s.status == "ill-formed" and "i is the index of a sum or maximum with limits" in s.error
+
+
+def test_user_names_that_look_like_builtins_stay_user_names():
+    text = (r"$$ x, y \in \mathbb{R}^{B} $$ $$ \mathrm{Max}(x) := \max_i x_i, \quad \mathrm{exp}(x) := \sum_i x_i,"
+            r" \quad \mathrm{oo}(x) := \max_i x_i $$"
+            + chain(r"\max(\mathrm{Max}(x), \mathrm{oo}(y)) &= \mathrm{Max}(\begin{bmatrix} x & y \end{bmatrix})",
+                    r"&= \mathrm{exp}(x)"))
+    assert statuses(text) == ["proved", "refuted"]

@@ -273,7 +273,7 @@ def tokenize(text: str) -> list[Tok]:
                 word = word.replace("\\_", "_").strip()
                 if not re.fullmatch(r"[A-Za-z]+", word):
                     raise ParseError(f"\\{name}{{{word}}} is not a name", line, j - col0 + 1, "a word of letters")
-                if word in ("max", "exp") and name in ("operatorname", "mathrm"):  # \operatorname{max} is \max
+                if word == "max" and name in ("operatorname", "mathrm"):  # \operatorname{max} is \max
                     emit("cmd", word, j)
                 else:
                     emit("id", word, j)
