@@ -399,3 +399,14 @@ def test_user_names_that_look_like_builtins_stay_user_names():
             + chain(r"\max(\mathrm{Max}(x), \mathrm{oo}(y)) &= \mathrm{Max}(\begin{bmatrix} x & y \end{bmatrix})",
                     r"&= \mathrm{exp}(x)"))
     assert statuses(text) == ["proved", "refuted"]
+
+
+def test_a_slip_in_the_step_that_needs_the_induction_hypothesis_is_named():
+    r = check_scalar_document(DECLARE + RECUR + chain(
+        r"d_j &= d_{j-1} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}",
+        r"&= \sum_{k=1}^{j} e^{x_k - m_{j-1}} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}",
+        r"&= \sum_{k=1}^{j} e^{x_k - m_j}"))
+    s = r.steps[1]
+    assert s.status == "refuted"
+    assert s.diagnosis is not None and s.diagnosis.slip == "off-by-one in a running index"
+    assert r"\sum_{k=1}^{j - 1}" in s.diagnosis.corrected and "by induction" in s.diagnosis.evidence

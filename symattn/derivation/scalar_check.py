@@ -116,6 +116,10 @@ def _check_chain(el, pr, st, offset, chain_no) -> list:
         hyps = [(prior, vals[h].xreplace({pr.j: pr.j - 1}), h) for h in range(len(vals) - 1, 0, -1)
                 if not isinstance(vals[h], Exception) and not isinstance(vals[h], Vec)
                 and not vals[h].has(subject.func)] + [None]
+    running = len(hyps) > 1 or (pr.j is not None and isinstance(subject, sp.core.function.AppliedUndef)
+                                and subject.func in pr.funs and subject.args[0] == pr.j)
+    for s in steps:  # what the diagnosis needs to re-read the chain with a step corrected
+        s.chain_steps, s.chain_subject = steps, (subject if running else None)
     results = None
     for hyp in hyps:
         attempt = [_run_step(pr, s, hyp) for s in steps]

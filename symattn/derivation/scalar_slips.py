@@ -6,10 +6,12 @@ from __future__ import annotations
 import itertools
 import time
 
+import sympy as sp
+
 from ..errors import BudgetExceeded, DerivationError
 from . import scalars as S
 from .diagnose import Diagnosis
-from .scalar_values import _walk
+from .scalar_values import Vec, _walk
 
 MAX_CANDIDATES = 40
 #: The slips :func:`diagnose` tries, in words (a report says these were tried when none explains a step).
@@ -131,9 +133,48 @@ def _replace_node(node, old, new):
     return node
 
 
+def _by_induction(el, pr, s, R, deadline) -> str:
+    """With the right side of step ``s`` corrected to R: "" or the induction that proves it. The
+    chain (``s.chain_steps``, about the running value ``s.chain_subject`` at j) is re-read with R
+    in place; for an expression e of the corrected chain at or after this step, the hypothesis
+    d_{j-1} = e(j-1) is used when every step up to e is then proved: as in the chain's own check,
+    those steps show d_j = e(j) at j = 1 without it and at j >= 2 from j - 1."""
+    subject, steps = getattr(s, "chain_subject", None), getattr(s, "chain_steps", None)
+    if subject is None or not steps or pr.j is None or s not in steps:
+        return ""
+    k = steps.index(s)
+    vals = [steps[0].lhs_expr] + [t.rhs_expr for t in steps]
+    vals[k + 1] = R
+    if any(isinstance(v, Exception) for v in vals):
+        return ""
+    for h in range(len(vals) - 1, k, -1):
+        e = vals[h]
+        if isinstance(e, Vec) or sp.sympify(e).has(subject.func):
+            continue
+        hyp = (subject.func(pr.j - 1), sp.sympify(e).xreplace({pr.j: pr.j - 1}))
+        ok = True
+        for t in range(h):
+            if time.perf_counter() > deadline:
+                return ""
+            try:
+                v, _ = pr.step(vals[t], vals[t + 1], hyp)
+            except (DerivationError, BudgetExceeded, TypeError, ValueError):
+                v = None
+            if v is None or not v.proved:
+                ok = False
+                break
+        if ok:
+            return (f"proved for every {pr.j} by induction: steps 1..{h} of the corrected chain, with the hypothesis "
+                    f"{S.latex(steps[0].lhs_node)} at {pr.j} - 1 equal to expression {h} at {pr.j} - 1")
+    return ""
+
+
 def diagnose(el, pr, s):
-    """The slip whose correction makes the step hold (proved), or None."""
+    """The slip whose correction makes the step hold (proved), or None. A correction is tried
+    first on the step alone, then (for a chain about a running value) with the induction
+    hypothesis the corrected chain provides."""
     deadline = time.perf_counter() + 30.0
+    tried = []
     for count, (slip, detail, fixed) in enumerate(candidates(el, s)):
         if count >= MAX_CANDIDATES or time.perf_counter() > deadline:
             break
@@ -144,4 +185,11 @@ def diagnose(el, pr, s):
             continue
         if v.proved:
             return Diagnosis(slip, detail, S.latex(fixed), f"proved ({v.method})", True)
+        tried.append((slip, detail, fixed, R))
+    for slip, detail, fixed, R in tried:
+        if time.perf_counter() > deadline:
+            break
+        how = _by_induction(el, pr, s, R, deadline)
+        if how:
+            return Diagnosis(slip, detail, S.latex(fixed), how, True)
     return None
