@@ -410,3 +410,20 @@ def test_a_slip_in_the_step_that_needs_the_induction_hypothesis_is_named():
     assert s.status == "refuted"
     assert s.diagnosis is not None and s.diagnosis.slip == "off-by-one in a running index"
     assert r"\sum_{k=1}^{j - 1}" in s.diagnosis.corrected and "by induction" in s.diagnosis.evidence
+
+
+DAO_F = r"f(x) &= \begin{bmatrix} e^{m(x^{(1)}) - m(x)} f(x^{(1)}) & e^{m(x^{(2)}) - m(x)} f(x^{(2)}) \end{bmatrix}"
+DAO_L = r"\ell(x) &= e^{m(x^{(1)}) - m(x)} \ell(x^{(1)}) + e^{m(x^{(2)}) - m(x)} \ell(x^{(2)})"
+
+
+@pytest.mark.parametrize("claim, slip", [
+    (DAO_L.replace(r"e^{m(x^{(1)}) - m(x)}", r"e^{m(x) - m(x^{(1)})}"), "rescaling factor inverted"),
+    (DAO_F.replace(r"e^{m(x^{(2)}) - m(x)}", r"e^{m(x^{(1)}) - m(x)}"), "rescaling factor of another block"),
+    (DAO_L.replace(r"\ell(x^{(2)})", r"\ell(x^{(1)})"), "another block's vector"),
+    (r"f(x) &= \begin{bmatrix} e^{m(x^{(2)}) - m(x)} f(x^{(2)}) & e^{m(x^{(1)}) - m(x)} f(x^{(1)}) \end{bmatrix}",
+     "blocks swapped"),
+])
+def test_dao_slips_are_named(claim, slip):
+    s = check_scalar_document(VECTORS + chain(claim)).steps[0]
+    assert s.status == "refuted" and s.diagnosis is not None and s.diagnosis.slip == slip
+    assert s.diagnosis.proved

@@ -15,7 +15,8 @@ from .scalar_values import Vec, _walk
 
 MAX_CANDIDATES = 40
 #: The slips :func:`diagnose` tries, in words (a report says these were tried when none explains a step).
-CATALOGUE = "rescaling factor e^{m(u) - m(v)} dropped, off-by-one in a running index or a sum's bound"
+CATALOGUE = ("rescaling factor e^{m(u) - m(v)} dropped, inverted or of another block, another block's vector, "
+             "blocks swapped, off-by-one in a running index or a sum's bound")
 
 
 def _maxima(el, s) -> list:
@@ -80,9 +81,53 @@ def candidates(el, s):
             new = S.N("mul", (factor, t))
             fixed = S.N("add", tuple(new if k == t_no else x for k, x in enumerate(terms))) if len(terms) > 1 else new
             yield ("rescaling factor dropped", f"the term {S.latex(t)} lacks the factor {S.latex(factor)}", fixed)
+    yield from _factor_and_block_slips(el, R, maxima)
     for spot, new_index in _index_shifts(R):
         yield ("off-by-one in a running index", f"{S.latex(spot)} should be {S.latex(new_index)}",
                _replace_node(R, spot, new_index))
+
+
+def _exp_difference(n):
+    """(a, b) when the node is e^{a - b}, else None."""
+    if n.kind != "exp" or n.parts[0].kind != "add" or len(n.parts[0].parts) != 2:
+        return None
+    a, nb = n.parts[0].parts
+    return (a, nb.parts[0]) if nb.kind == "neg" else None
+
+
+def _factor_and_block_slips(el, R, maxima):
+    r"""Dao et al.'s slips, one change of R each: a rescaling factor e^{a - b} inverted (e^{b - a}),
+    the factor of another block (e^{a' - b} with a' the maximum of another block), a block's
+    vector written for another of the same length (\ell(x^{(1)}) for \ell(x^{(2)})), and the
+    blocks of a bmatrix swapped."""
+    for n in _walk(R):
+        ab = _exp_difference(n)
+        if ab is not None:
+            a, b = ab
+            flipped = S.N("exp", (S.N("add", (b, S.N("neg", (a,)))),), n.pos)
+            yield ("rescaling factor inverted", f"{S.latex(n)} should be {S.latex(flipped)}",
+                   _replace_node(R, n, flipped))
+            for a2 in maxima:
+                if a2 != a and a2 != b and _rescales(el, a2, b):
+                    other = S.N("exp", (S.N("add", (a2, S.N("neg", (b,)))),), n.pos)
+                    yield ("rescaling factor of another block", f"{S.latex(n)} should be {S.latex(other)}",
+                           _replace_node(R, n, other))
+    vectors = {k: v[1] for k, v in el.vectors.items()}
+    for n in _walk(R):
+        if n.kind == "call":
+            for t, arg in enumerate(n.parts[1]):
+                if arg.kind != "name" or S.name_text(arg) not in vectors:
+                    continue
+                for other in vectors:
+                    if other != S.name_text(arg) and vectors[other] == vectors[S.name_text(arg)]:
+                        base, _, sup = other.partition("^{")
+                        args = tuple(S.N("name", (base, sup[:-1])) if u == t else x for u, x in enumerate(n.parts[1]))
+                        new = S.N("call", (n.parts[0], args), n.pos)
+                        yield ("another block's vector", f"{S.latex(n)} should be {S.latex(new)}",
+                               _replace_node(R, n, new))
+        if n.kind == "vec" and len(n.parts) == 2 and not any(c.kind == "dots" for c in n.parts):
+            new = S.N("vec", (n.parts[1], n.parts[0]), n.pos, n.ops)
+            yield ("blocks swapped", f"the blocks of {S.latex(n)} are in the other order", _replace_node(R, n, new))
 
 
 def _shift(index, d):
