@@ -427,3 +427,13 @@ def test_dao_slips_are_named(claim, slip):
     s = check_scalar_document(VECTORS + chain(claim)).steps[0]
     assert s.status == "refuted" and s.diagnosis is not None and s.diagnosis.slip == slip
     assert s.diagnosis.proved
+
+
+def test_an_inverted_factor_in_the_induction_step_is_named():
+    r = check_scalar_document(DECLARE + RECUR + chain(
+        r"d_j &= d_{j-1} \times e^{m_{j-1} - m_j} + e^{x_j - m_j}",
+        r"&= \sum_{k=1}^{j-1} e^{x_k - m_{j-1}} \times e^{m_j - m_{j-1}} + e^{x_j - m_j}",
+        r"&= \sum_{k=1}^{j} e^{x_k - m_j}"))
+    d = r.steps[1].diagnosis
+    assert r.steps[1].status == "refuted" and d is not None
+    assert d.slip == "rescaling factor inverted" and "by induction" in d.evidence
