@@ -437,3 +437,12 @@ def test_an_inverted_factor_in_the_induction_step_is_named():
     d = r.steps[1].diagnosis
     assert r.steps[1].status == "refuted" and d is not None
     assert d.slip == "rescaling factor inverted" and "by induction" in d.evidence
+
+
+@pytest.mark.parametrize("claim, slip", [
+    (r"\ell(x) &= \ell(x^{(1)}) + \ell(x^{(2)})", "rescaling factors dropped"),
+    (r"m(x) &= m(x^{(1)}) + m(x^{(2)})", "a maximum written as a sum"),
+])
+def test_slips_of_the_whole_right_side_are_named(claim, slip):
+    s = check_scalar_document(VECTORS + chain(claim)).steps[0]
+    assert s.status == "refuted" and s.diagnosis is not None and s.diagnosis.slip == slip and s.diagnosis.proved

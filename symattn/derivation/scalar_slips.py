@@ -15,8 +15,9 @@ from .scalar_values import Vec, _walk
 
 MAX_CANDIDATES = 40
 #: The slips :func:`diagnose` tries, in words (a report says these were tried when none explains a step).
-CATALOGUE = ("rescaling factor e^{m(u) - m(v)} dropped, inverted or of another block, another block's vector, "
-             "blocks swapped, off-by-one in a running index or a sum's bound")
+CATALOGUE = ("rescaling factor e^{m(u) - m(v)} dropped (from one term or every term), inverted or of another "
+             "block, another block's vector, blocks swapped, a maximum written as a sum, off-by-one in a running "
+             "index or a sum's bound")
 
 
 def _maxima(el, s) -> list:
@@ -82,6 +83,7 @@ def candidates(el, s):
             fixed = S.N("add", tuple(new if k == t_no else x for k, x in enumerate(terms))) if len(terms) > 1 else new
             yield ("rescaling factor dropped", f"the term {S.latex(t)} lacks the factor {S.latex(factor)}", fixed)
     yield from _factor_and_block_slips(el, R, maxima)
+    yield from _whole_side_slips(el, R, terms, maxima)
     for spot, new_index in _index_shifts(R):
         yield ("off-by-one in a running index", f"{S.latex(spot)} should be {S.latex(new_index)}",
                _replace_node(R, spot, new_index))
@@ -128,6 +130,28 @@ def _factor_and_block_slips(el, R, maxima):
         if n.kind == "vec" and len(n.parts) == 2 and not any(c.kind == "dots" for c in n.parts):
             new = S.N("vec", (n.parts[1], n.parts[0]), n.pos, n.ops)
             yield ("blocks swapped", f"the blocks of {S.latex(n)} are in the other order", _replace_node(R, n, new))
+
+
+def _whole_side_slips(el, R, terms, maxima):
+    r"""Slips of the whole right side: the rescaling factors dropped from every term at once
+    (\ell(x^{(1)}) + \ell(x^{(2)}) for the rescaled sum), and a maximum written as a sum
+    (m(x^{(1)}) + m(x^{(2)}) for \max(m(x^{(1)}), m(x^{(2)})))."""
+    max_fns = {k for k, d in el.functions.items() if d.body.kind == "maxover"}
+    if len(terms) > 1 and all(t.kind == "call" for t in terms):
+        if all(S.name_text(t.parts[0]) in max_fns for t in terms):
+            fixed = S.N("max", tuple(terms), R.pos)
+            yield ("a maximum written as a sum", f"{S.latex(R)} should be {S.latex(fixed)}", fixed)
+        for b in sorted(maxima, key=lambda b: not (b.kind == "call" and b.parts[1][0].kind == "name")):  # m(x) first
+            new = []
+            for t in terms:
+                a = next((a for a in maxima if a.kind == "call" and a.parts[1] == t.parts[1] and _rescales(el, a, b)),
+                         None)
+                if a is None:
+                    break
+                new.append(S.N("mul", (S.N("exp", (S.N("add", (a, S.N("neg", (b,)))),)), t)))
+            else:
+                fixed = S.N("add", tuple(new), R.pos)
+                yield ("rescaling factors dropped", f"every term lacks its factor e^{{m(u) - {S.latex(b)}}}", fixed)
 
 
 def _shift(index, d):
