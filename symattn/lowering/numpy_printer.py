@@ -41,7 +41,7 @@ helper function) are the two places where a function name is written.
 from __future__ import annotations
 
 import sympy as sp
-from sympy.matrices.expressions.matexpr import MatrixExpr
+from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 from sympy.printing.numpy import NumPyPrinter
 
 from ..defs.heads import Binder, FamilyMember
@@ -105,12 +105,30 @@ def has_symattn_node(expr) -> bool:
                or getattr(type(x), "symattn_feature_map", False) is True for x in sp.preorder_traversal(expr))
 
 
+def has_entries(c) -> bool:
+    """Whether the scalar ``c`` reads an entry of a matrix (Q[0, 1]): a number per batch element."""
+    return isinstance(c, sp.Basic) and c.has(MatrixElement)
+
+
 def _lift(code: str, have: tuple, want: tuple) -> str:
     """Insert length-1 head axes so that an array with head axes ``have`` lines up with ``want``."""
     if have == want:
         return code
     spec = ", ".join(":" if w in have else "None" for w in want)
     return f"({code})[..., {spec}, :, :]"
+
+
+def _valid_range(start, stop, size) -> str:
+    """The positions p at which a slice p + a:p + b of an axis of ``size`` lies inside it
+    ('1 <= i <= N' for i - 1:i of N rows); '' when the bounds are not of that form."""
+    positions = (start.free_symbols | stop.free_symbols) - sp.sympify(size).free_symbols
+    if len(positions) != 1:
+        return ""
+    p = positions.pop()
+    a, b = sp.expand(start - p), sp.expand(stop - p)
+    if p in a.free_symbols or p in b.free_symbols:
+        return ""
+    return f"{sp.sstr(-a)} <= {p} <= {sp.sstr(sp.expand(size - b))}"
 
 
 class BatchedNumPyPrinter(NumPyPrinter):
@@ -270,9 +288,18 @@ class BatchedNumPyPrinter(NumPyPrinter):
         return f"({s})[{self._print(k)}]"
 
     def _coeff(self, c, want) -> str:
+        if has_entries(c):
+            return self.entry_coeff(c, want)
         if not self._axes(c):
             return f"float({self._scalar(c)})"
         return self._scalar(c, want, 2)
+
+    def entry_coeff(self, c, want=()) -> str:
+        """A coefficient that reads entries of matrices (Q[0, 1] K): one number per batch element, an
+        array (..., 1, 1) (with a length-1 axis for each head axis ``want`` of the product)."""
+        if self._axes(c):
+            raise LoweringError(f"cannot lower the coefficient {sp.sstr(c)[:60]}: it reads entries at a head index")
+        return f"({self._scalar(c)})[..., {', '.join(['None'] * (len(want) + 2))}]"
 
     # -- leaves -----------------------------------------------------------------------------
     def _print_MatrixSymbol(self, e):
@@ -373,10 +400,36 @@ class BatchedNumPyPrinter(NumPyPrinter):
         if rows_over_heads is not None:
             return rows_over_heads
         parts = []
-        for start, stop, step in (e.rowslice, e.colslice):
+        for bounds, size, length, axis in ((e.rowslice, e.parent.rows, e.rows, "rows"),
+                                           (e.colslice, e.parent.cols, e.cols, "columns")):
+            start, stop, step = bounds
+            if self._checked_bounds(start, stop, step, size):
+                parts.append(self._checked_slice(e, bounds, size, length, axis))
+                continue
             step = "" if step == 1 else f":{self._scalar(step)}"
             parts.append(f"{self._scalar(start)}:{self._scalar(stop)}{step}")
         return f"({self._print(e.parent)})[..., {parts[0]}, {parts[1]}]"
+
+    def _checked_bounds(self, start, stop, step, size) -> bool:
+        """Whether a slice's bounds are checked when the kernel runs: NumPy's runtime, one step, and a
+        bound that is neither a number nor the whole axis (0:N of N rows) nor read at a bound head index."""
+        if type(self).helper is not BatchedNumPyPrinter.helper or step != 1:
+            return False
+        start, stop = sp.sympify(start), sp.sympify(stop)
+        if self._axes(start) or self._axes(stop):
+            return False
+        return not (start.is_Integer and (stop.is_Integer or stop == sp.sympify(size)))
+
+    def _checked_slice(self, e, bounds, size, length, axis) -> str:
+        """``slice_bounds(...)``: the slice of ``axis`` of ``e``, its bounds checked at run time against
+        the matrix's size and the length the expression's shape says (a ShapeError otherwise)."""
+        start, stop, _ = (sp.sympify(b) for b in bounds)
+        symbols = sorted(start.free_symbols | stop.free_symbols | sp.sympify(size).free_symbols, key=str)
+        values = "{" + ", ".join(f"{sp.sstr(s)!r}: {self._scalar(s)}" for s in symbols) + "}"
+        text = f"{sp.sstr(start)}:{sp.sstr(stop)}"
+        return (f"{self.helper('slice_bounds')}({self._scalar(start)}, {self._scalar(stop)}, {self.dim(size)}, "
+                f"{self.dim(length)}, {sp.sstr(e.parent)[:40]!r}, {axis!r}, {text!r}, {values}, "
+                f"{_valid_range(start, stop, size)!r})")
 
     def _slices_over_heads(self, e):
         """Row h + c of X (X[h + c - 1:h + c, :]) inside a sum over h = 1..H, X read outside it: the rows

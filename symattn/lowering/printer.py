@@ -40,7 +40,7 @@ from ..defs.mask import CausalMask
 from ..defs.numeric_nodes import DivideRows, Exp, Log, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
 from ..errors import LoweringError
-from .numpy_printer import BatchedNumPyPrinter
+from .numpy_printer import BatchedNumPyPrinter, has_entries
 from .runtime import chain_order
 
 
@@ -489,6 +489,8 @@ class KernelPrinter(BatchedNumPyPrinter):
         return ", out=out" if e == self.into_out else ""
 
     def _coeff_code(self, c) -> str:
+        if has_entries(c):
+            return self.entry_coeff(c)
         return f"float({self.scalar.doprint(sp.sympify(c))})"
 
     def _dim_code(self, d) -> str:
@@ -507,6 +509,9 @@ class KernelPrinter(BatchedNumPyPrinter):
         return self._scaled(c, self.call("numpy.sum", self._code(x), "axis=-2", "keepdims=True"))
 
     def _step_scale_(self, e, x, c):
+        if has_entries(c):  # one coefficient per batch element: the batch may be larger than x's
+            return f"{self.helper('ufunc_')}({self._module_format('numpy.multiply')}, {self._code(x)}, " \
+                   f"{self._coeff_code(c)})"
         return self.call("numpy.multiply", self._code(x), self._coeff_code(c), f"out={self._code(x)}")
 
     def _step_scaled(self, e, x, c):
@@ -573,7 +578,8 @@ class KernelPrinter(BatchedNumPyPrinter):
         return self.call("numpy.log", self._code(x), *(() if copy else (f"out={self._code(x)}",)))
 
     def _step_binary_(self, e, x, other, op):
-        return self.call(_UFUNC_NAMES[op], self._code(x), self._code(other), f"out={self._code(x)}")
+        ufunc = self._module_format(_UFUNC_NAMES[op])
+        return f"{self.helper('ufunc_')}({ufunc}, {self._code(x)}, {self._code(other)})"
 
     def _step_binary(self, e, x, other, op):
         if e == self.into_out:

@@ -223,10 +223,11 @@ def into(t, out):
 def chain(coeff, *arrays):
     """coeff · A_1 A_2 ... A_k with the cheapest parenthesization; the scalar is applied to the
     smallest operand or intermediate (a Python float keeps float32 arrays float32)."""
+    one = not isinstance(coeff, np.ndarray) and coeff == 1  # an array: one coefficient per batch element
     if len(arrays) == 1:
-        return arrays[0] if coeff == 1 else coeff * arrays[0]
+        return arrays[0] if one else coeff * arrays[0]
     order = chain_order([a.shape for a in arrays])
-    if coeff != 1:
+    if not one:
         small = min(range(len(arrays)), key=lambda t: arrays[t].size)
         arrays = list(arrays)
         arrays[small] = coeff * arrays[small]
@@ -259,6 +260,31 @@ def iadd(a, b):
     row = b.reshape(-1)
     _run_chunks(chunks, lambda rows: np.add(rows, row, out=rows))
     return a
+
+
+def ufunc_(ufunc, a, b):
+    """ufunc(a, b), in place in ``a`` when ``b`` broadcasts to ``a``'s shape, else a new array of the
+    broadcast shape."""
+    if _fits_into(np.shape(b), a.shape):
+        return ufunc(a, b, out=a)
+    return ufunc(a, b)
+
+
+def slice_bounds(start, stop, size, length, matrix, axis, text, values, valid=""):
+    """Check the bounds of a slice ``start:stop`` of the ``axis`` ("rows" or "columns", ``size`` of
+    them) of ``matrix``: 0 <= start <= stop <= size and ``length`` elements, as the expression's
+    shape says; ``text``: the bounds as written, ``values``: the sizes and positions they use,
+    ``valid``: the range of the position as written ('1 <= i <= N'), or ''.
+    Returns the slice; a ShapeError names the matrix, the bounds, the values and the valid range."""
+    if 0 <= start <= stop <= size and stop - start == length:
+        return slice(start, stop)
+    given = ", ".join(f"{k} = {v}" for k, v in values.items())
+    if not 0 <= start <= stop <= size:
+        why = f"the bounds must satisfy 0 <= start <= stop <= {size} (the {axis} of {matrix})"
+        why += f", so {valid}" if valid else ""
+    else:
+        why = f"the slice should hold {length} {axis}, it holds {stop - start}"
+    raise ShapeError(f"slice {text} of the {axis} of {matrix} at {given}: it runs {start}:{stop}; {why}")
 
 
 def softmax_(x, axis):
@@ -402,7 +428,10 @@ def _run_chunks(chunks, fn):
 
 
 def shift_exp_(x, c):
-    """x <- exp(x - c) in place, c a column (one shift per row)."""
+    """x <- exp(x - c) in place, c a column (one shift per row); a new array when ``c`` has batch axes
+    that ``x`` lacks (the result has the broadcast shape, which ``x`` cannot hold)."""
+    if not _fits_into(c.shape, x.shape):
+        return np.exp(x - c)
     chunks = _row_chunks(x, c) if c.shape[-1] == 1 else None
     if chunks is None:
         x -= c
