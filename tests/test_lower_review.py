@@ -107,3 +107,41 @@ def test_entry_as_coefficient_is_one_number_per_batch_element(case, how):
     expr_k0 = fn(q_, k_[0])  # K without batch axes: the coefficient still has Q's batch
     assert expr_k0.shape == (2, 3, 3)
     np.testing.assert_allclose(fn(q_[1], k_[1]), ref[1], atol=1e-12)
+
+
+def test_two_matrices_of_one_name_are_declared_twice():
+    Y, Y2 = sp.MatrixSymbol("Y", N, D), sp.MatrixSymbol("Y", D, D)
+    X = sp.MatrixSymbol("X", N, D)
+    with pytest.raises(sa.errors.LoweringError, match=r"Y is declared twice: the matrix Y \(D x D\) and the matrix Y"):
+        sa.lower(X * Y2 + Y)
+
+
+def test_a_feature_map_named_as_a_matrix_is_declared_twice():
+    from symattn.defs.feature_map import FeatureMap
+
+    C = sa.dims("C")
+    P = sp.MatrixSymbol("phi", N, C)
+    with pytest.raises(sa.errors.LoweringError, match="phi is declared twice: the matrix phi .* the function phi"):
+        sa.lower(FeatureMap("phi", Q, C) + P)
+
+
+def test_an_input_named_out_is_refused_naming_out():
+    out = sp.MatrixSymbol("out", N, D)
+    with pytest.raises(sa.errors.LoweringError, match="named out.*out="):
+        sa.lower(sa.attention(out, K, V, convention="row"))
+
+
+@pytest.mark.parametrize("name", ["float", "numpy", "slice", "len"])
+@pytest.mark.parametrize("how", ["lower-pos", "lower-kw", "lambdify"])
+def test_inputs_named_like_builtins_or_numpy(name, how):
+    Qx = sp.MatrixSymbol(name, N, D)
+    expr = sa.attention(Qx, K, V, convention="row")
+    q, kk, v = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((2, 5, 4)), RNG.standard_normal((2, 5, 2))
+    ref = softmax(q @ kk.swapaxes(-1, -2) / 2.0) @ v
+    if how == "lower-pos":
+        got = sa.lower(expr, args=[Qx, K, V])(q, kk, v)
+    elif how == "lower-kw":
+        got = sa.lower(expr, args=[Qx, K, V])(**{name: q, "K": kk, "V": v})
+    else:
+        got = sp.lambdify([Qx, K, V], expr)(q, kk, v)
+    np.testing.assert_allclose(got, ref, atol=1e-12)

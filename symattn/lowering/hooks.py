@@ -76,14 +76,23 @@ def node_classes() -> list:
     return sorted(set(found), key=lambda c: (c.__module__, c.__name__))
 
 
-def batched_code(expr, printer, cls=BatchedNumPyPrinter) -> str:
+class StockNumPyPrinter(BatchedNumPyPrinter):
+    """The batched printer of stock ``sympy.lambdify``: NumPy and float are called under the runtime's
+    aliases ``symattn_numpy`` and ``symattn_float``, since lambdify names the function's parameters as
+    the user's symbols (a matrix named numpy or float would hide the module or the builtin)."""
+
+    numpy_name = "symattn_numpy"
+    float_name = "symattn_float"
+
+
+def batched_code(expr, printer, cls=StockNumPyPrinter) -> str:
     """``expr`` printed by the batched printer ``cls`` with the settings of ``printer``; the helpers
     it uses are added to ``printer.module_imports`` (lambdify imports them)."""
     settings = {k: v for k, v in printer._settings.items() if k in cls._default_settings}
     batched = cls(settings)
     expr = fold_feature_maps(expr)
     code = batched.print_root(expr)
-    if cls is BatchedNumPyPrinter:
+    if cls in (BatchedNumPyPrinter, StockNumPyPrinter):
         guard = shape_guard(batched, expr)
         code = f"({guard} and {code})" if guard else code
     imports = getattr(printer, "module_imports", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import linecache
 import re
@@ -344,7 +345,7 @@ def kernel_printer(expr, args, donated=()) -> tuple:
     order, then the sizes no input shows, then ``out``, as SymPy symbols named by their identifiers),
     the identifiers of the inputs and of the dimensions, and those sizes."""
     taken = {"np", "numpy", "math", "dtype", "bound", "out", "kernel", "_lambdifygenerated"} | {
-        n for n in dir(runtime) if not n.startswith("__")}
+        n for n in dir(runtime) if not n.startswith("__")} | set(dir(builtins))  # float(...), slice, ...
     # an input whose name is an identifier keeps it (W_Q stays W_Q beside W^Q, which becomes W_Q_2)
     own_first = {x: identifier(x.name, taken) for x in sorted(args, key=lambda x: not x.name.isidentifier())}
     names = {x: own_first[x] for x in args}

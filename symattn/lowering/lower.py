@@ -101,6 +101,7 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
             if expr.has(e):
                 raise LoweringError(f"could not substitute {s} for {e}")
     leaves = input_leaves(expr)
+    check_input_names(leaves)
     if args is None:
         args = leaves
     else:
@@ -148,9 +149,37 @@ def lambdify_printer(expr, *, args=None, donate=()):
     """
     expr = fold_feature_maps(as_matrix(expr, "expr", "lambdify_printer(expr)"))
     leaves = input_leaves(expr)
+    check_input_names(leaves)
     args = leaves if args is None else match_args(args, leaves)
     printer, params, *_ = kernel_printer(expr, args, tuple(donate))
     return printer, params
+
+
+def describe_input(x) -> str:
+    """An input as a message names it: 'the matrix Y (n x d)', 'the feature map phi', 'the scalar i'."""
+    from .kernel import FunctionInput, ScalarInput, StackedFamily
+
+    if isinstance(x, ScalarInput):
+        return f"the scalar {x.name}"
+    if isinstance(x, FunctionInput):
+        return f"the function {x.name}"
+    what = "the family" if isinstance(x, StackedFamily) else "the matrix"
+    return f"{what} {x.name} ({' x '.join(sp.sstr(d) for d in x.shape)})"
+
+
+def check_input_names(leaves) -> None:
+    """Refuse inputs that the kernel could not tell apart or take by keyword: two inputs of one name
+    (two matrices Y of different shapes, a feature map phi and a matrix phi) are declared twice; an
+    input named ``out`` collides with the kernel's ``out=`` keyword."""
+    seen: dict = {}
+    for x in leaves:
+        if x.name in seen:
+            raise LoweringError(f"lower(expr): {x.name} is declared twice: {describe_input(seen[x.name])} and "
+                                f"{describe_input(x)}; give each input a name of its own")
+        seen[x.name] = x
+    if "out" in seen:
+        raise LoweringError(f"lower(expr): {describe_input(seen['out'])} is named out, which is the kernel's "
+                            "keyword for the array that receives the result (out=); rename the input")
 
 
 def fix_sizes(expr, at: dict):

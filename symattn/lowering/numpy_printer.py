@@ -144,6 +144,10 @@ class BatchedNumPyPrinter(NumPyPrinter):
     _default_settings = {**NumPyPrinter._default_settings, "allow_unknown_functions": True}
     #: where the helpers live (lambdify imports them from here; a subclass names its own runtime)
     runtime_module = RUNTIME
+    #: the names under which the code calls NumPy and Python's float (stock lambdify's printer uses
+    #: aliases of the runtime, so that an argument named numpy or float does not hide them)
+    numpy_name = "numpy"
+    float_name = "float"
 
     def __init__(self, settings=None, *, dims=None, names=None, stacked=None, known=None, dtype="float"):
         super().__init__(settings)
@@ -205,7 +209,11 @@ class BatchedNumPyPrinter(NumPyPrinter):
 
     def _module_format(self, fqn, register=True):
         short = super()._module_format(fqn, register)  # registers the import for lambdify
-        return fqn if fqn.startswith("numpy.") else short
+        if not fqn.startswith("numpy."):
+            return short
+        if self.numpy_name == "numpy":
+            return fqn
+        return self.helper(self.numpy_name) + fqn[len("numpy"):]
 
     def _is_leaf(self, e) -> bool:
         from ..defs.permutation import Permutation
@@ -291,8 +299,11 @@ class BatchedNumPyPrinter(NumPyPrinter):
         if has_entries(c):
             return self.entry_coeff(c, want)
         if not self._axes(c):
-            return f"float({self._scalar(c)})"
+            return f"{self._float()}({self._scalar(c)})"
         return self._scalar(c, want, 2)
+
+    def _float(self) -> str:
+        return self.float_name if self.float_name == "float" else self.helper(self.float_name)
 
     def entry_coeff(self, c, want=()) -> str:
         """A coefficient that reads entries of matrices (Q[0, 1] K): one number per batch element, an

@@ -16,6 +16,11 @@ import numpy as np
 
 from ..errors import InputError, ShapeError  # codegen replaces this line by local classes
 
+#: NumPy and float under names of their own: the code stock ``sympy.lambdify`` prints through symattn's
+#: hooks calls them so, and an argument named numpy or float does not hide them
+symattn_numpy = np
+symattn_float = float
+
 
 def as_inputs(named):
     """Convert (name, value) or (name, value, least number of axes) to float arrays of one common
