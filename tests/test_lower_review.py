@@ -145,3 +145,36 @@ def test_inputs_named_like_builtins_or_numpy(name, how):
     else:
         got = sp.lambdify([Qx, K, V], expr)(q, kk, v)
     np.testing.assert_allclose(got, ref, atol=1e-12)
+
+
+n2 = sa.dims("n2")
+S2, V2 = sp.MatrixSymbol("S", n2, n2), sp.MatrixSymbol("V", n2, n2)
+
+
+def test_read_only_out_is_refused_naming_out():
+    k = sa.lower(sa.Softmax(S2, axis=1) * V2)
+    out = np.broadcast_to(np.zeros((4, 4)), (2, 4, 4))
+    with pytest.raises(sa.errors.InputError, match="out: the array is read-only"):
+        k(np.ones((2, 4, 4)), np.ones((2, 4, 4)), out=out)
+
+
+def test_read_only_or_aliased_donated_input_is_refused_naming_it():
+    k = sa.lower(sa.Softmax(S2, axis=1) * V2, donate=[S2])
+    a, b = RNG.standard_normal((2, 4, 4)), RNG.standard_normal((2, 4, 4))
+    with pytest.raises(sa.errors.InputError, match="S: the kernel overwrites this donated input.*read-only"):
+        k(S=np.broadcast_to(a[0], (2, 4, 4)), V=b)
+    c = a.copy()
+    with pytest.raises(sa.errors.InputError, match="S: .*shares memory with the input V"):
+        k(S=c, V=c)
+    np.testing.assert_allclose(k(S=a.copy(), V=b), softmax(a) @ b, atol=1e-12)
+
+
+@pytest.mark.parametrize("how", ["lower", "lambdify"])
+def test_feature_map_returning_complex_values_is_refused(how):
+    from symattn.defs.feature_map import FeatureMap
+
+    C = sa.dims("C")
+    expr = FeatureMap("phi", Q, C) * FeatureMap("phi", Q, C).T
+    fn = sa.lower(expr) if how == "lower" else sp.lambdify([Q, sp.Symbol("phi")], expr)
+    with pytest.raises(sa.errors.InputError, match="phi returned dtype complex128"):
+        fn(np.ones((2, 3, 4)), lambda x: x + 1j)

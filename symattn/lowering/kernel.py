@@ -365,6 +365,9 @@ def kernel_printer(expr, args, donated=()) -> tuple:
                       for x in arrays)
     unpack = f"({array_params}{',' if len(arrays) == 1 else ''})" if arrays else "_"
     statements = [(f"{unpack}, dtype", f"as_inputs([{pairs}])"), ("bound", "{}")]
+    for x in donated:  # overwritten in place: writeable, and sharing no memory with another input
+        others = ", ".join(f"({y.name!r}, {names[y]})" for y in arrays if y != x)
+        statements.append(("_", f"check_donated({names[x]}, {x.name!r}, [{others}])"))
     for line in lines:  # ``n = bind(...)``, ``d = solve_size(...)`` or ``check_size(...)``
         left, sep, right = line.partition(" = ")
         statements.append((left, right) if sep and left.isidentifier() else ("_", line))

@@ -247,7 +247,8 @@ class Result(MatrixExpr):
 #: elementwise operation of two names that makes a new array)
 _INTO_OUT = {"mm", "static_chain", "binary", "add"}
 #: the names the statements and scalars of a kernel use, from the runtime module (math is imported there)
-_STATEMENT_NAMES = ("as_inputs", "bind", "check_size", "solve_size", "check_out", "batch_of", "math")
+_STATEMENT_NAMES = ("as_inputs", "bind", "check_size", "solve_size", "check_out", "check_donated", "batch_of",
+                    "math")
 _UFUNC_NAMES = {"-": "numpy.subtract", "*": "numpy.multiply", "/": "numpy.divide", "+": "numpy.add"}
 
 

@@ -215,6 +215,21 @@ def check_out(out, dtype, shape):
     if not isinstance(out, np.ndarray) or out.shape != tuple(shape) or out.dtype != dtype:
         got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
         raise ShapeError(f"out: the result is {tuple(shape)} {np.dtype(dtype)}, got {got}")
+    if not out.flags.writeable:
+        raise InputError("out: the array is read-only (a view such as numpy.broadcast_to's); the result "
+                         "is written into out, so pass a writeable array")
+
+
+def check_donated(x, name, others):
+    """A donated input ``x`` (named ``name``) is overwritten by the kernel: it must be writeable and
+    share no memory with the other inputs ``others`` ((name, array) pairs), which it would change."""
+    if not x.flags.writeable:
+        raise InputError(f"{name}: the kernel overwrites this donated input, but the array is read-only (a view "
+                         f"such as numpy.broadcast_to's); pass a writeable copy or do not donate {name}")
+    for other, a in others:
+        if np.may_share_memory(x, a):
+            raise InputError(f"{name}: the kernel overwrites this donated input, but it shares memory with the "
+                             f"input {other}, which would change too; pass a copy or do not donate {name}")
 
 
 def into(t, out):
@@ -590,6 +605,10 @@ def apply_feature_map(phi, x, name, features, where, dtype=None):
         raise InputError(f"{where}: the feature map {name} must be a callable taking an array (..., N, D) "
                          f"and returning (..., N, C); got {type(phi).__name__}")
     y = np.asarray(phi(x))
+    if y.dtype.kind not in "fiub":
+        kind = "complex" if y.dtype.kind == "c" else "non-numeric"
+        raise InputError(f"{where}: the feature map {name} returned dtype {y.dtype} ({kind}); attention kernels "
+                         f"work on real floating-point arrays, so {name} must return real values")
     rows = tuple(np.shape(x)[:-1])
     if y.shape[:-1] != rows or (features is not None and y.shape[-1] != features):
         expected = ", ".join(str(s) for s in rows + ("C" if features is None else features,))
