@@ -178,3 +178,17 @@ def test_feature_map_returning_complex_values_is_refused(how):
     fn = sa.lower(expr) if how == "lower" else sp.lambdify([Q, sp.Symbol("phi")], expr)
     with pytest.raises(sa.errors.InputError, match="phi returned dtype complex128"):
         fn(np.ones((2, 3, 4)), lambda x: x + 1j)
+
+
+@pytest.mark.parametrize("target", ["array-api", "torch"])
+def test_position_outside_the_rows_is_an_error_on_other_targets(target):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    num = Q[i - 1:i, :] * sa.head_sum(K[sa.h - 1:sa.h, :].T * V[sa.h - 1:sa.h, :], M)
+    k = sa.lower(num, target=target)
+    q, kk, v = (torch.from_numpy(RNG.standard_normal(s)) for s in ((2, 4, 3), (2, 5, 3), (2, 5, 4)))
+    ref = q[:, 2:3] @ kk.transpose(-1, -2) @ v
+    assert torch.allclose(k(q, kk, v, i=3), ref)
+    for row in (0, 5):
+        with pytest.raises(ShapeError, match=f"i = {row}.*1 <= i <= N"):
+            k(q, kk, v, i=row)

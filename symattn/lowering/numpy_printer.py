@@ -422,9 +422,9 @@ class BatchedNumPyPrinter(NumPyPrinter):
         return f"({self._print(e.parent)})[..., {parts[0]}, {parts[1]}]"
 
     def _checked_bounds(self, start, stop, step, size) -> bool:
-        """Whether a slice's bounds are checked when the kernel runs: NumPy's runtime, one step, and a
+        """Whether a slice's bounds are checked when the kernel runs (``slice_bounds``): one step, and a
         bound that is neither a number nor the whole axis (0:N of N rows) nor read at a bound head index."""
-        if type(self).helper is not BatchedNumPyPrinter.helper or step != 1:
+        if step != 1:
             return False
         start, stop = sp.sympify(start), sp.sympify(stop)
         if self._axes(start) or self._axes(stop):

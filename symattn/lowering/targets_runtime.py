@@ -222,6 +222,23 @@ def solve_size(value, symbol, text):
     return int(value)
 
 
+def slice_bounds(start, stop, size, length, matrix, axis, text, values, valid=""):
+    """The slice ``start:stop`` of the ``axis`` ("rows" or "columns", ``size`` of them) of ``matrix``,
+    checked: 0 <= start <= stop <= size and ``length`` elements, as the expression's shape says (a
+    ShapeError names the matrix, the bounds as written in ``text``, the ``values`` they use and the
+    ``valid`` range of the position)."""
+    start, stop = int(start), int(stop)
+    if 0 <= start <= stop <= size and stop - start == length:
+        return slice(start, stop)
+    given = ", ".join(f"{k} = {v}" for k, v in values.items())
+    if not 0 <= start <= stop <= size:
+        why = f"the bounds must satisfy 0 <= start <= stop <= {size} (the {axis} of {matrix})"
+        why += f", so {valid}" if valid else ""
+    else:
+        why = f"the slice should hold {length} {axis}, it holds {stop - start}"
+    raise ShapeError(f"slice {text} of the {axis} of {matrix} at {given}: it runs {start}:{stop}; {why}")
+
+
 class Functions:
     """``ops.f.<name>(x)``: ``math.<name>`` on a Python number (a coefficient such as sqrt(d_k)),
     the array library's function on an array."""
@@ -265,6 +282,9 @@ class Ops:
 
     def softmax_of(self, x, axis):
         return softmax(self.xp, x, axis)
+
+    def slice_bounds(self, *args):
+        return slice_bounds(*args)
 
     def matmul_chain(self, *arrays):
         return chain(self.xp, 1, *arrays)
