@@ -192,3 +192,15 @@ def test_position_outside_the_rows_is_an_error_on_other_targets(target):
     for row in (0, 5):
         with pytest.raises(ShapeError, match=f"i = {row}.*1 <= i <= N"):
             k(q, kk, v, i=row)
+
+
+@pytest.mark.parametrize("target", ["array-api", "torch"])
+@pytest.mark.parametrize("case", ["coefficient", "inside softmax", "chain"])
+def test_entry_as_coefficient_on_other_targets(target, case):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    expr, ref = ENTRY_CASES[case]
+    k = sa.lower(expr, args=[Qn, Kn], target=target)
+    got = k(torch.from_numpy(q_), torch.from_numpy(k_))
+    np.testing.assert_allclose(got.numpy(), ref, atol=1e-12)
+    assert tuple(k(torch.from_numpy(q_), torch.from_numpy(k_[0])).shape) == (2, 3, 3)

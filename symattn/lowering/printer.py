@@ -174,6 +174,8 @@ class BatchedPrinter:
         return var, owned
 
     def coeff(self, c) -> str:
+        if has_entries(c):  # one number per batch element, an array (..., 1, 1)
+            return self.expression_printer().entry_coeff(c)
         return f"float({self.scalar.doprint(sp.sympify(c))})"
 
     def dim(self, d) -> str:

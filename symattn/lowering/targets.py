@@ -40,6 +40,7 @@ from .kernel import (
     solve_sizes,
     unchecked_feature_sizes,
 )
+from .numpy_printer import has_entries
 from .printer import (
     BatchedPrinter,
     _is_broadcast_row,
@@ -179,7 +180,7 @@ class TorchPrinter(TargetPrinter):
     def _print_MatMul(self, e):
         c, mats = e.as_coeff_matrices()
         parts = _row_attention(c, mats)
-        if parts is None or self.uses.get(mats[0], 1) > 1:
+        if parts is None or self.uses.get(mats[0], 1) > 1 or has_entries(parts[0]):
             return super()._print_MatMul(e)
         scale, a, b, v, mask, causal = parts
         names = [self._print(x)[0] for x in (a, b, v)]

@@ -130,7 +130,7 @@ def chain_order(shapes):
 def chain(xp, coeff, *arrays):
     """coeff · A_1 ... A_k, cheapest parenthesization, the scalar applied to the smallest operand."""
     arrays = list(arrays)
-    if coeff != 1:
+    if not (isinstance(coeff, (int, float)) and coeff == 1):  # an array: one coefficient per batch element
         small = min(range(len(arrays)), key=lambda t: math.prod(arrays[t].shape))
         arrays[small] = coeff * arrays[small]
 
