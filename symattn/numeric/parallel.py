@@ -18,6 +18,12 @@ the CPU time, measured here); OpenBLAS is therefore set through ``openblas_set_n
 which takes effect from any thread, and every change is read back. Without a BLAS that can be
 controlled this way, or when a change does not take, or with one core, the items run one after
 another in the calling thread, with BLAS's own threads: the same numbers, only slower.
+
+The count is the process's, not the calling thread's: while items run, NumPy's BLAS is held to one
+thread for every thread of the process. A ``threadpoolctl.threadpool_limits`` that another thread
+enters and leaves while a call runs overlaps with it; whichever restores last wins, so the
+process can be left with the other's count (review the limits of such programs, or call the
+numeric core from the thread that sets them).
 """
 
 from __future__ import annotations
