@@ -8,7 +8,7 @@ Each node renders back to the plain notation (``text``) and to LaTeX (``latex``)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 Pos = tuple  # (line, column), both from 1
 
@@ -482,3 +482,20 @@ class Given(Node):
         import sympy as sp
 
         return sp.latex(self.value)
+
+
+def nodes_of(n):
+    """Every node of the tree ``n`` (a node or a tuple of them), ``n`` first, the subscript of a name included."""
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, tuple):
+            stack.extend(x)
+        elif isinstance(x, Node):
+            yield x
+            stack.extend(getattr(x, f.name) for f in fields(x) if f.name != "pos")
+
+
+def names_of(n):
+    """Every name in the tree ``n``, those inside subscripts included (W_{i} gives W and i)."""
+    return (x for x in nodes_of(n) if isinstance(x, Name))

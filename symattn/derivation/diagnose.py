@@ -130,7 +130,7 @@ def group_map_candidates(node, scope):
     h reads group ceil(i G / h) = floor((i - 1) G / h) + 1 of G (the counts as the file writes them).
     Every member with the same written map is corrected at once (W^K and W^V of a head share it)."""
     out, seen = [], []
-    for n in _names(node):
+    for n in ast.names_of(node):
         if not isinstance(n.sub, (ast.Round, ast.Index)) or n.sub in seen:
             continue
         fam = n.base + (f"^{n.sup}" if n.sup is not None else "")
@@ -139,7 +139,7 @@ def group_map_candidates(node, scope):
         if G is None:
             continue
         seen.append(n.sub)
-        for i in sorted({x.base for x in _names(n.sub)} & set(scope.count_nodes) - {letter}):
+        for i in sorted({x.base for x in ast.names_of(n.sub)} & set(scope.count_nodes) - {letter}):
             h, I = scope.count_nodes[i], ast.Name(n.pos, i)
             ceil = ast.Round(n.pos, "ceil", ast.Div(n.pos, ast.Mul(n.pos, (I, G)), h))
             floor = ast.Index(n.pos, ast.Round(n.pos, "floor", ast.Div(n.pos, ast.Mul(
@@ -164,20 +164,6 @@ def _resub(n, old, new):
         return ast.Name(n.pos, n.base, new, n.sup, n.font)
     return type(n)(**{f.name: (getattr(n, f.name) if f.name == "pos" else _resub(getattr(n, f.name), old, new))
                       for f in fields(n)})
-
-
-def _names(n):
-    stack = [n]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, tuple):
-            stack.extend(x)
-        elif isinstance(x, ast.Name):
-            yield x
-            if x.sub is not None:
-                stack.append(x.sub)
-        elif isinstance(x, ast.Node):
-            stack.extend(getattr(x, f.name) for f in fields(x) if f.name != "pos")
 
 
 def structural_candidates(node, scales=()):

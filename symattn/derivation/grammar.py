@@ -550,7 +550,7 @@ def row_definition(first, body):
     else:
         raise ParseError(f"the body of {first.text()} does not start with row {t.text()} of a matrix",
                          pos_of(body)[0], pos_of(body)[1], usage)
-    if any(isinstance(n, (ast.RowIndex, ast.RowOf)) for f in rest for n in _nodes_of(f)):
+    if any(isinstance(n, (ast.RowIndex, ast.RowOf)) for f in rest for n in ast.nodes_of(f)):
         raise ParseError(f"the body of {first.text()} takes a row after its first factor", pos_of(body)[0],
                          pos_of(body)[1], usage)
     new = ast.Mul(body.pos, (head, *rest)) if rest else head
@@ -559,19 +559,6 @@ def row_definition(first, body):
 
 def pos_of(n):
     return n.pos
-
-
-def _nodes_of(n):
-    from dataclasses import fields
-
-    stack = [n]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, tuple):
-            stack.extend(x)
-        elif isinstance(x, ast.Node):
-            yield x
-            stack.extend(getattr(x, f.name) for f in fields(x) if f.name != "pos")
 
 
 def chain_or_definition(first, links, pos, shape=None):

@@ -61,7 +61,7 @@ def mask_candidates(step, scope, latex: bool):
     if node is None or scope is None or not getattr(scope, "masks", None):
         return []
     used = []
-    for n in _names(node):
+    for n in ast.names_of(node):
         k = key_of(n)
         if k in scope.masks and k not in used:
             used.append(k)
@@ -88,17 +88,3 @@ def _maker(step, scope, key, mask):
             scope.masks[key] = old
 
     return make
-
-
-def _names(n):
-    from dataclasses import fields
-
-    stack = [n]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, tuple):
-            stack.extend(x)
-        elif isinstance(x, ast.Name):
-            yield x
-        elif isinstance(x, ast.Node):
-            stack.extend(getattr(x, f.name) for f in fields(x) if f.name != "pos")
