@@ -4,6 +4,11 @@ to NumPy; without MKL, asking for it says what to install. Skipped where MKL is 
 import numpy as np
 import pytest
 
+try:  # before MKL is used in this process: a torch imported later would run its MKL products on one thread
+    import torch  # noqa: F401
+except ImportError:
+    pass
+
 import symattn.numeric as sn
 from symattn.errors import InputError
 from symattn.lowering import runtime
@@ -110,3 +115,21 @@ def test_use_blas_mkl_without_the_library_says_what_to_install(monkeypatch):
     with pytest.raises(InputError, match="pip install mkl"):
         sn.use_blas("mkl")
     assert sn.current_blas() == "numpy"
+
+
+def _use_mkl_in_fresh_process(first: str):
+    import subprocess
+    import sys
+
+    code = (f"{first}\nimport warnings\nwarnings.simplefilter('error', RuntimeWarning)\n"
+            "import symattn.numeric as sn\nsn.use_blas('mkl')\nprint('no warning')")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+
+@needs_mkl
+def test_use_blas_mkl_warns_when_torch_would_be_imported_after_it():
+    pytest.importorskip("torch")
+    late = _use_mkl_in_fresh_process("")
+    assert late.returncode != 0 and "Import torch before use_blas('mkl')" in late.stderr, late.stderr[-2000:]
+    early = _use_mkl_in_fresh_process("import torch")
+    assert early.returncode == 0 and "no warning" in early.stdout, early.stderr[-2000:]
