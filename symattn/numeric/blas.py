@@ -35,15 +35,15 @@ def use_blas(name: str) -> None:
 
 def _warn_if_torch_comes_later() -> None:
     """A RuntimeWarning when torch is installed but not imported yet. PyTorch's CPU wheel carries its
-    own MKL and exports its symbols; once libmkl_rt (sequential layer) has been loaded and used in a
-    process, a torch imported afterwards runs its MKL products on one thread. Measured here (torch 2.13,
+    own MKL and exports its symbols; when libmkl_rt (sequential layer) is loaded in a process before torch
+    is imported, and MKL is then used, torch runs its MKL products on one thread. Measured here (torch 2.13,
     2 cores): ``F.linear`` of (8, 512, 512) by (512, 1536) took 42.6 ms of wall and 42.5 ms of CPU
     instead of 19.3 ms and 38.4 ms; SDPA with projections at (8, 512, 512, 8) 85.0 ms instead of 43.9 ms.
     Imported first, torch keeps its threads."""
     if "torch" in sys.modules or importlib.util.find_spec("torch") is None:
         return
     warnings.warn("use_blas('mkl'): torch is installed but not imported yet; a torch imported after MKL is "
-                  "used in this process runs its MKL products on one thread (about 2x slower here). "
+                  "loaded in this process runs its MKL products on one thread (about 2x slower here). "
                   "Import torch before use_blas('mkl').", RuntimeWarning, stacklevel=3)
 
 
