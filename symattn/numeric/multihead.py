@@ -126,18 +126,37 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     if biased:
         zeros = {"b_q": H * d_k, "b_k": G * d_k, "b_v": G * d_v}
         bias = {nm: b[nm] if b[nm] is not None else np.zeros((1, w), dtype) for nm, w in zeros.items()}
-    suffix = "_bias" if biased else ""
     fused = {"b^Q": bias["b_q"], "b^K": bias["b_k"], "b^V": bias["b_v"]} if biased else {}
     if x_q is x_k and x_k is x_v and _per_element_fits(x_q, mask, block_size, H, n, dtype):
         return _per_element(x_q, W, fused, b["b_o"], sizes, mask, causal)
     # the projections and the heads live in this thread's scratch buffers (``workspace``),
-    # reused call after call; only the result is a fresh array
+    # reused call after call; only the result is a fresh array. Every product runs as work items
+    # with single-threaded BLAS (``_by_rows``), BLAS held to one thread for the whole call.
+    with parallel.holding():
+        return _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
+
+
+def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size):
+    """The batch through each step in turn: the projections, the attention core of every head
+    (``blocked_core``), the output projection. ``fused``: the biases b^Q, b^K, b^V (absent ones as
+    zeros) when any is given, else empty."""
+    H, G, d_k, d_v = sizes["H"], sizes["G"], sizes["d_k"], sizes["d_v"]
+    r = H // G
+    biased = bool(fused)
+    suffix = "_bias" if biased else ""
     if x_q is x_k and x_k is x_v:
-        extra = fused
         width = H * d_k + G * (d_k + d_v)
-        kind = np.result_type(x_q, W["w_q"], W["w_k"], W["w_v"], *extra.values())  # the kernel's dtype
-        proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
-                   **extra, **sizes, out=workspace.take("qkv", x_q.shape[:-1] + (width,), kind))
+        rows = math.prod(x_q.shape[:-1])
+        if rows * x_q.shape[-1] * width < SPLIT_PRODUCT or not parallel.can_split():
+            kind = np.result_type(x_q, W["w_q"], W["w_k"], W["w_v"], *fused.values())
+            proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
+                       **fused, **sizes, out=workspace.take("qkv", x_q.shape[:-1] + (width,), kind))
+        else:  # the same product in two steps: the scaled weights side by side once, X W_cat (+ 1 b_cat) by rows
+            w_cat = run("qkv_weights", **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]}, **sizes)
+            extra = {"b_cat": run("qkv_bias_row", **fused, **sizes)} if biased else {}
+            kind = np.result_type(x_q, w_cat, *extra.values())
+            proj = _by_rows(f"qkv_apply{suffix}", "X", x_q, {"W_cat": w_cat, **extra, **sizes},
+                            workspace.take("qkv", x_q.shape[:-1] + (width,), kind))
         q = proj[..., : H * d_k]
         k = proj[..., H * d_k: (H + G) * d_k]
         v = proj[..., (H + G) * d_k:]
@@ -146,10 +165,10 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
             extra = {f"b^{part.upper()}": bb} if biased else {}
             kind = np.result_type(x, w, *extra.values())  # the kernel's dtype
             scratch = workspace.take(part, x.shape[:-1] + (w.shape[1],), kind)
-            return run(f"proj_{part}{suffix}", X=x, **{f"W^{part.upper()}": w}, **extra, **dims, out=scratch)
-        q = project("q", x_q, W["w_q"], bias["b_q"] if biased else None, {"H": H, "d_k": d_k})
-        k = project("k", x_k, W["w_k"], bias["b_k"] if biased else None, {"G": G, "d_k": d_k})
-        v = project("v", x_v, W["w_v"], bias["b_v"] if biased else None, {"G": G, "d_v": d_v})
+            return _by_rows(f"proj_{part}{suffix}", "X", x, {f"W^{part.upper()}": w, **extra, **dims}, scratch)
+        q = project("q", x_q, W["w_q"], fused["b^Q"] if biased else None, {"H": H, "d_k": d_k})
+        k = project("k", x_k, W["w_k"], fused["b^K"] if biased else None, {"G": G, "d_k": d_k})
+        v = project("v", x_v, W["w_v"], fused["b^V"] if biased else None, {"G": G, "d_v": d_v})
     q5 = _split(q, n, G, r, d_k)            # (..., G, r, n, d_k)
     k5 = _split(k, m, G, 1, d_k)            # (..., G, 1, m, d_k)
     v5 = _split(v, m, G, 1, d_v)            # (..., G, 1, m, d_v)
@@ -161,9 +180,46 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
         mask = mask if mask is None or mask.ndim == 2 else mask[..., 0, :, :]
     blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size, out=heads)
     z = z.reshape(lead + (n, H * d_v))      # (..., n, H·d_v): [head_1 ... head_H]
-    if b["b_o"] is not None:
-        return run("output_bias", Z=z, **{"W^O": W["w_o"], "b^O": b["b_o"]}, H=H, d_v=d_v)
-    return run("output", Z=z, **{"W^O": W["w_o"]}, H=H, d_v=d_v)
+    name, extra = ("output_bias", {"b^O": b["b_o"]}) if b["b_o"] is not None else ("output", {})
+    result = np.empty(lead + (n, W["w_o"].shape[1]), np.result_type(z, W["w_o"], *extra.values()))
+    return _by_rows(name, "Z", z, {"W^O": W["w_o"], **extra, "H": H, "d_v": d_v}, result)
+
+
+#: a product X W with at least this many multiply-adds (rows × columns × inner size) runs as work
+#: items over slices of X's rows (``_by_rows``); smaller ones in one call in the calling thread
+SPLIT_PRODUCT = 2**22
+#: rows of a slice are a multiple of this (whole register blocks of the GEMM)
+ROW_ALIGN = 16
+
+
+def _by_rows(kernel, key, x, operands, out):
+    """Kernel ``kernel`` (a product x W (+ 1 b) of one row-wise kernel: a slice of x's rows gives
+    the same slice of the result) on x (passed as ``key``) and ``operands``, written into ``out``:
+    as work items over slices of the rows, each with single-threaded BLAS (``parallel``), so that
+    BLAS's own threads never run; in one call when the product is small or items cannot run in
+    parallel. Returns ``out``."""
+    rows, inner, width = math.prod(x.shape[:-1]), x.shape[-1], out.shape[-1]
+    if rows * inner * width < SPLIT_PRODUCT or not parallel.can_split():
+        return run(kernel, **{key: x}, **operands, out=out)
+    get(kernel)  # lowered (and proved) here, in the calling thread, before any item runs
+    count = 2 * runtime.cores()
+    if x.flags.c_contiguous:  # every row of every batch element, in equal slices
+        x2, out2 = x.reshape(rows, inner), out.reshape(rows, width)
+        step = -(-rows // count)
+        step = -(-step // ROW_ALIGN) * ROW_ALIGN
+        items = [(slice(r0, r0 + step),) for r0 in range(0, rows, step)]
+    else:  # batch element by batch element (their rows cannot be merged without a copy)
+        x2, out2, n = x, out, x.shape[-2]
+        per = max(1, math.prod(x.shape[:-2]))
+        step = -(-n // max(1, count // per))
+        step = min(n, -(-step // ROW_ALIGN) * ROW_ALIGN)
+        items = [index + (slice(r0, r0 + step),) for index in np.ndindex(*x.shape[:-2]) for r0 in range(0, n, step)]
+
+    def item(sel):
+        run(kernel, **{key: x2[sel]}, **operands, out=out2[sel])
+
+    parallel.run_items(item, items)
+    return out
 
 
 def _per_element_fits(x, mask, block_size, H, n, dtype) -> bool:
