@@ -2,6 +2,7 @@
 
 from ._version import __version__ as __version__
 from .defs import Exp as Exp
+from .defs import Exp2 as Exp2
 from .defs import Family as Family
 from .defs import FamilyMember as FamilyMember
 from .defs import FeatureMap as FeatureMap

@@ -13,7 +13,7 @@ import symattn.defs
 from symattn.defs.feature_map import FeatureMap
 from symattn.defs.heads import Binder
 from symattn.defs.mask import Visible
-from symattn.defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
+from symattn.defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
 from symattn.defs.permutation import PermIndex, PermutationSymbol
 from symattn.lowering.hooks import node_classes
 from symattn.proof.evaluate import evaluate
@@ -47,6 +47,7 @@ def _multihead_sum():
 EXAMPLES = {
     sa.Softmax: lambda: (sa.attention(Q, K, V), [Q, K, V], {}, {}),
     Exp: lambda: (Exp(X), [X], {}, {}),
+    Exp2: lambda: (Exp2(X), [X], {}, {}),
     Log: lambda: (Log(sa.softmax(X)), [X], {}, {}),
     ShiftRows: lambda: (ShiftRows(X, c), [X, c], {}, {}),
     ScaleRows: lambda: (ScaleRows(c, X), [c, X], {}, {}),

@@ -19,6 +19,7 @@ from .multihead import head as head
 from .multihead import multihead as multihead
 from .multihead import paper_self_attention as paper_self_attention
 from .numeric_nodes import Exp as Exp
+from .numeric_nodes import Exp2 as Exp2
 from .numeric_nodes import Log as Log
 from .score import Score as Score
 from .score import ScoreFunction as ScoreFunction

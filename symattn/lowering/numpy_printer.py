@@ -483,6 +483,9 @@ class BatchedNumPyPrinter(NumPyPrinter):
     def _print_Exp(self, e):
         return self.call("numpy.exp", self._print(e.args[0]))
 
+    def _print_Exp2(self, e):
+        return self.call("numpy.exp2", self._print(e.args[0]))
+
     def _print_Log(self, e):
         return self.call("numpy.log", self._print(e.args[0]))
 

@@ -9,7 +9,7 @@ Matrices are the last two axes of every array; leading axes are batch axes and b
   ``out``; it prints each step batched (``mm(A, B)``: ``A @ B`` as one GEMM over all rows when B has
   no batch axes; the cheapest parenthesization of a matrix chain from the shapes, static when every
   size is a number, else ``chain(c, A, B, ...)`` at run time; ``numpy.swapaxes`` for Transpose;
-  max-shifted softmax in place; the row causal mask as -inf in place; a bias row broadcast; exp,
+  max-shifted softmax in place; the row causal mask as -inf in place; a bias row broadcast; exp, exp2,
   exp(X - c 1ᵀ) and row sums of large temporaries in row chunks on every core, see ``runtime``);
   scalars through SymPy's Python printer (math.sqrt, ...) inside ``float(...)``, so float32 stays
   float32;
@@ -37,7 +37,7 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from ..defs.heads import FamilyMember, _OverHeads  # noqa: F401  (_OverHeads: re-exported)
 from ..defs.mask import CausalMask
-from ..defs.numeric_nodes import DivideRows, Exp, Log, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
 from ..errors import LoweringError
 from .numpy_printer import BatchedNumPyPrinter, has_entries
@@ -184,7 +184,7 @@ class BatchedPrinter:
 
 #: nodes with a rule of their own in the kernel printers (in place on temporaries, chain ordering, masks, biases)
 SPECIALISED = {"MatMul", "MatAdd", "Transpose", "Softmax", "BlockMatrix", "Identity", "ZeroMatrix",
-               "OneMatrix", "Exp", "Log", "ShiftRows", "ScaleRows", "DivideRows"}
+               "OneMatrix", "Exp", "Exp2", "Log", "ShiftRows", "ScaleRows", "DivideRows"}
 
 
 def _is_broadcast_row(t) -> bool:
@@ -201,8 +201,8 @@ def _row_of(t):
     return sp.MatMul(c, *rest).doit(deep=False) if (c != 1 or len(rest) > 1) else rest[0]
 
 
-__all__ = ["BatchedPrinter", "KernelPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "Log", "ShiftRows",
-           "ScaleRows", "DivideRows"]
+__all__ = ["BatchedPrinter", "KernelPrinter", "identifier", "leaf", "_OverHeads", "Softmax", "Exp", "Exp2", "Log",
+           "ShiftRows", "ScaleRows", "DivideRows"]
 
 
 def _is_row_causal_mask(e) -> bool:
@@ -247,7 +247,7 @@ class Result(MatrixExpr):
 
 #: the kinds of steps whose first array can be made directly in ``out=`` (a product, or one
 #: elementwise operation of two names that makes a new array)
-_INTO_OUT = {"mm", "static_chain", "binary", "add"}
+_INTO_OUT = {"mm", "static_chain", "chain", "binary", "add"}
 #: the names the statements and scalars of a kernel use, from the runtime module (math is imported there)
 _STATEMENT_NAMES = ("as_inputs", "bind", "check_size", "solve_size", "check_out", "check_donated", "batch_of",
                     "math")
@@ -278,8 +278,8 @@ class KernelPrinter(BatchedNumPyPrinter):
     - MatAdd: ``iadd`` into the first term that may be changed; the row causal mask
       CausalMask(m, n, offset=m - n)ᵀ in a sum as ``causal_mask_`` (-inf in place), ``1 b`` (a bias)
       as the row ``b`` broadcast;
-    - BlockMatrix: ``block``; Exp, Log, ShiftRows, ScaleRows, DivideRows elementwise, exp(X - c 1ᵀ)
-      in one sweep (``shift_exp_``), in place where the plan allows;
+    - BlockMatrix: ``block``; Exp, Exp2 (``numpy.exp2``), Log, ShiftRows, ScaleRows, DivideRows
+      elementwise, exp(X - c 1ᵀ) in one sweep (``shift_exp_``), in place where the plan allows;
     - every other node (heads, family members, slices, explicit matrices, masks, RoPE, RowOf, score
       functions): one expression of :class:`BatchedNumPyPrinter` (the printer of stock lambdify),
       the temporaries made before it known to it by name.
@@ -447,6 +447,12 @@ class KernelPrinter(BatchedNumPyPrinter):
             return self._again(e, var, "exp", x=var, copy=False)
         return self._new(e, "exp", x=var, copy=True)
 
+    def _plan_Exp2(self, e):
+        var, owned = self._plan(e.args[0])
+        if owned:
+            return self._again(e, var, "exp2", x=var, copy=False)
+        return self._new(e, "exp2", x=var, copy=True)
+
     def _plan_Log(self, e):
         var, owned = self._plan(e.args[0])
         if owned:
@@ -535,7 +541,7 @@ class KernelPrinter(BatchedNumPyPrinter):
 
     def _step_chain(self, e, xs, c):
         coeff = "1" if c == 1 else self._coeff_code(c)
-        return f"{self.helper('chain')}({coeff}, {', '.join(self._code(x) for x in xs)})"
+        return f"{self.helper('chain')}({coeff}, {', '.join(self._code(x) for x in xs)}{self._out(e)})"
 
     def _step_add(self, e, x, others, mask, fresh):
         code, owned = self._code(x), not fresh
@@ -576,6 +582,9 @@ class KernelPrinter(BatchedNumPyPrinter):
 
     def _step_exp(self, e, x, copy):
         return self.call("numpy.exp", self._code(x)) if copy else f"{self.helper('exp_')}({self._code(x)})"
+
+    def _step_exp2(self, e, x, copy):
+        return self.call("numpy.exp2", self._code(x)) if copy else f"{self.helper('exp2_')}({self._code(x)})"
 
     def _step_log(self, e, x, copy):
         return self.call("numpy.log", self._code(x), *(() if copy else (f"out={self._code(x)}",)))

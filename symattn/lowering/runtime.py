@@ -240,9 +240,10 @@ def into(t, out):
     return out
 
 
-def chain(coeff, *arrays):
+def chain(coeff, *arrays, out=None):
     """coeff · A_1 A_2 ... A_k with the cheapest parenthesization; the scalar is applied to the
-    smallest operand or intermediate (a Python float keeps float32 arrays float32)."""
+    smallest operand or intermediate (a Python float keeps float32 arrays float32). The last
+    product is written into ``out`` when given."""
     one = not isinstance(coeff, np.ndarray) and coeff == 1  # an array: one coefficient per batch element
     if len(arrays) == 1:
         return arrays[0] if one else coeff * arrays[0]
@@ -252,12 +253,12 @@ def chain(coeff, *arrays):
         arrays = list(arrays)
         arrays[small] = coeff * arrays[small]
 
-    def run(node):
+    def run(node, into=None):
         if isinstance(node, int):
             return arrays[node]
-        return mm(run(node[0]), run(node[1]))
+        return mm(run(node[0]), run(node[1]), out=into)
 
-    return run(order)
+    return run(order, out)
 
 
 def _fits_into(small, large):
@@ -472,6 +473,15 @@ def exp_(x):
     if chunks is None:
         return np.exp(x, out=x)
     _run_chunks(chunks, lambda xs: np.exp(xs, out=xs))
+    return x
+
+
+def exp2_(x):
+    """x <- 2^x in place."""
+    chunks = _row_chunks(x)
+    if chunks is None:
+        return np.exp2(x, out=x)
+    _run_chunks(chunks, lambda xs: np.exp2(xs, out=xs))
     return x
 
 

@@ -54,7 +54,7 @@ from .targets_expressions import ArrayAPIExpressionPrinter
 TARGETS = ("numpy", "array-api", "torch", "jax")
 _INPUTS = {"array-api": "inputs", "torch": "inputs_torch", "jax": "inputs_jax"}
 _HELPERS = ("Ops", "solve_size", "attend", "linear", "transpose", "softmax", "rowsum", "colsum", "repeat_rows",
-            "causal_masked", "causal_mask", "block", "eye", "zeros", "ones", "exp", "log", "chain", "bind",
+            "causal_masked", "causal_mask", "block", "eye", "zeros", "ones", "exp", "exp2", "log", "chain", "bind",
             "check_size", "no_out")
 
 
@@ -143,6 +143,9 @@ class TargetPrinter(BatchedPrinter):
 
     def _print_Exp(self, e):
         return self.emit(e, f"exp(xp, {self._print(e.args[0])[0]})")
+
+    def _print_Exp2(self, e):
+        return self.emit(e, f"exp2(xp, {self._print(e.args[0])[0]})")
 
     def _print_Log(self, e):
         return self.emit(e, f"log(xp, {self._print(e.args[0])[0]})")

@@ -14,7 +14,7 @@ from ..errors import LoweringError
 from .numpy_printer import BatchedNumPyPrinter
 
 #: NumPy functions with the same name and meaning in the array-API standard (and jax.numpy)
-_SAME = {"floor", "exp", "log", "argsort", "sqrt", "cos", "sin", "abs", "maximum", "minimum"}
+_SAME = {"floor", "exp", "exp2", "log", "argsort", "sqrt", "cos", "sin", "abs", "maximum", "minimum"}
 
 
 class ArrayAPIExpressionPrinter(BatchedNumPyPrinter):

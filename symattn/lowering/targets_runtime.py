@@ -211,6 +211,13 @@ def exp(xp, x):
     return xp.exp(x)
 
 
+def exp2(xp, x):
+    """2^x: the namespace's exp2 (NumPy, PyTorch, JAX, CuPy, Dask have one), else pow(2, x), which
+    the array-API standard has."""
+    fn = getattr(xp, "exp2", None)
+    return fn(x) if fn is not None else xp.pow(xp.full_like(x, 2), x)
+
+
 def log(xp, x):
     return xp.log(x)
 

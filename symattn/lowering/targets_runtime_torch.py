@@ -134,5 +134,9 @@ def exp(xp, x):
     return xp.exp(x)
 
 
+def exp2(xp, x):
+    return xp.exp2(x)
+
+
 def log(xp, x):
     return xp.log(x)

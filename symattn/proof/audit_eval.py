@@ -23,7 +23,7 @@ from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 from ..defs.feature_map import FeatureMap, coordinate
 from ..defs.heads import Binder, FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask, Visible
-from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
 from ..defs.rope import BlockDiag
 from ..defs.score import Score
@@ -164,6 +164,8 @@ class Evaluator:
             return self._mask(e, bound)
         if isinstance(e, Exp):
             return mx.elementwise(num.exp, m(e.args[0], bound))
+        if isinstance(e, Exp2):
+            return mx.elementwise(num.exp2, m(e.args[0], bound))
         if isinstance(e, Log):
             return mx.elementwise(num.log, m(e.args[0], bound))
         if isinstance(e, (ShiftRows, ScaleRows, DivideRows)):

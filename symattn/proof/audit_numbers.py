@@ -4,7 +4,7 @@ A value is one of
 
 - an exact rational: a Python ``int`` or ``fractions.Fraction``;
 - an interval of ``mpmath.iv`` (outward rounding at the working precision ``iv.prec``) that
-  contains the true real value; it appears as soon as exp, sqrt, cos, sin, log or π enter;
+  contains the true real value; it appears as soon as exp, 2^x (x not an integer), sqrt, cos, sin, log or π enter;
 - :data:`NEG_INF` / :data:`POS_INF`: the -∞ entries of masks (exp(-∞) = 0 exactly).
 
 Every operation returns a value of the same kinds. What cannot be decided at the working
@@ -148,6 +148,17 @@ def exp(x):
     if is_exact(x) and x == 0:
         return 1
     return iv.exp(to_interval(x))
+
+
+def exp2(x):
+    """2^x: exact for an integer x (a rational), 0 at -∞, else an enclosure of exp(x ln 2)."""
+    if isinstance(x, Inf):
+        if x.sign < 0:
+            return 0
+        raise Unevaluable("2^∞")
+    if is_exact(x) and Fraction(x).denominator == 1:
+        return Fraction(2) ** int(x)
+    return iv.exp(to_interval(x) * iv.log(iv.mpf(2)))
 
 
 def log(x):

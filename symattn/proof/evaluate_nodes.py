@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
 from .evaluate import _int, rule
 
 
@@ -17,6 +17,12 @@ def _exact(be) -> bool:
 def _exp(e, ev, be, env, fns):
     X = ev(e.args[0])
     return X.applyfunc(sp.exp) if _exact(be) else np.exp(X)
+
+
+@rule(Exp2)
+def _exp2(e, ev, be, env, fns):
+    X = ev(e.args[0])
+    return X.applyfunc(lambda x: sp.Integer(2) ** x) if _exact(be) else np.exp2(X)
 
 
 @rule(Log)

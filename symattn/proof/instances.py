@@ -2,8 +2,9 @@
 
 Strategy D (proved at given dimensions): substitute concrete dimensions, give every
 input matrix entries that are fresh symbols, evaluate both sides exactly, replace
-each exp(t) of a term t by a fresh positive symbol (exp(a + b) = exp(a) exp(b) first),
-and cancel the difference. Treating the exp atoms as independent can only miss true
+each exp(t) of a term t by a fresh positive symbol (exp(a + b) = exp(a) exp(b) first; a power
+2^t of a non-constant t, Exp2's entries, is exp(t ln 2) and shares the symbols of exp), and cancel
+the difference. Treating the exp atoms as independent can only miss true
 identities, never prove false ones: an identity of rational functions in independent
 symbols stays true when the symbols are specialized.
 """
@@ -115,7 +116,13 @@ def dimension_grid(dims: list, sizes=(1, 2, 3), limit: int = 64):
     return seen
 
 
+def _is_power_of_two(p) -> bool:
+    return isinstance(p, sp.Pow) and p.base == 2 and not p.exp.is_number
+
+
 def _exp_atoms_to_symbols(x, table: dict):
+    x = x.replace(_is_power_of_two, lambda p: sp.exp(p.exp * sp.log(2)))  # 2^t = exp(t ln 2)
+
     def repl(arg):
         terms = sp.Add.make_args(sp.expand(arg))
         out = sp.Integer(1)

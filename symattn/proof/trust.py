@@ -176,18 +176,22 @@ TRUST_BASE: list[Rule] = [
     _rule("entry_of_permutation", f"{E}.entry",
           "(P_σ)_ij = [i = σ(j)], for every permutation σ", F._entry_of_permutation, "n"),
     _rule("entry_of_numeric_nodes", (f"{E}.entry", "symattn.defs.numeric_nodes.Exp.entry_rule",
+                                     "symattn.defs.numeric_nodes.Exp2.entry_rule",
                                      "symattn.defs.numeric_nodes.Log.entry_rule",
                                      "symattn.defs.numeric_nodes.ShiftRows.entry_rule",
                                      "symattn.defs.numeric_nodes.ScaleRows.entry_rule",
                                      "symattn.defs.numeric_nodes.DivideRows.entry_rule",
                                      "symattn.defs.numeric_nodes.RowOf.entry_rule"),
-          "Exp(X)_ij = exp(X_ij), Log(X)_ij = log(X_ij), ShiftRows(X, c)_ij = X_ij - c_i, ScaleRows(d, X)_ij = "
-          "d_i X_ij, DivideRows(X, d)_ij = X_ij / d_i, RowOf(X, k)_0j = X_kj", F._entry_of_numeric_nodes, "mn"),
+          "Exp(X)_ij = exp(X_ij), Exp2(X)_ij = 2^(X_ij) = exp(X_ij ln 2) (the exact check uses that "
+          "definition; the float check is Python's 2.0 ** x), Log(X)_ij = log(X_ij), ShiftRows(X, c)_ij = "
+          "X_ij - c_i, ScaleRows(d, X)_ij = d_i X_ij, DivideRows(X, d)_ij = X_ij / d_i, RowOf(X, k)_0j = X_kj",
+          F._entry_of_numeric_nodes, "mn"),
     _rule("elementwise_nodes_act_blockwise", ("symattn.defs.numeric_nodes.Exp.doit",
+                                             "symattn.defs.numeric_nodes.Exp2.doit",
                                              "symattn.defs.numeric_nodes.Log.doit",
                                              "symattn.defs.numeric_nodes.ShiftRows.doit"),
-          "Exp([A B]) = [Exp(A) Exp(B)], Log([A B]) = [Log(A) Log(B)], ShiftRows([A B], c) = "
-          "[ShiftRows(A, c) ShiftRows(B, c)]", F._numeric_nodes_blockwise, ("m", "a", "b")),
+          "Exp([A B]) = [Exp(A) Exp(B)], Exp2([A B]) = [Exp2(A) Exp2(B)], Log([A B]) = [Log(A) Log(B)], "
+          "ShiftRows([A B], c) = [ShiftRows(A, c) ShiftRows(B, c)]", F._numeric_nodes_blockwise, ("m", "a", "b")),
     _rule("permutation_inverse", "symattn.defs.permutation.PermIndex.eval",
           "σ(σ⁻¹(k)) = σ⁻¹(σ(k)) = k, for every permutation σ", F._permutation_inverse, "n", must_fire=True),
     _rule("visible_decided", "symattn.defs.mask.Visible.eval",

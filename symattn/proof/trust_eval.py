@@ -8,7 +8,8 @@ evaluator that the counterexample search uses:
     (AB)_ij = Σ_k A_ik B_kj,   (Aᵀ)_ij = A_ji,   Softmax(X, 0)_ij = exp(X_ij) / Σ_k exp(X_kj),
     Σ_h e_h, [e_1; ...; e_H], [e_1 ... e_H], diag(B_1, ..., B_p) term by term,
     masks: 0 where visible, -oo elsewhere,   (P_σ)_ij = [i = σ(j)],
-    Exp(X)_ij = exp(X_ij), Log(X)_ij = log(X_ij), ShiftRows(X, c)_ij = X_ij - c_i,
+    Exp(X)_ij = exp(X_ij), Exp2(X)_ij = 2^(X_ij) = exp(X_ij ln 2), Log(X)_ij = log(X_ij),
+    ShiftRows(X, c)_ij = X_ij - c_i,
     ScaleRows(d, X)_ij = d_i X_ij, DivideRows(X, d)_ij = X_ij / d_i, RowOf(X, k) = row k of X.
 
 Every leaf (a MatrixSymbol or a family member) gets its own value on first use, keyed by the
@@ -33,7 +34,7 @@ from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
 from ..defs.heads import Binder, FamilyMember, _OverHeads
 from ..defs.mask import CausalMask, PaddingMask
-from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
 from ..defs.rope import BlockDiag
 from ..defs.softmax import Softmax
@@ -489,7 +490,7 @@ def matrix(e, inp: Inputs):
         n = _int(e.size)
         sig = inp.sigma(e.args[0], n)
         return _table(n, n, lambda i, j: sp.Integer(int(i == sig[j])), inp.mode)
-    if isinstance(e, (Exp, Log, ShiftRows, ScaleRows, DivideRows, RowOf)):
+    if isinstance(e, (Exp, Exp2, Log, ShiftRows, ScaleRows, DivideRows, RowOf)):
         return _numeric_node(e, inp)
     raise NotEvaluable(f"no definition to evaluate a {type(e).__name__} node: {sp.sstr(e)[:80]}")
 
@@ -497,7 +498,7 @@ def matrix(e, inp: Inputs):
 def _numeric_node(e, inp: Inputs):
     """The elementwise and row-wise nodes of the numeric kernels, entry by entry."""
     mode = inp.mode
-    if mode == "poly" and isinstance(e, (Exp, Log, DivideRows)):
+    if mode == "poly" and isinstance(e, (Exp, Exp2, Log, DivideRows)):
         raise NotPolynomial(type(e).__name__)
     if isinstance(e, RowOf):
         X, k = matrix(e.args[0], inp), _int(e.args[1])
@@ -509,6 +510,11 @@ def _numeric_node(e, inp: Inputs):
         else:
             f = math.exp if isinstance(e, Exp) else math.log
         return _table(X.shape[0], X.shape[1], lambda i, j: f(X[i, j]), mode)
+    if isinstance(e, Exp2):  # exactly exp(x ln 2), the definition of 2^x; in float64 Python's 2.0 ** x
+        X = matrix(e.args[0], inp)
+        if mode == "exact":
+            return _table(X.shape[0], X.shape[1], lambda i, j: sp.exp(X[i, j] * sp.log(2)), mode)
+        return _table(X.shape[0], X.shape[1], lambda i, j: 2.0 ** X[i, j], mode)
     if isinstance(e, ScaleRows):
         d, X = matrix(e.args[0], inp), matrix(e.args[1], inp)
         return _table(X.shape[0], X.shape[1], lambda i, j: d[i, 0] * X[i, j], mode)

@@ -19,7 +19,7 @@ from ..defs.dims import HeadIndex
 from ..defs.dims import h as H_INDEX
 from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask, Visible
-from ..defs.numeric_nodes import DivideRows, Exp, Log, RowOf, ScaleRows, ShiftRows
+from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
 from ..defs.rope import BlockDiag
 from ..defs.rope import i as BLOCK_INDEX
@@ -697,7 +697,9 @@ def _entry_of_numeric_nodes(m, n):
     positive = Exp(Y)  # Log is defined where every entry is positive
     at = {M_: m, N_: n}
     out = []
-    for e in (Exp(X), Log(positive), ShiftRows(X, c), ScaleRows(d, X), DivideRows(X, Exp(d))):
+    # Exp2(X / ln 2): the entry exp((x / ln 2) ln 2) is exp(x) (SymPy cancels ln 2 in the product)
+    for e in (Exp(X), Exp2(X), Exp2(X / sp.log(2)), Log(positive), ShiftRows(X, c), ScaleRows(d, X),
+              DivideRows(X, Exp(d))):
         out += _entry_cases(e, at)
     for k in range(m):
         out += _entry_cases(RowOf(X, k), at, symbolic=False)
@@ -709,6 +711,7 @@ def _numeric_nodes_blockwise(m, a, b):
     c = _leaf("c", m, 1)
     row = sp.BlockMatrix([[A, B]])
     pairs = ((Exp(row), sp.BlockMatrix([[Exp(A), Exp(B)]])),
+             (Exp2(row), sp.BlockMatrix([[Exp2(A), Exp2(B)]])),
              (Log(Exp(row)), sp.BlockMatrix([[Log(Exp(A)), Log(Exp(B))]])),
              (ShiftRows(row, c), sp.BlockMatrix([[ShiftRows(A, c), ShiftRows(B, c)]])))
     return [Case(lhs, rhs, lhs.doit()) for lhs, rhs in pairs]
