@@ -6,6 +6,7 @@
     python benchmarks/bench.py --shapes L1 --l1-causal
     python benchmarks/bench.py --kernels --no-torch  # only the kernel-level section (S1 S2 S3)
     python benchmarks/bench.py --shapes S1,S2,S3 --mkl  # also the core and the hand with MKL's products
+    python benchmarks/bench.py --shapes S1,S2,S3 --mode interleaved --no-kernels --mkl --floor
 
 Each shape and dtype is measured in two modes (``--mode both``, the default):
 
@@ -25,14 +26,19 @@ L1 (n = 32768) runs the key-blocked online-softmax kernel in a child process and
 peak memory.
 
 The NumPy baseline of S1-S3 is the numeric core's algorithm written by hand with no symattn
-code (``numpy_same_algorithm``): the scaled weights side by side once, batch elements as work
-items (or, for few batch elements, one projection GEMM, then heads and query tiles as work
-items) on a thread per core with single-threaded BLAS, scores in steps of about 1 MiB whose
-key blocks simply add up with the shift 0, numerator and denominator in one GEMM with [V 1], a
-check of the result that falls back to the row max as the shift, and one GEMM with W^O. So
-"symattn / numpy" is the cost of generating the kernels from theorems rather than writing
-them by hand. ``--plain-numpy`` adds the plain whole-batch version (one batched product per
-step, softmax on the full score array).
+code (``numpy_same_algorithm``), as fast as we could make it: the scaled weights side by side
+once, the query's scale times log2(e) so that the exponential is 2^x (np.exp2, about half the
+cost of np.exp here); many batch elements: c elements per work item (projection, every head,
+W^O); few: the projection in row slices as work items, K and V of each head copied contiguous,
+(element, head, query tile) work items, then W^O in row slices as work items; every work item
+on a thread per core with BLAS held to one thread for the whole call (so no OpenBLAS thread is
+left spinning after a multi-threaded GEMM); scores in steps of about 1 MiB in reused per-thread
+scratch buffers, whose key blocks simply add up with the shift 0, the numerator by a GEMM with
+V and the row sums by a GEMV with a vector of ones, a check of the result that falls back to
+the row max as the shift. Each of these choices was kept only where it measured faster than the
+one before it (in one process, alternating calls). So "symattn / numpy" is the cost of
+generating the kernels from theorems rather than writing them by hand. ``--plain-numpy`` adds
+the plain whole-batch version (one batched product per step, softmax on the full score array).
 
 ``--mkl`` (with the ``mkl`` wheel installed) adds, at S1-S3, the numeric core with Intel oneMKL's
 GEMM for the large products inside its work items (``symattn.numeric.use_blas("mkl")``) and the
@@ -53,6 +59,24 @@ when it is large (S2, S3), the hand-written ``+=`` is not. An input a kernel ove
 copy for each call, made outside the timed region. Median µs over interleaved rounds, and the
 ratio generated / hand.
 
+``--floor`` adds, at S1-S3, a measured floor (``benchmarks/floor.py``): each primitive operation
+the algorithm cannot avoid (the projection GEMMs at the row slice of a work item; per step, the
+scores GEMM, the exponential, the GEMM with V, the row sums; per tile, the normalization) timed
+alone on one thread at the size the core runs it, times its count, summed, divided by the cores:
+perfect scaling and no Python overhead, a lower bound of what any NumPy implementation of this
+algorithm at these sizes could reach here. It is printed beside torch SDPA + projections timed
+in the same process, with NumPy's BLAS and with MKL's GEMM.
+
+torch is imported before anything loads MKL, in this process and in every child (the header
+prints which was loaded first, read from the process's memory map). The order matters: with
+``libmkl_rt`` loaded and used with its sequential layer (``symattn.numeric.mkl``) before torch is
+imported, torch's own GEMMs in that process ran on one thread. Measured here (separate processes,
+alternating): torch's 2048 × 2048 float32 matmul took 100 ms wall for 100 ms CPU with MKL loaded
+first, 61 ms wall for 110 ms CPU with torch imported first; torch SDPA + projections at S2
+float32, fastest of 25 calls, 75-78 ms against 51 ms (the lead measured up to 1.45x). Imported
+the other way round, torch keeps its threads and ``--mkl`` leaves torch's times as they are
+without it (checked with S2 float32, interleaved, with and without ``--mkl``).
+
 OPENBLAS_THREAD_TIMEOUT=4 is set for this process only (before NumPy loads): otherwise
 OpenBLAS threads spin for ~0.1 s after each call and take a core from torch. Likewise
 OMP_WAIT_POLICY=PASSIVE (unless --omp-active): torch's OpenMP threads otherwise spin after
@@ -63,6 +87,7 @@ itself was not slower with PASSIVE).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import math
@@ -95,6 +120,47 @@ SHAPES = {  # (batch, n, d_model, H)
 }
 
 
+_LOAD_ORDER: list = []  # "torch" and "MKL", in the order this process loaded them
+
+
+def _mkl_mapped() -> bool:
+    """Whether a libmkl_rt is mapped into this process (read from /proc/self/maps; False where unreadable)."""
+    try:
+        with open("/proc/self/maps") as fh:
+            return "libmkl_rt" in fh.read()
+    except OSError:
+        return False
+
+
+def _note_mkl():
+    if "MKL" not in _LOAD_ORDER and _mkl_mapped():
+        _LOAD_ORDER.append("MKL")
+
+
+def import_torch(threads):
+    """torch with ``threads`` threads, imported now (None when it is not installed); notes whether
+    MKL was already loaded (it must not be: the module docstring says why)."""
+    _note_mkl()
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(threads)
+    _LOAD_ORDER.append("torch")
+    return torch
+
+
+def load_order() -> str:
+    """Which of torch and MKL (libmkl_rt) this process loaded first, as read from its memory map."""
+    _note_mkl()
+    if _LOAD_ORDER == ["torch", "MKL"]:
+        return "torch imported first, MKL (libmkl_rt) loaded after it"
+    if _LOAD_ORDER == ["MKL", "torch"]:
+        return "MKL (libmkl_rt) loaded BEFORE torch was imported: torch's SDPA may be slower here"
+    return {"torch": "torch imported, MKL not loaded", "MKL": "MKL (libmkl_rt) loaded, no torch"}.get(
+        "".join(_LOAD_ORDER), "neither torch nor MKL loaded")
+
+
 def mha_flops(b, n, E, H):
     return 2 * b * n * E * 3 * E + 2 * b * n * E * E + 2 * 2 * b * n * n * E
 
@@ -119,8 +185,11 @@ def _time(fn):
 # -- the numeric core's algorithm, written by hand (no symattn code) ------------------------------
 
 HAND_ITEM = 2**22  # bytes of scores per work item
-HAND_STEP = 2**20  # bytes of scores per step inside an item (one GEMM, exp, one GEMM)
+HAND_STEP = 2**20  # bytes of scores per step inside an item (one GEMM, exp2, one GEMM, one GEMV)
+HAND_ROWS = 256  # rows of x (or of the heads) per projection work item, when the projections are split
+LOG2E = math.log2(math.e)
 _HAND: dict = {"blas": None, "gemm": None}
+_SCRATCH = threading.local()
 
 
 def _hand_mm(a, b, out=None):
@@ -147,9 +216,29 @@ def _hand_threads():
     return _HAND
 
 
+def _scratch(name, shape, dtype):
+    """This thread's scratch array ``name`` of ``shape``: a view of a buffer kept from call to call
+    (replaced by a larger one when too small)."""
+    size = math.prod(shape)
+    key = (name, np.dtype(dtype))
+    buf = _SCRATCH.__dict__.get(key)
+    if buf is None or buf.size < size:
+        buf = _SCRATCH.__dict__[key] = np.empty(max(1, size), dtype)
+    return buf[:size].reshape(shape)
+
+
+def _ones(m, dtype):
+    """This thread's vector of m ones (the row sums are a GEMV with it)."""
+    key = ("ones", np.dtype(dtype))
+    buf = _SCRATCH.__dict__.get(key)
+    if buf is None or buf.size < m:
+        buf = _SCRATCH.__dict__[key] = np.ones(max(1, m), dtype)
+    return buf[:m]
+
+
 def _hand_share(fn, items):
-    """fn(item) for every item, on every core with single-threaded BLAS, each thread taking
-    the next item when done with one."""
+    """fn(item) for every item, on every core (the caller holds BLAS to one thread), each thread
+    taking the next item when done with one."""
     h = _hand_threads()
     items = list(items)
     if h["pool"] is None or len(items) < 2:
@@ -166,71 +255,96 @@ def _hand_share(fn, items):
                 return
             fn(item)
 
-    with h["blas"].limit(limits=1):
-        helpers = [h["pool"].submit(drain) for _ in range(h["cores"] - 1)]
-        drain()
-        for f in helpers:
-            f.result()
+    helpers = [h["pool"].submit(drain) for _ in range(h["cores"] - 1)]
+    drain()
+    for f in helpers:
+        f.result()
 
 
-def _hand_step(q, k, va, out):
-    """softmax(q kᵀ) v (q scaled, va = [v 1]) into ``out``: key blocks of about HAND_STEP bytes
-    of scores add up with the shift 0; if the result is not clearly accurate (not finite, a
-    denominator or an entry near the subnormal range), again with the row max as the shift."""
-    d, m, dt = va.shape[-1] - 1, k.shape[-2], q.dtype
-    rows = q.size // q.shape[-1]
-    fit = HAND_STEP // (rows * dt.itemsize)
+_HAND_LIMITS: dict = {}
+
+
+def _hand_accurate(u, l, m):
+    """Whether U = 2^S V and l = 2^S 1, computed with the shift 0, are clearly accurate: finite,
+    every denominator at least m e^(-0.45 ln(largest float)), every |entry| at least m tiny / eps."""
+    dt = u.dtype
+    if dt not in _HAND_LIMITS:
+        info = np.finfo(dt)
+        _HAND_LIMITS[dt] = (info.max, float(np.exp(-0.45 * np.log(float(info.max)))), info.tiny / info.eps)
+    largest, small, tiny = _HAND_LIMITS[dt]
+    a = np.abs(u, out=_scratch("abs", u.shape, dt))
+    return bool(a.max() <= largest and l.max() <= largest and l.min() >= m * small and a.min() >= m * tiny)
+
+
+def _hand_step(q, k, v, out):
+    """softmax(q kᵀ) v into ``out``, q scaled by log2(e)/sqrt(d) so that 2^(q kᵀ) is e^(the scores):
+    key blocks of about HAND_STEP bytes of scores add up with the shift 0 (U = Σ_b 2^S_b V_b, and
+    the row sums l = Σ_b 2^S_b 1 by a GEMV), in this thread's scratch buffers; if the result is not
+    clearly accurate (not finite, a denominator or an entry near the subnormal range), again with
+    the row max as the shift."""
+    m, dt = k.shape[-2], q.dtype
+    lead = q.shape[:-1]
+    fit = HAND_STEP // (math.prod(lead) * dt.itemsize)
     block = m if fit >= m else -(-m // -(-m // max(256, fit)))
-    u = None
-    for j0 in range(0, m, block):
-        s = _hand_mm(q, np.swapaxes(k[..., j0:j0 + block, :], -1, -2))
-        np.exp(s, out=s)
-        if u is None:
-            u = _hand_mm(s, va[..., j0:j0 + block, :])
-        else:
-            u += _hand_mm(s, va[..., j0:j0 + block, :])
-    info = np.finfo(dt)
-    a = np.abs(u)
-    if not (a.max() <= info.max and u[..., -1].min() >= m * np.exp(-0.45 * np.log(float(info.max)))
-            and a.min() >= m * info.tiny / info.eps):
+    u = _scratch("u", lead + (v.shape[-1],), dt)
+    l = _scratch("l", lead, dt)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # the check below catches these
+        for j0 in range(0, m, block):
+            j1 = min(m, j0 + block)
+            s = _scratch("s", lead + (j1 - j0,), dt)
+            _hand_mm(q, np.swapaxes(k[..., j0:j1, :], -1, -2), out=s)
+            np.exp2(s, out=s)
+            if j0 == 0:
+                _hand_mm(s, v[..., :j1, :], out=u)
+                np.matmul(s, _ones(j1, dt), out=l)
+            else:
+                u += _hand_mm(s, v[..., j0:j1, :], out=_scratch("u_b", u.shape, dt))
+                l += np.matmul(s, _ones(j1 - j0, dt), out=_scratch("l_b", lead, dt))
+    if not _hand_accurate(u, l, m):
         s = _hand_mm(q, np.swapaxes(k, -1, -2))
         s -= s.max(-1, keepdims=True)
-        np.exp(s, out=s)
-        u = _hand_mm(s, va)
-    np.divide(u[..., :d], u[..., d:], out=out)
+        np.exp2(s, out=s)
+        u, l = _hand_mm(s, v), s.sum(-1)
+    np.divide(u, l[..., None], out=out)
 
 
 def _hand_heads(p5, z):
-    """Every head of the projected elements p5 (c, n, 3, H, d) into z (c, n, H, d)."""
+    """Every head of the projected elements p5 (c, n, 3, H, d) into z (c, n, H, d): all in one
+    step when their scores fit in two steps, else per head (its K and V copied contiguous into
+    this thread's scratch) and query tile."""
     c, n, _, H, d = p5.shape
-    q, k = p5[:, :, 0].transpose(0, 2, 1, 3), p5[:, :, 1].transpose(0, 2, 1, 3)
-    va = np.empty((c, H, n, d + 1), p5.dtype)
-    va[..., :d] = p5[:, :, 2].transpose(0, 2, 1, 3)
-    va[..., d] = 1
-    zt = z.transpose(0, 2, 1, 3)
     itemsize = p5.dtype.itemsize
-    if c * H * n * n * itemsize <= 2 * HAND_STEP:
-        _hand_step(q, k, va, zt)
+    if c * H * n * n * itemsize <= 2 * HAND_STEP:  # every head of every element in one step
+        q, k, v = (p5[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+        _hand_step(q, k, v, z.transpose(0, 2, 1, 3))
         return
     tile = min(n, max(32, HAND_STEP // (n * itemsize)))
+    k, v = _scratch("k", (n, d), p5.dtype), _scratch("v", (n, d), p5.dtype)
     for e in range(c):
         for h in range(H):
+            np.copyto(k, p5[e, :, 1, h])
+            np.copyto(v, p5[e, :, 2, h])
             for i0 in range(0, n, tile):
-                _hand_step(q[e, h, i0:i0 + tile], k[e, h], va[e, h], zt[e, h, i0:i0 + tile])
+                _hand_step(p5[e, i0:i0 + tile, 0, h], k, v, z[e, i0:i0 + tile, h])
 
 
 def numpy_same_algorithm(x, w_in, b_in, w_o, b_o, H):
     """The numeric core's multi-head self-attention, by hand: the scaled weights side by side
-    once; many batch elements: c elements per work item (projection, every head, W^O); few:
-    one projection GEMM, then (element, head, query tile) work items, then one GEMM with W^O."""
+    once (the query's scale times log2(e), so that the exponential is 2^x); many batch elements:
+    c elements per work item (projection, every head, W^O); few: the projection in row slices
+    as work items, K and V of each head copied contiguous, then (element, head, query tile) work
+    items, then W^O in row slices as work items. Every work item on the same pool of a thread per
+    core, BLAS held to one thread for the whole call."""
     b, n, E = x.shape
     d, dt = E // H, x.dtype
-    scale = dt.type(1 / math.sqrt(d))
+    scale = dt.type(LOG2E / math.sqrt(d))
     w_cat, b_cat = w_in.copy(), b_in.copy()
     w_cat[:, :E] *= scale
     b_cat[:E] *= scale
     out = np.empty_like(x)
-    cores = _hand_threads()["cores"]
+    h = _hand_threads()
+    cores = h["cores"]
+    one = h["blas"].limit(limits=1) if h["pool"] is not None else contextlib.nullcontext()
     scores = H * n * n * dt.itemsize  # bytes of scores of one element
     if cores > 1 and b >= 2 * cores and scores <= 4 * HAND_ITEM:
         per = max(1, min(b // (2 * cores), HAND_ITEM // scores))
@@ -238,35 +352,52 @@ def numpy_same_algorithm(x, w_in, b_in, w_o, b_o, H):
         def element(e0):
             xs = x[e0:e0 + per]
             c = xs.shape[0]
-            p = _hand_mm(xs.reshape(-1, E), w_cat)
+            p = _hand_mm(xs.reshape(-1, E), w_cat, out=_scratch("p", (c * n, 3 * E), dt))
             p += b_cat
-            z = np.empty((c, n, H, d), dt)
+            z = _scratch("z", (c, n, H, d), dt)
             _hand_heads(p.reshape(c, n, 3, H, d), z)
             o = out[e0:e0 + per].reshape(-1, E)
             _hand_mm(z.reshape(-1, E), w_o, out=o)
             o += b_o
 
-        _hand_share(element, range(0, b, per))
+        with one:
+            _hand_share(element, range(0, b, per))
         return out
-    p = x.reshape(-1, E) @ w_cat
-    p += b_cat
+    x2, out2 = x.reshape(-1, E), out.reshape(-1, E)
+    p = _scratch("p_all", (b * n, 3 * E), dt)
     p5 = p.reshape(b, n, 3, H, d)
-    z = np.empty((b, n, H, d), dt)
+    kh, vh = _scratch("k_all", (b, H, n, d), dt), _scratch("v_all", (b, H, n, d), dt)
+    z = _scratch("z_all", (b, n, H, d), dt)
+    z2 = z.reshape(-1, E)
+    rows = max(1, min(HAND_ROWS, n))
+
+    def project(key):
+        e, r0 = key
+        r1 = min(n, r0 + rows)
+        part = p[e * n + r0:e * n + r1]
+        _hand_mm(x2[e * n + r0:e * n + r1], w_cat, out=part)
+        part += b_cat
+        kh[e, :, r0:r1] = p5[e, r0:r1, 1].transpose(1, 0, 2)
+        vh[e, :, r0:r1] = p5[e, r0:r1, 2].transpose(1, 0, 2)
+
     tile = min(n, max(32, HAND_ITEM // (n * dt.itemsize)))
     while b * H * -(-n // tile) < 2 * cores and tile > 32:
         tile = max(32, tile // 2)
 
     def item(key):
-        e, h, i0 = key
-        va = np.empty((n, d + 1), dt)
-        va[:, :d] = p5[e, :, 2, h]
-        va[:, d] = 1
-        _hand_step(p5[e, i0:i0 + tile, 0, h], p5[e, :, 1, h], va, z[e, i0:i0 + tile, h])
+        e, hh, i0 = key
+        _hand_step(p5[e, i0:i0 + tile, 0, hh], kh[e, hh], vh[e, hh], z[e, i0:i0 + tile, hh])
 
-    _hand_share(item, [(e, h, i0) for e in range(b) for h in range(H) for i0 in range(0, n, tile)])
-    o = z.reshape(-1, E) @ w_o
-    o += b_o
-    return o.reshape(b, n, E)
+    def output(r0):
+        o = out2[r0:r0 + rows]
+        _hand_mm(z2[r0:r0 + rows], w_o, out=o)
+        o += b_o
+
+    with one:
+        _hand_share(project, [(e, r0) for e in range(b) for r0 in range(0, n, rows)])
+        _hand_share(item, [(e, hh, i0) for e in range(b) for hh in range(H) for i0 in range(0, n, tile)])
+        _hand_share(output, range(0, b * n, rows))
+    return out
 
 
 # -- plain hand-written NumPy: whole-batch steps ---------------------------------------------------
@@ -414,6 +545,7 @@ def bench_kernels(shape, dtype, rounds, min_time=0.15):
 # -- the runs ---------------------------------------------------------------------------------------
 
 SDPA, MHA = "torch SDPA + projections", "torch MultiheadAttention"
+HAND = "numpy (same algorithm)"
 CORE_MKL, HAND_MKL = "symattn (MKL)", "numpy (same algorithm, MKL)"
 
 
@@ -547,14 +679,10 @@ def child_argv(args, name, shape, dtype):
     return argv
 
 
-def run_child(args):
-    """In a child process: time one implementation alone and print its times as JSON."""
+def run_child(args, torch):
+    """In a child process: time one implementation alone and print its times as JSON (torch, already
+    imported by ``main`` before MKL was loaded, only in torch's children)."""
     name, shape, dtype = args.child, args.shapes, getattr(np, args.dtypes)
-    torch = None
-    if name.startswith("torch"):
-        import torch
-
-        torch.set_num_threads(args.threads)
     impl, _ = setup(shape, dtype, torch, plain=name == "numpy (plain)", mkl=args.mkl)
     fn = impl[name]
     fn()  # warm-up (and symattn's kernels lowered)
@@ -625,7 +753,26 @@ def bench(args, shape, dtype, torch, peak):
         print(f"\n{shape} {SHAPES[shape]} {name}, each implementation in its own processes: "
               f"{args.process_rounds} children each, in alternating order")
         out["separate"] = report(shape, times, flops, peak, per_child)
+    if args.floor and shape in ITEMS:
+        out["floor"] = floor_of(args, shape, dtype, impl.get(SDPA))
     return out
+
+
+def floor_of(args, shape, dtype, sdpa):
+    """The measured floor of this shape and dtype (``floor.py``), torch SDPA + projections
+    timed in the same process: ({label: floor s}, torch s or None)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import floor
+
+    from symattn.numeric import mkl
+
+    b, n, E, H = SHAPES[shape]
+    h = _hand_threads()
+    sizes = floor.plan(b, n, E, H, np.dtype(dtype).itemsize, HAND_ITEM, HAND_STEP, HAND_ROWS, h["cores"])
+    one = h["blas"].limit(limits=1)
+    with one:  # the primitives on one thread; torch (between their rounds) keeps its own threads
+        return floor.run(shape, SHAPES[shape], dtype, sizes, h["cores"], sdpa=sdpa, mkl=mkl if args.mkl else None,
+                         rounds=max(args.rounds, 9))
 
 
 def summary(results):
@@ -646,6 +793,31 @@ def summary(results):
                 ok = m is not None and core in m
                 cells.append(f"{m[core][0] / m[SDPA][0]:.2f} ({m[core][1] / m[SDPA][1]:.2f})" if ok else "-")
         print(f"  {shape:6s} {dtype:8s} " + " ".join(f"{c:>18s}" for c in cells))
+    ratios(results)
+
+
+def ratios(results):
+    """One line per shape and dtype: symattn, the hand-written same algorithm and the measured
+    floor, each over torch SDPA + projections, for each BLAS (interleaved wall medians; the
+    floor's over the torch time measured beside it)."""
+    rows = [(k, m) for k, m in results.items() if SDPA in m.get("interleaved", {}) or m.get("floor")]
+    if not rows:
+        return
+    blases = [("NumPy's BLAS", "symattn", HAND, "NumPy's BLAS"), ("MKL", CORE_MKL, HAND_MKL, "MKL")]
+    print(f"\nover {SDPA} (interleaved wall medians; the floor over torch timed beside it in the floor section)")
+    heads = [f"{what} ({blas})" for blas, *_ in blases for what in ("symattn", "hand", "floor")] + ["floor (best)"]
+    print(f"  {'shape':6s} {'dtype':8s} " + " ".join(f"{h:>22s}" for h in heads))
+    for (shape, dtype), modes in rows:
+        m = modes.get("interleaved", {})
+        fl, torch_t = modes.get("floor") or ({}, None)
+        cells = []
+        for _, core, hand, label in blases:
+            for name in (core, hand):
+                cells.append(f"{m[name][0] / m[SDPA][0]:.2f}" if name in m and SDPA in m else "-")
+            cells.append(f"{fl[label] / torch_t:.2f}" if label in fl and torch_t else "-")
+        best = fl.get("faster of each", fl.get("NumPy's BLAS"))
+        cells.append(f"{best / torch_t:.2f}" if best and torch_t else "-")
+        print(f"  {shape:6s} {dtype:8s} " + " ".join(f"{c:>22s}" for c in cells))
 
 
 PEAK = """
@@ -749,23 +921,21 @@ def main(argv=None):
     p.add_argument("--plain-numpy", action="store_true",
                    help="also time plain whole-batch NumPy (one batched product per step)")
     p.add_argument("--no-kernels", action="store_true", help="skip the kernel-level section")
+    p.add_argument("--floor", action="store_true",
+                   help="at S1-S3, also the measured floor: the algorithm's unavoidable primitive operations "
+                        "timed on one thread at the core's sizes, summed, over the cores (benchmarks/floor.py)")
     p.add_argument("--child", help=argparse.SUPPRESS)  # internal: time one implementation alone
     args = p.parse_args(argv)
+    torch = None
+    if not args.no_torch and (not args.child or args.child.startswith("torch")):
+        torch = import_torch(args.threads)  # before anything loads MKL (the module docstring says why)
     if args.mkl:
         from symattn.numeric import mkl
 
         if not mkl.available():
             p.error("--mkl: libmkl_rt was not found; pip install mkl (or the extra: pip install symattn[mkl])")
     if args.child:
-        return run_child(args)
-    try:
-        if args.no_torch:
-            raise ImportError
-        import torch
-
-        torch.set_num_threads(args.threads)
-    except ImportError:
-        torch = None
+        return run_child(args, torch)
     dtypes = [getattr(np, d) for d in args.dtypes.split(",")]
     print(f"numpy {np.__version__}" + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)"
                                        if torch else ", no torch") +
@@ -773,6 +943,7 @@ def main(argv=None):
           f", OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
           f", OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}"
           f", {os.cpu_count()} cores, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load order: {load_order()}")
     shapes = args.shapes.split(",")
     results = {}
     if not args.kernels:
