@@ -121,10 +121,12 @@ def chain_order(shapes):
             cost[i, j], split[i, j] = min(
                 (cost[i, s] + cost[s + 1, j] + batch * dims[i] * dims[s + 1] * dims[j + 1], s) for s in range(i, j))
 
-    def tree(i, j):
-        return i if i == j else (tree(i, split[i, j]), tree(split[i, j] + 1, j))
+    return _order_tree(split, 0, k - 1)
 
-    return tree(0, k - 1)
+
+def _order_tree(split, i, j):
+    """The parenthesization of operands i..j from the dynamic program's best splits."""
+    return i if i == j else (_order_tree(split, i, split[i, j]), _order_tree(split, split[i, j] + 1, j))
 
 
 def chain(xp, coeff, *arrays):
@@ -134,10 +136,16 @@ def chain(xp, coeff, *arrays):
         small = min(range(len(arrays)), key=lambda t: math.prod(arrays[t].shape))
         arrays[small] = coeff * arrays[small]
 
-    def run(node):
-        return arrays[node] if isinstance(node, int) else run(node[0]) @ run(node[1])
+    return _multiply_in_order(chain_order([tuple(a.shape) for a in arrays]), arrays)
 
-    return run(chain_order([tuple(a.shape) for a in arrays]))
+
+def _multiply_in_order(node, arrays):
+    """The product of ``arrays`` parenthesized as ``node`` (a nested tuple of indices); a function of
+    its own, since a closure that calls itself is a reference cycle that keeps the operands and the
+    intermediate products alive until the garbage collector runs."""
+    if isinstance(node, int):
+        return arrays[node]
+    return _multiply_in_order(node[0], arrays) @ _multiply_in_order(node[1], arrays)
 
 
 def transpose(xp, x):
