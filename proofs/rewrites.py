@@ -8,7 +8,7 @@ The numeric core lowers the sides named in each docstring (see ``symattn.numeric
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.defs.numeric_nodes import DivideRows, Exp, RowOf, ScaleRows, ShiftRows, row_causal_mask
+from symattn.defs.numeric_nodes import DivideRows, Exp, Exp2, RowOf, ScaleRows, ShiftRows, row_causal_mask
 from symattn.theorems import theorem
 
 from ._common import d_k, d_model, d_v, m, n
@@ -181,6 +181,23 @@ S_1, S_2 = sp.MatrixSymbol("S_1", n, m_1), sp.MatrixSymbol("S_2", n, m_2)
 V_1, V_2 = sp.MatrixSymbol("V_1", m_1, d_v), sp.MatrixSymbol("V_2", m_2, d_v)
 c = sp.MatrixSymbol("c", n, 1)
 c_1 = sp.MatrixSymbol("c_1", n, 1)
+#: ln 2: exp(s) = 2^(s / ln 2), so the scores in base 2 are T = (Q / ln 2) Kᵀ = S / ln 2
+LN2 = sp.log(2)
+
+
+def base2_claims():
+    """exp(S) = 2^(S / ln 2) entrywise, in the forms the kernels use, with S = Q Kᵀ the scores of
+    one head (scale folded into Q): the whole result, the numerator, the denominator (claims 8-10
+    of ``blockwise_logsumexp_merge``), and the sum over key blocks of claim 7 term by term (claim 11,
+    the accumulate step U = U_1 + 2^(S_2/ln 2) V_2 with U_1 = 2^(S_1/ln 2) V_1)."""
+    S_qk = Q * K.T
+    T = (Q / LN2) * K.T  # the same MatMul as S_qk / ln 2: (1/ln 2) Q Kᵀ
+    return [
+        (sa.softmax(S_qk, 1) * V, DivideRows(Exp2(T) * V, Exp2(T) * ones(m))),
+        (Exp(S_qk) * V, Exp2(T) * V),
+        (Exp(S_qk) * ones(m), Exp2(T) * ones(m)),
+        (Exp(S_1) * V_1 + Exp(S_2) * V_2, Exp2(S_1 / LN2) * V_1 + Exp2(S_2 / LN2) * V_2),
+    ]
 
 
 def merge_claims():
@@ -199,7 +216,8 @@ def merge_claims():
     # ... and over key blocks with c = 0 the merge is a plain sum
     claims.append((Exp(sp.BlockMatrix([[S_1, S_2]])) * sp.BlockMatrix([[V_1], [V_2]]),
                    Exp(S_1) * V_1 + Exp(S_2) * V_2))
-    return claims
+    # claims 8-11: the same in base 2 (exp2 is cheaper than exp), appended so the numbers above stay
+    return claims + base2_claims()
 
 
 @theorem(
@@ -208,7 +226,9 @@ def merge_claims():
     "blocks [S_1 S_2]: U = e^(c_1 - c) U_1 + exp(S_2 - c 1ᵀ) V_2 and "
     "l = e^(c_1 - c) l_1 + exp(S_2 - c 1ᵀ) 1; "
     "row k of softmax(S) V is softmax(row k of S) V; with c = 0, softmax(S) V = diag(exp(S) 1)⁻¹ exp(S) V "
-    "and exp([S_1 S_2]) [V_1; V_2] = exp(S_1) V_1 + exp(S_2) V_2",
+    "and exp([S_1 S_2]) [V_1; V_2] = exp(S_1) V_1 + exp(S_2) V_2; in base 2, with S = Q Kᵀ and "
+    "T = (Q/ln 2) Kᵀ: softmax(S) V = diag(2^T 1)⁻¹ 2^T V, exp(S) V = 2^T V, exp(S) 1 = 2^T 1, and "
+    "exp(S_1) V_1 + exp(S_2) V_2 = 2^(S_1/ln 2) V_1 + 2^(S_2/ln 2) V_2",
     explanation="the merge rule of online softmax (m = max(m_1, m_2) is the shift c the kernel picks "
                 "to stay in floating-point range; the identity holds for every c)",
 )
