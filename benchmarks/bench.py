@@ -760,7 +760,7 @@ def bench(args, shape, dtype, torch, peak):
 
 def floor_of(args, shape, dtype, sdpa):
     """The measured floor of this shape and dtype (``floor.py``), torch SDPA + projections
-    timed in the same process: ({label: floor s}, torch s or None)."""
+    timed in the same process: ({label: floor s}, torch's wall s, torch's CPU s (None without torch))."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import floor
 
@@ -796,6 +796,13 @@ def summary(results):
     ratios(results)
 
 
+def _floor_cell(floor_s, torch_wall, torch_cpu):
+    """floor / torch wall time (and the floor's sum over the cores / torch's CPU time), or "-"."""
+    if not floor_s or not torch_wall:
+        return "-"
+    return f"{floor_s / torch_wall:.2f} ({floor_s * _hand_threads()['cores'] / torch_cpu:.2f})"
+
+
 def ratios(results):
     """One line per shape and dtype: symattn, the hand-written same algorithm and the measured
     floor, each over torch SDPA + projections, for each BLAS (interleaved wall medians; the
@@ -804,19 +811,19 @@ def ratios(results):
     if not rows:
         return
     blases = [("NumPy's BLAS", "symattn", HAND, "NumPy's BLAS"), ("MKL", CORE_MKL, HAND_MKL, "MKL")]
-    print(f"\nover {SDPA} (interleaved wall medians; the floor over torch timed beside it in the floor section)")
+    print(f"\nover {SDPA} (interleaved wall medians; the floor over torch timed beside it in the floor section, "
+          "wall, and in brackets the floor's sum over torch's CPU time)")
     heads = [f"{what} ({blas})" for blas, *_ in blases for what in ("symattn", "hand", "floor")] + ["floor (best)"]
     print(f"  {'shape':6s} {'dtype':8s} " + " ".join(f"{h:>22s}" for h in heads))
     for (shape, dtype), modes in rows:
         m = modes.get("interleaved", {})
-        fl, torch_t = modes.get("floor") or ({}, None)
+        fl, torch_t, torch_cpu = modes.get("floor") or ({}, None, None)
         cells = []
         for _, core, hand, label in blases:
             for name in (core, hand):
                 cells.append(f"{m[name][0] / m[SDPA][0]:.2f}" if name in m and SDPA in m else "-")
-            cells.append(f"{fl[label] / torch_t:.2f}" if label in fl and torch_t else "-")
-        best = fl.get("faster of each", fl.get("NumPy's BLAS"))
-        cells.append(f"{best / torch_t:.2f}" if best and torch_t else "-")
+            cells.append(_floor_cell(fl.get(label), torch_t, torch_cpu))
+        cells.append(_floor_cell(fl.get("faster of each", fl.get("NumPy's BLAS")), torch_t, torch_cpu))
         print(f"  {shape:6s} {dtype:8s} " + " ".join(f"{c:>22s}" for c in cells))
 
 

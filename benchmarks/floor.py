@@ -51,10 +51,12 @@ def plan(b, n, E, H, itemsize, item_bytes, step_bytes, rows, cores):
 
 
 def _mean_time(fn, reps):
-    t = time.perf_counter()
+    """The calling thread's CPU time per call of ``fn`` over ``reps`` calls: on one thread, what a call
+    costs without the time spent waiting for a core (a shared machine inflates wall time, not this)."""
+    t = time.thread_time()
     for _ in range(reps):
         fn()
-    return (time.perf_counter() - t) / reps
+    return (time.thread_time() - t) / reps
 
 
 def primitives(b, n, E, H, dtype, sizes, mkl_gemm=None):
@@ -102,7 +104,7 @@ def primitives(b, n, E, H, dtype, sizes, mkl_gemm=None):
     }
 
 
-def measure(prims, rounds, between=None, min_sample=2e-3):
+def measure(prims, rounds, between=None, min_sample=5e-3):
     """{(name, blas): median seconds of one call}, over ``rounds`` interleaved rounds (each a
     sample of a few calls of every primitive), calling ``between()`` once per round and
     returning its (wall s, CPU s of the process) too."""
@@ -156,8 +158,8 @@ def table(prims, med):
 
 def run(shape, dims, dtype, sizes, cores, sdpa=None, mkl=None, rounds=9):
     """Print the floor of one shape and dtype (and torch SDPA + projections beside it, when
-    ``sdpa`` is given, timed between the primitives' rounds); return {label: floor s} and
-    torch's median s (or None)."""
+    ``sdpa`` is given, timed between the primitives' rounds); return {label: floor s},
+    torch's median wall s and median CPU s (None, None without torch)."""
     b, n, E, H = dims
     mkl_gemm = None
     if mkl is not None:
@@ -177,10 +179,12 @@ def run(shape, dims, dtype, sizes, cores, sdpa=None, mkl=None, rounds=9):
             mkl.MIN_PRODUCT = saved
     fl = floors(prims, med, cores)
     torch_t = statistics.median(w for w, _ in torch_times) if torch_times else None
+    torch_min = min(w for w, _ in torch_times) if torch_times else None
     torch_cpu = statistics.median(c for _, c in torch_times) if torch_times else None
     name = np.dtype(dtype).name
     print(f"\n{shape} {dims} {name}: floor of this algorithm (rows {sizes['rows']} per projection item; steps of "
-          f"{sizes['g']} head(s) × {sizes['t']} queries × {sizes['m_b']} keys), one thread, medians of {rounds} rounds")
+          f"{sizes['g']} head(s) × {sizes['t']} queries × {sizes['m_b']} keys), one thread, CPU time of the thread, "
+          f"medians of {rounds} rounds")
     print("\n".join(table(prims, med)))
     print("  a lower bound of what any NumPy implementation of this algorithm at these sizes could reach on this "
           "machine (perfect scaling, no Python)")
@@ -189,7 +193,7 @@ def run(shape, dims, dtype, sizes, cores, sdpa=None, mkl=None, rounds=9):
                  if torch_t else "")
         print(f"  floor with {label:15s} {f * 1e3:8.2f} ms (sum {f * cores * 1e3:.2f} ms / {cores} cores){ratio}")
     if torch_t:
-        print(f"  torch SDPA + projections  {torch_t * 1e3:8.2f} ms wall, {torch_cpu * 1e3:.2f} ms CPU (same process, "
-              "between the rounds above; CPU: the floor's sum against torch's CPU time, which waiting for a core "
-              "does not inflate)")
-    return fl, torch_t
+        print(f"  torch SDPA + projections  {torch_t * 1e3:8.2f} ms wall (fastest {torch_min * 1e3:.2f}), "
+              f"{torch_cpu * 1e3:.2f} ms CPU, medians, same process, between the rounds above (the floor's CPU ratio "
+              "is its sum over torch's CPU time; waiting for a core inflates torch's wall time, neither of these)")
+    return fl, torch_t, torch_cpu
