@@ -276,3 +276,20 @@ def test_a_chain_product_frees_its_operands_and_intermediates_at_once(module):
         gc.enable()
     np.testing.assert_allclose(got, 1.5 * A @ B @ C, rtol=1e-12, atol=1e-13)
     assert found == 0
+
+
+@pytest.mark.parametrize("target", ["numpy", "array-api", "torch", "jax"])
+def test_exp2_inside_a_sum_over_heads_lowers_on_every_target(target):
+    """Inside a node over heads, Exp2 is printed by the expression printers (NumPy's and the other
+    libraries'), not by the kernel printers: numpy.exp2 there too."""
+    lib = {"numpy": "numpy", "array-api": "array_api_compat", "torch": "torch", "jax": "jax"}[target]
+    pytest.importorskip(lib)
+    H, d = sa.dims("H d")
+    W, Z = sa.Family("W", d, d_k), sp.MatrixSymbol("Z", d_k, n)
+    expr = sa.head_sum(Exp2(W[sa.h] * Z), H)
+    k = sa.lower(expr, args=[W[sa.h], Z], target=target)
+    assert "exp2" in k.source
+    rng = np.random.default_rng(7)
+    w, z = rng.standard_normal((3, 2, 4)), rng.standard_normal((4, 5))
+    np.testing.assert_allclose(np.asarray(k(w, z)), sum(np.exp2(w[j] @ z) for j in range(3)),
+                               rtol=1e-12 if target != "jax" else 1e-5)
