@@ -188,8 +188,9 @@ LN2 = sp.log(2)
 def base2_claims():
     """exp(S) = 2^(S / ln 2) entrywise, in the forms the kernels use, with S = Q Kᵀ the scores of
     one head (scale folded into Q): the whole result, the numerator, the denominator (claims 8-10
-    of ``blockwise_logsumexp_merge``), and the sum over key blocks of claim 7 term by term (claim 11,
-    the accumulate step U = U_1 + 2^(S_2/ln 2) V_2 with U_1 = 2^(S_1/ln 2) V_1)."""
+    of ``blockwise_logsumexp_merge``), the sum over key blocks of claim 7 term by term (claim 11,
+    the accumulate step U = U_1 + 2^(S_2/ln 2) V_2 with U_1 = 2^(S_1/ln 2) V_1), and scores with an
+    additive mask M, which is divided by ln 2 as well (claim 12; -∞ stays -∞)."""
     S_qk = Q * K.T
     T = (Q / LN2) * K.T  # the same MatMul as S_qk / ln 2: (1/ln 2) Q Kᵀ
     return [
@@ -197,6 +198,7 @@ def base2_claims():
         (Exp(S_qk) * V, Exp2(T) * V),
         (Exp(S_qk) * ones(m), Exp2(T) * ones(m)),
         (Exp(S_1) * V_1 + Exp(S_2) * V_2, Exp2(S_1 / LN2) * V_1 + Exp2(S_2 / LN2) * V_2),
+        (Exp(S_qk + M) * V, Exp2(T + M / LN2) * V),
     ]
 
 
@@ -216,7 +218,7 @@ def merge_claims():
     # ... and over key blocks with c = 0 the merge is a plain sum
     claims.append((Exp(sp.BlockMatrix([[S_1, S_2]])) * sp.BlockMatrix([[V_1], [V_2]]),
                    Exp(S_1) * V_1 + Exp(S_2) * V_2))
-    # claims 8-11: the same in base 2 (exp2 is cheaper than exp), appended so the numbers above stay
+    # claims 8-12: the same in base 2 (exp2 is cheaper than exp), appended so the numbers above stay
     return claims + base2_claims()
 
 
@@ -228,7 +230,7 @@ def merge_claims():
     "row k of softmax(S) V is softmax(row k of S) V; with c = 0, softmax(S) V = diag(exp(S) 1)⁻¹ exp(S) V "
     "and exp([S_1 S_2]) [V_1; V_2] = exp(S_1) V_1 + exp(S_2) V_2; in base 2, with S = Q Kᵀ and "
     "T = (Q/ln 2) Kᵀ: softmax(S) V = diag(2^T 1)⁻¹ 2^T V, exp(S) V = 2^T V, exp(S) 1 = 2^T 1, and "
-    "exp(S_1) V_1 + exp(S_2) V_2 = 2^(S_1/ln 2) V_1 + 2^(S_2/ln 2) V_2",
+    "exp(S_1) V_1 + exp(S_2) V_2 = 2^(S_1/ln 2) V_1 + 2^(S_2/ln 2) V_2, exp(S + M) V = 2^(T + M/ln 2) V",
     explanation="the merge rule of online softmax (m = max(m_1, m_2) is the shift c the kernel picks "
                 "to stay in floating-point range; the identity holds for every c)",
 )

@@ -46,7 +46,7 @@ def test_exp2_is_not_rewritten_into_exp_at_the_matrix_level():
 
 # -- proofs --------------------------------------------------------------------------------
 
-BASE2 = (8, 9, 10, 11)
+BASE2 = (8, 9, 10, 11, 12)
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,7 @@ def test_base2_claims_state_exp_in_base_2_with_the_factor_one_over_ln_2(merge):
     assert claims[9] == (Exp(R.Q * R.K.T) * R.V, Exp2(T) * R.V)
     assert claims[10] == (Exp(R.Q * R.K.T) * R.ones(R.m), Exp2(T) * R.ones(R.m))
     assert claims[11][1] == Exp2(R.S_1 / LN2) * R.V_1 + Exp2(R.S_2 / LN2) * R.V_2
+    assert claims[12] == (Exp(R.Q * R.K.T + R.M) * R.V, Exp2(T + R.M / LN2) * R.V)
     # the claims before them keep their numbers (the kernels of the numeric core name them)
     assert claims[7] == (Exp(sp.BlockMatrix([[R.S_1, R.S_2]])) * sp.BlockMatrix([[R.V_1], [R.V_2]]),
                          Exp(R.S_1) * R.V_1 + Exp(R.S_2) * R.V_2)
@@ -86,6 +87,7 @@ WRONG = {
     "one block without the factor": (Exp(R.S_1) * R.V_1 + Exp(R.S_2) * R.V_2,
                                      Exp2(R.S_1 / LN2) * R.V_1 + Exp2(R.S_2) * R.V_2),
     "log base 2 of e the wrong way round": (Exp2(X), Exp(X / LN2)),
+    "the mask not divided by ln 2": (Exp(R.Q * R.K.T + R.M) * R.V, Exp2((R.Q / LN2) * R.K.T + R.M) * R.V),
 }
 
 
@@ -177,7 +179,8 @@ def test_array_api_exp2_helper_falls_back_to_pow_without_an_exp2():
 
 # -- the base-2 kernels of the numeric core ------------------------------------------------
 
-NEW = ("query_base2", "scores_base2", "exp2_product", "exp2_rowsum", "accumulate_base2")
+NEW = ("query_base2", "scores_base2", "mask_base2", "scores_base2_masked", "exp2_product", "exp2_rowsum",
+       "accumulate_base2")
 TOL = {np.float32: 1e-6, np.float64: 1e-13}
 
 
@@ -244,6 +247,18 @@ def test_base2_kernels_write_into_out_and_overwrite_only_the_donated_scores():
     np.testing.assert_array_equal(v1, v_before)
     np.testing.assert_allclose(out, np.exp2((q / np.log(2)) @ np.swapaxes(k1, -1, -2)), rtol=1e-14)
     assert U.shape == (2, 16, 6)
+
+
+def test_masked_scores_in_base_2_agree_with_the_masked_scores_in_base_e():
+    q, (k1, _), (v1, _) = _tile(np.random.default_rng(8), np.float64, batch=(2,))
+    rng = np.random.default_rng(9)
+    mask = np.where(rng.random((16, 24)) < 0.3, -np.inf, rng.normal(size=(16, 24)))  # -inf and finite biases
+    want = np.exp(q @ np.swapaxes(k1, -1, -2) + mask) @ v1
+    T = kernels.run("scores_base2_masked", q, k1, mask)
+    np.testing.assert_allclose(kernels.run("exp2_product", T=T, V=v1), want, rtol=1e-13)
+    T = kernels.run("scores_base2", q, k1)
+    T += kernels.run("mask_base2", mask)  # the mask scaled once, added to each block's scores
+    np.testing.assert_allclose(kernels.run("exp2_product", T=T, V=v1), want, rtol=1e-13)
 
 
 def test_base2_kernels_keep_the_mask_minus_infinity_as_zero_weight():

@@ -97,11 +97,13 @@ def _specs():
 
 
 def _base2_specs(R):
-    """The kernels of the unshifted tile in base 2 (claims 8-11 of ``blockwise_logsumexp_merge``):
+    """The kernels of the unshifted tile in base 2 (claims 8-12 of ``blockwise_logsumexp_merge``):
     exp(S) = 2^T entrywise with T = S / ln 2 = (Q / ln 2) Kᵀ, and NumPy's exp2 is cheaper than its exp.
 
     - ``query_base2(Q)``: Q / ln 2 (the query tile once per work item; then T = ``scores``(Q / ln 2, K));
     - ``scores_base2(Q, K)``: T = (Q / ln 2) Kᵀ (the factor applied to the smaller operand);
+    - ``mask_base2(M)``: M / ln 2 (an additive mask once per call; then T + M / ln 2 by claim 12);
+    - ``scores_base2_masked(Q, K, M)``: T + M / ln 2 (the mask as given, -inf entries stay -inf);
     - ``exp2_product(T, V)``: 2^T V = exp(Q Kᵀ) V, T overwritten (the first key block; V may be [V 1]);
     - ``exp2_rowsum(T)``: 2^T 1 = exp(Q Kᵀ) 1, T overwritten (the denominator alone);
     - ``accumulate_base2(T_2, U_1, V_2)``: U_1 + 2^(T_2) V_2 with U_1 = 2^(T_1) V_1 and T_2 = S_2 / ln 2
@@ -115,6 +117,8 @@ def _base2_specs(R):
     return {
         "query_base2": (th, 9, "rhs", {"part": R.Q / R.LN2, "args": [R.Q]}),
         "scores_base2": (th, 9, "rhs", {"part": T, "args": [R.Q, R.K]}),
+        "mask_base2": (th, 12, "rhs", {"part": R.M / R.LN2, "args": [R.M]}),
+        "scores_base2_masked": (th, 12, "rhs", {"part": T + R.M / R.LN2, "args": [R.Q, R.K, R.M]}),
         "exp2_product": (th, 9, "rhs", {"inputs": {T: T_in}, "donate": (T_in,), "args": [T_in, R.V]}),
         "exp2_rowsum": (th, 10, "rhs", {"inputs": {T: T_in}, "donate": (T_in,), "args": [T_in]}),
         "accumulate_base2": (th, 11, "rhs", {"inputs": {R.Exp2(R.S_1 / R.LN2) * R.V_1: U_1, R.S_2 / R.LN2: T_2},
