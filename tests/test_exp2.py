@@ -308,3 +308,14 @@ def test_exp2_inside_a_sum_over_heads_lowers_on_every_target(target):
     w, z = rng.standard_normal((3, 2, 4)), rng.standard_normal((4, 5))
     np.testing.assert_allclose(np.asarray(k(w, z)), sum(np.exp2(w[j] @ z) for j in range(3)),
                                rtol=1e-12 if target != "jax" else 1e-5)
+
+
+def test_exp2_in_place_on_a_large_array_shares_rows_between_cores_and_matches_numpy():
+    from symattn.lowering.runtime import CHUNK, exp2_
+
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-30, 30, (3, 2 * CHUNK // 1000 + 7, 1000))  # large enough for row chunks
+    want = np.exp2(x)
+    got = exp2_(x)
+    assert got is x
+    np.testing.assert_array_equal(got, want)
