@@ -27,37 +27,19 @@ peak memory.
 
 The NumPy baseline of S1-S3 is the numeric core's algorithm written by hand with no symattn
 code (``numpy_same_algorithm``), as fast as we could make it: the scaled weights side by side
-once, the query's scale times log2(e) so that the exponential is 2^x (np.exp2, about half the
-cost of np.exp here); many batch elements: c elements per work item (projection, every head,
-W^O); few: the projection in row slices as work items, K and V of each head copied contiguous,
-(element, head, query tile) work items, then W^O in row slices as work items; every work item
-on a thread per core with BLAS held to one thread for the whole call (so no OpenBLAS thread is
-left spinning after a multi-threaded GEMM); scores in steps of about 1 MiB in reused per-thread
-scratch buffers, whose key blocks simply add up with the shift 0, the numerator by a GEMM with
-V and the row sums by a GEMV with a vector of ones, a check of the result that falls back to
-the row max as the shift. Each of these choices was kept only where it measured faster than the
-one before it (in one process, alternating calls). So "symattn / numpy" is the cost of
-generating the kernels from theorems rather than writing them by hand. ``--plain-numpy`` adds
-the plain whole-batch version (one batched product per step, softmax on the full score array).
-
-``--mkl`` (with the ``mkl`` wheel installed) adds, at S1-S3, the numeric core with Intel oneMKL's
-GEMM for the large products inside its work items (``symattn.numeric.use_blas("mkl")``) and the
-hand-written same algorithm with the same products on MKL (through the same ctypes binding,
-``symattn.numeric.mkl.gemm``, and the same rule for which products go there); every call sets its
-BLAS, so all of them can run interleaved. The ratios are printed for each BLAS: symattn / hand
-with NumPy's BLAS, symattn (MKL) / hand (MKL), and each against torch.
-
-The kernel-level section (``--kernels`` alone, or at the end of the default run) times each
-generated kernel the numeric core runs at S1, S2, S3 against a hand-written NumPy expression
-computing exactly the same thing on the same inputs into the same ``out`` buffer (results
-checked equal first): the fused QKV projection and the output projection at the whole shape,
-and the scores, exp_product, accumulate and normalize kernels at the shape of one step of a
-work item of the core (a group of g heads, t queries, m keys), in a thread of the runtime's pool, where the core runs
-them (no row chunking there, and BLAS held to one thread, as in the core's items). The projections
-run in the calling thread, as in the core, so the generated bias add is split over the cores
-when it is large (S2, S3), the hand-written ``+=`` is not. An input a kernel overwrites is a fresh
-copy for each call, made outside the timed region. Median µs over interleaved rounds, and the
-ratio generated / hand.
+once, the query's scale times log2(e) so that the exponential is 2^x (np.exp2: 0.55-0.6 of
+np.exp's time here in float32, about 0.75-0.8 in float64); many batch elements: c elements per
+work item (projection, every head, W^O); few: the projection in row slices as work items, K and
+V of each head copied contiguous, (element, head, query tile) work items, then W^O in row slices
+as work items; every work item on a thread per core with BLAS held to one thread for the whole
+call (so no OpenBLAS thread is left spinning after a multi-threaded GEMM); scores in steps of
+about 1 MiB in reused per-thread scratch buffers, whose key blocks simply add up with the shift
+0, the numerator by a GEMM with V and the row sums by a GEMV with a vector of ones, a check of
+the result that falls back to the row max as the shift. Each of these choices was kept only
+where it measured faster than the one before it (in one process, alternating calls). So
+"symattn / numpy" is the cost of generating the kernels from theorems rather than writing them
+by hand. ``--plain-numpy`` adds the plain whole-batch version (one batched product per step,
+softmax on the full score array).
 
 ``--floor`` adds, at S1-S3, a measured floor (``benchmarks/floor.py``): each primitive operation
 the algorithm cannot avoid (the projection GEMMs at the row slice of a work item; per step, the
@@ -73,9 +55,10 @@ prints which was loaded first, read from the process's memory map). The order ma
 imported, torch's own GEMMs in that process ran on one thread. Measured here (separate processes,
 alternating): torch's 2048 × 2048 float32 matmul took 100 ms wall for 100 ms CPU with MKL loaded
 first, 61 ms wall for 110 ms CPU with torch imported first; torch SDPA + projections at S2
-float32, fastest of 25 calls, 75-78 ms against 51 ms (the lead measured up to 1.45x). Imported
-the other way round, torch keeps its threads and ``--mkl`` leaves torch's times as they are
-without it (checked with S2 float32, interleaved, with and without ``--mkl``).
+float32, fastest of 25 calls, 75-78 ms against 51 ms (up to 1.45x has been seen). Imported the
+other way round, torch keeps its threads; checked with S2 float32, interleaved, three runs with
+and three without ``--mkl``, alternating, on a loaded machine: torch SDPA + projections 229-249 ms
+wall, 111-118 ms CPU with ``--mkl``, 176-235 ms wall, 116-128 ms CPU without.
 
 OPENBLAS_THREAD_TIMEOUT=4 is set for this process only (before NumPy loads): otherwise
 OpenBLAS threads spin for ~0.1 s after each call and take a core from torch. Likewise
