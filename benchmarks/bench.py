@@ -788,19 +788,21 @@ def _floor_cell(floor_s, torch_wall, torch_cpu):
 
 def ratios(results):
     """One line per shape and dtype: symattn, the hand-written same algorithm and the measured
-    floor, each over torch SDPA + projections, for each BLAS (interleaved wall medians; the
-    floor's over the torch time measured beside it)."""
+    floor, each over torch SDPA + projections, for each BLAS (interleaved wall medians; torch's
+    from the floor section when there was no interleaved run)."""
     rows = [(k, m) for k, m in results.items() if SDPA in m.get("interleaved", {}) or m.get("floor")]
     if not rows:
         return
     blases = [("NumPy's BLAS", "symattn", HAND, "NumPy's BLAS"), ("MKL", CORE_MKL, HAND_MKL, "MKL")]
-    print(f"\nover {SDPA} (interleaved wall medians; the floor over torch timed beside it in the floor section, "
-          "wall, and in brackets the floor's sum over torch's CPU time)")
+    print(f"\nover {SDPA} (interleaved wall medians; the floor: over torch's interleaved wall median, and in "
+          "brackets its sum over the cores over torch's CPU time, which waiting for a core does not inflate)")
     heads = [f"{what} ({blas})" for blas, *_ in blases for what in ("symattn", "hand", "floor")] + ["floor (best)"]
     print(f"  {'shape':6s} {'dtype':8s} " + " ".join(f"{h:>22s}" for h in heads))
     for (shape, dtype), modes in rows:
         m = modes.get("interleaved", {})
         fl, torch_t, torch_cpu = modes.get("floor") or ({}, None, None)
+        if SDPA in m:  # torch timed in the same rounds as symattn and the hand
+            torch_t, torch_cpu = m[SDPA]
         cells = []
         for _, core, hand, label in blases:
             for name in (core, hand):
