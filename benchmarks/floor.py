@@ -1,8 +1,9 @@
 """A measured floor of the numeric core's algorithm: its unavoidable primitive operations, timed.
 
 For one shape and dtype, each primitive operation the algorithm cannot avoid is timed alone, on
-one thread (NumPy's BLAS held to one thread, as in the core's work items), at the size the core
-runs it, and multiplied by how many times one call runs it:
+one thread (NumPy's BLAS held to one thread, as in the core's work items), by the CPU time of
+that thread (so that waiting for a core on a shared machine does not count), at the size the
+core runs it, and multiplied by how many times one call runs it:
 
 - the QKV projection GEMM and the output projection GEMM, at the row slice of a work item;
 - per step (a head's tile of t queries against a block of m_b keys): Q K_bᵀ (t × d by d × m_b),
