@@ -51,14 +51,15 @@ in the same process, with NumPy's BLAS and with MKL's GEMM.
 
 torch is imported before anything loads MKL, in this process and in every child (the header
 prints which was loaded first, read from the process's memory map). The order matters: with
-``libmkl_rt`` loaded and used with its sequential layer (``symattn.numeric.mkl``) before torch is
-imported, torch's own GEMMs in that process ran on one thread. Measured here (separate processes,
-alternating): torch's 2048 × 2048 float32 matmul took 100 ms wall for 100 ms CPU with MKL loaded
-first, 61 ms wall for 110 ms CPU with torch imported first; torch SDPA + projections at S2
-float32, fastest of 25 calls, 75-78 ms against 51 ms (up to 1.45x has been seen). Imported the
-other way round, torch keeps its threads; checked with S2 float32, interleaved, three runs with
-and three without ``--mkl``, alternating, on a loaded machine: torch SDPA + projections 229-249 ms
-wall, 111-118 ms CPU with ``--mkl``, 176-235 ms wall, 116-128 ms CPU without.
+``libmkl_rt`` loaded and used (one GEMM through ``symattn.numeric.mkl``, sequential layer)
+before torch is imported, torch's own GEMMs in that process ran on one thread. Measured here
+(separate processes, alternating, load average about 2.5): torch's 2048 × 2048 float32 matmul
+took 100-102 ms wall for as much CPU with MKL used first, 50-51 ms wall for 101 ms CPU with
+torch imported first, 49-50 ms with MKL only loaded (no GEMM) first; torch SDPA + projections
+at S2 float32, median of 25 calls, 80 ms with MKL used first against 53-55 ms either other way
+(up to 1.45x has been seen). Checked in this script at S2 float32, interleaved, alternating runs
+with and without ``--mkl`` on a loaded machine (one core free): torch SDPA + projections
+115 and 118 ms with ``--mkl``, 112 and 112 ms without.
 
 OPENBLAS_THREAD_TIMEOUT=4 is set for this process only (before NumPy loads): otherwise
 OpenBLAS threads spin for ~0.1 s after each call and take a core from torch. Likewise
