@@ -91,6 +91,22 @@ def test_every_cut_of_the_work_items_gives_the_definition(kind, dtype, monkeypat
             np.testing.assert_allclose(got, first, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("scale", [1.0, 300.0])
+def test_a_mask_with_batch_axes_only_the_values_have_gives_the_definition(causal, scale):
+    """q and k one matrix each, v and the mask a batch of two: the masked scores of a tile have the
+    batch axis that Q K_bᵀ lacks (scale 300: through the shifted kernels)."""
+    rng = np.random.default_rng(4)
+    q, k, v = scale * rng.normal(size=(24, 8)), rng.normal(size=(40, 8)), rng.normal(size=(2, 40, 5))
+    mask = rng.random((2, 24, 40)) < 0.7
+    want = definition(q, k, v, mask, causal)
+    for tile, block in ((None, None), (5, 7), (24, 40)):
+        got = sn.blocked_core(q, k, v, mask=mask, causal=causal, tile=tile, block_size=block)
+        assert got.shape == (2, 24, 5)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_per_element_tiles_give_the_definition_at_every_budget(dtype, monkeypatch):
     """attend_tile (the per-element path) with its steps cut by TILE_BYTES: all at once, heads in

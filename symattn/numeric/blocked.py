@@ -149,13 +149,17 @@ def _part(a, sel):
     return a[tuple(s if size != 1 else slice(None) for s, size in zip(sel, a.shape[:nb]))]
 
 
-def _scores(q, k, mask, i0, j0, causal, offset):
+def _scores(q, k, mask, i0, j0, causal, offset, batch, dtype):
     """S = Q K_bᵀ (+ M) for the queries from i0 and the keys from j0, causal mask applied (in
-    this thread's scratch buffer: valid until its next scores)."""
-    shape = runtime.batch_of(q, k) + (q.shape[-2], k.shape[-2])
-    s = run("scores", q, k, out=workspace.take("scores", shape, np.result_type(q, k)))
+    this thread's scratch buffer: valid until its next scores); ``batch``, ``dtype``: the batch
+    axes and dtype of Q K_bᵀ (the same for every key block of a tile)."""
+    s = run("scores", q, k, out=workspace.take("scores", batch + (q.shape[-2], k.shape[-2]), dtype))
     if mask is not None:
-        s += mask
+        full = np.broadcast_shapes(s.shape, mask.shape)
+        if full == s.shape:
+            s += mask
+        else:  # the mask has batch axes that q and k lack (v has them): the masked scores are larger
+            s = np.add(s, mask, out=workspace.take("masked_scores", full, s.dtype))
     if causal:
         _mask_block_(s, i0, j0, offset)
     return s
@@ -180,9 +184,11 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
     result is written into ``out``."""
     m, d_v = k.shape[-2], v.shape[-1]
     blocks = [(j0, min(m, j0 + block_size)) for j0 in range(0, m, block_size)]
+    batch, dtype = runtime.batch_of(q, k), np.result_type(q, k)
 
     def scores(j0, j1):
-        return _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset)
+        return _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset,
+                       batch, dtype)
 
     v_aug = _with_ones(v)
     U = None
