@@ -13,7 +13,8 @@ Sections:
   the scores by the generated kernel, then exp and the products by the generated kernels, then the
   accuracy check and the generated normalize, then the core's own item. Each line is the median
   thread CPU time of one item; the ratio is to the bare loop.
-- gemv: one step of S1 (4 heads x 128 x 128), S2 (one head, 512 x 512) and S3 (one item) as the core
+- gemv: one step of S1 (the 4 heads of the elements of one per-element item, 128 x 128 each), S2
+  (one head, 512 x 512) and S3 (one item) as the core
   runs it (the numerator and denominator in one GEMM with [V 1]) against the row sums by a GEMV with
   a column of ones (kernels lowered here from the proved sides that state them: Exp(S) 1 of claim 6,
   the denominators' merge of claim 3, the numerators' merge of claim 7; the same check and normalize).
@@ -57,10 +58,14 @@ def views(shape, dtype):
     projection of one batch element) and the slice of one step or item of the core at this shape."""
     b, n, E, H = SHAPES[shape]
     d = E // H
-    proj = (np.random.default_rng(0).standard_normal((1, n, 3 * E)) * 0.3).astype(dtype)
+    # S1 takes the per-element path: c elements per item (as multihead's rule picks them), every head
+    # of them in one step, batch (c, H, 1)
+    c = max(1, min(b // runtime.cores(), blocked.TILE_BYTES // (H * n * n * np.dtype(dtype).itemsize)))
+    c = c if shape == "S1" else 1
+    proj = (np.random.default_rng(0).standard_normal((c, n, 3 * E)) * 0.3).astype(dtype)
     q, k, v = (_split(proj[..., i * E:(i + 1) * E], n, H, 1, d) for i in range(3))
-    if shape == "S1":  # the per-element path: one step of every head, batch (1, H, 1)
-        return q, k, v, _positions_after_heads(np.empty((1, n, H, 1, d), dtype)), (), 0, n
+    if shape == "S1":
+        return q, k, v, _positions_after_heads(np.empty((c, n, H, 1, d), dtype)), (), 0, n
     q, k, v = (a[..., 0, :, :] for a in (q, k, v))
     tile = 512 if (shape == "S2" or np.dtype(dtype).itemsize == 4) else 256
     return q, k, v, np.empty((1, H, n, d), dtype), (slice(0, 1), slice(3, 4)), 0, tile
@@ -181,18 +186,19 @@ def gemv(shape, dtype, rounds, K):
 
     def attend(q, k, v, mask, i0, causal, offset, block_size, out):
         U = l = None
+        batch, dtype = runtime.batch_of(q, k), np.result_type(q, k)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             for j0 in range(0, m, block_size):
                 j1 = min(m, j0 + block_size)
-                s = blocked._scores(q, k[..., j0:j1, :], None, i0, j0, False, 0)
+                s = blocked._scores(q, k[..., j0:j1, :], None, i0, j0, False, 0, batch, dtype)
                 p = K["exp"](S=s, out=s)
                 ones = workspace.take("bench_ones", (j1 - j0, 1), s.dtype)
                 ones[...] = 1
                 if U is None:
-                    batch = runtime.batch_of(s, v) + (s.shape[-2],)
-                    U_out = workspace.take("bench_Ug", batch + (v.shape[-1],), s.dtype)
+                    rows = runtime.batch_of(s, v) + (s.shape[-2],)
+                    U_out = workspace.take("bench_Ug", rows + (v.shape[-1],), s.dtype)
                     U = K["product"](P=p, V=v[..., j0:j1, :], out=U_out)
-                    l = K["row_sums"](P=p, one=ones, out=workspace.take("bench_lg", batch + (1,), s.dtype))
+                    l = K["row_sums"](P=p, one=ones, out=workspace.take("bench_lg", rows + (1,), s.dtype))
                 else:
                     U = K["add_product"](P_2=p, U_1=U, V_2=v[..., j0:j1, :])
                     l = K["add_row_sums"](P_2=p, l_1=l, one_2=ones)
