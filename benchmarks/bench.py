@@ -788,10 +788,11 @@ def _floor_cell(floor_s, torch_wall, torch_cpu):
 
 
 def ratios(results):
-    """One line per shape and dtype: symattn, the hand-written same algorithm and the measured
+    """One line per shape and dtype of S1-S3: symattn, the hand-written same algorithm and the measured
     floor, each over torch SDPA + projections, for each BLAS (interleaved wall medians; torch's
     from the floor section when there was no interleaved run)."""
-    rows = [(k, m) for k, m in results.items() if SDPA in m.get("interleaved", {}) or m.get("floor")]
+    rows = [(k, m) for k, m in results.items()
+            if k[0] in ITEMS and (SDPA in m.get("interleaved", {}) or m.get("floor"))]
     if not rows:
         return
     blases = [("NumPy's BLAS", "symattn", HAND, "NumPy's BLAS"), ("MKL", CORE_MKL, HAND_MKL, "MKL")]
