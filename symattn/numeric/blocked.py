@@ -103,6 +103,9 @@ MIN_TILE = 32
 TILE_BYTES = 2**20
 #: fewest keys in a key block chosen automatically
 MIN_BLOCK = 256
+#: the unshifted tiles without an additive mask in base 2 (``_attend``); False: in base e, for
+#: comparing the two (the results agree up to rounding)
+BASE2 = True
 
 
 def _plan(batch, n, keys, itemsize, tile, workers, budget=None):
@@ -178,29 +181,42 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
     the last one a causal tile can see), by the kernels of ``blockwise_logsumexp_merge``.
 
     First with the shift c = 0: U = Σ_b exp(S_b) [V_b 1] (claim 7, numerator and denominator in
-    one GEMM, no row max) and out = diag(l)⁻¹ U. If ``unshifted_is_accurate`` says no, the tile
-    is computed again with the row max as the shift. The choice is made per tile, from that
+    one GEMM, no row max) and out = diag(l)⁻¹ U. Without an additive mask this sum is computed in
+    base 2 (claims 9 and 11): T_b = (Q / ln 2) K_bᵀ, with the query tile divided by ln 2 once, and
+    U = Σ_b 2^(T_b) [V_b 1], the same numbers as exp(S_b) up to rounding, for less work (NumPy's
+    exp2 is cheaper than its exp; the causal mask's -inf stays -inf). An additive mask would have
+    to be divided by ln 2 as well (claim 12), an extra pass over it per block: those tiles stay in
+    base e. If ``unshifted_is_accurate`` says no, the tile is computed again with the row max as
+    the shift (in base e, from the query tile as given). The choice is made per tile, from that
     tile's numbers alone, so the result does not depend on which thread ran what first. The
     result is written into ``out``."""
     m, d_v = k.shape[-2], v.shape[-1]
     blocks = [(j0, min(m, j0 + block_size)) for j0 in range(0, m, block_size)]
     batch, dtype = runtime.batch_of(q, k), np.result_type(q, k)
 
-    def scores(j0, j1):
-        return _scores(q, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset,
+    def scores(j0, j1, query=q):
+        return _scores(query, k[..., j0:j1, :], None if mask is None else mask[..., j0:j1], i0, j0, causal, offset,
                        batch, dtype)
 
     v_aug = _with_ones(v)
     U = None
+    base2 = BASE2 and mask is None
     # an exp that overflows or underflows here (and the inf·0 of the product after it) is no
     # error: the check below then sends the tile to the shifted kernels, whose own warnings,
     # if any, are the user's to see
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        q_first = run("query_base2", Q=q, out=workspace.take("q_base2", q.shape, q.dtype)) if base2 else q
         for j0, j1 in blocks:
-            s = scores(j0, j1)
+            s = scores(j0, j1, q_first)
             if U is None:  # the first block: U = exp(S_1) [V_1 1], nothing to add yet
                 shape = runtime.batch_of(s, v_aug) + (s.shape[-2], d_v + 1)
-                U = run("exp_product", S=s, V=v_aug[..., j0:j1, :], out=workspace.take("U", shape, s.dtype))
+                U = workspace.take("U", shape, s.dtype)
+                if base2:
+                    U = run("exp2_product", T=s, V=v_aug[..., j0:j1, :], out=U)
+                else:
+                    U = run("exp_product", S=s, V=v_aug[..., j0:j1, :], out=U)
+            elif base2:
+                U = run("accumulate_base2", T_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
             else:
                 U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
     if unshifted_is_accurate(U, m):
@@ -230,7 +246,8 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
 def prepare(n: int, m: int, block_size: int | None = None) -> None:
     """Lower (and prove) here, in the calling thread, every kernel a tile may run, before any
     work item does."""
-    for name in ("scores", "exp_product", "accumulate", "normalize", "deferred", "merge_step"):
+    for name in ("scores", "exp_product", "accumulate", "normalize", "deferred", "merge_step", "query_base2",
+                 "exp2_product", "accumulate_base2"):
         get(name)
 
 
