@@ -51,6 +51,13 @@ def _case(name, dtype, rng):
     return q, k, v, w, kw
 
 
+def split_everything(monkeypatch):
+    """Every product of a call in slices of rows, however small."""
+    monkeypatch.setattr(multihead, "SPLIT_PRODUCT", 0)
+    monkeypatch.setattr(multihead, "MIN_SLICE_ROWS", 1)
+    monkeypatch.setattr(multihead, "ROW_ALIGN", 4)
+
+
 CASES = ["self", "biased", "causal", "gqa", "mqa", "masked", "cross", "cross_kv", "biased_cross", "broadcast",
          "strided"]
 
@@ -65,8 +72,7 @@ def test_row_slices_give_the_products_of_one_call(monkeypatch, name, dtype):
     with sn.trace() as used:
         whole = sn.multihead_attention(q, k, v, *w, **kw)
     one_call = {k.provenance.theorem for k in used}
-    monkeypatch.setattr(multihead, "SPLIT_PRODUCT", 0)  # every product in slices of rows
-    monkeypatch.setattr(multihead, "ROW_ALIGN", 4)
+    split_everything(monkeypatch)
     with sn.trace() as used:
         sliced = sn.multihead_attention(q, k, v, *w, **kw)
     assert {k.provenance.theorem for k in used} == one_call  # the same theorems' kernels
@@ -83,7 +89,7 @@ def test_row_slices_give_the_products_of_one_call(monkeypatch, name, dtype):
 
 def test_the_fused_product_is_split_into_the_weights_once_and_a_product_per_slice(monkeypatch):
     q, k, v, w, kw = _case("biased", np.float64, np.random.default_rng(1))
-    monkeypatch.setattr(multihead, "SPLIT_PRODUCT", 0)
+    split_everything(monkeypatch)
     with sn.trace() as used:
         sn.multihead_attention(q, k, v, *w, **kw)
     if not parallel.can_split():
@@ -119,7 +125,7 @@ def test_every_product_of_a_call_runs_on_one_blas_thread(monkeypatch, name):
     q, k, v, w, kw = _case(name, np.float64, np.random.default_rng(3))
     before = [c.num_threads for c in parallel._numpy_blas()]
     sn.multihead_attention(q, k, v, *w, **kw)  # every kernel lowered
-    monkeypatch.setattr(multihead, "SPLIT_PRODUCT", 0)
+    split_everything(monkeypatch)
     seen = _spy_blas_threads(monkeypatch)
     sn.multihead_attention(q, k, v, *w, **kw)
     assert len(seen) >= 5 and all(counts == [1] * len(before) for counts in seen), seen
@@ -148,6 +154,7 @@ def test_row_slices_of_a_product_cover_every_row_once(monkeypatch):
     result exactly once, in place."""
     rng = np.random.default_rng(5)
     monkeypatch.setattr(multihead, "SPLIT_PRODUCT", 0)
+    monkeypatch.setattr(multihead, "MIN_SLICE_ROWS", 1)
     w = rng.normal(size=(7, 5))
     for x in (rng.normal(size=(37, 7)), rng.normal(size=(2, 3, 19, 7)), rng.normal(size=(19, 3, 7)).swapaxes(0, 1)):
         out = np.full(x.shape[:-1] + (5,), np.nan)
@@ -173,7 +180,10 @@ def test_with_mkl_the_projections_inside_items_go_to_mkl(monkeypatch, dtype):
 
     def products(split):
         """(result, number of products MKL computed) with the projections in slices or in one call."""
-        monkeypatch.setattr(multihead, "SPLIT_PRODUCT", 0 if split else 2**62)
+        if split:
+            split_everything(monkeypatch)
+        else:
+            monkeypatch.setattr(multihead, "SPLIT_PRODUCT", 2**62)
         computed.clear()
         try:
             blas.use_blas("mkl")
@@ -189,3 +199,13 @@ def test_with_mkl_the_projections_inside_items_go_to_mkl(monkeypatch, dtype):
     np.testing.assert_allclose(whole, want, **tol)
     np.testing.assert_allclose(sliced, want, **tol)
     assert in_all - in_core >= 2 * 4  # W^Q, W^K, W^V and W^O, each in at least two slices of rows, by MKL
+
+
+@needs_split
+def test_only_products_with_enough_rows_and_multiply_adds_are_split():
+    """Each slice packs all of W again: few rows stay in one call, however wide W is; so do small products."""
+    least = multihead.MIN_SLICE_ROWS * runtime.cores()
+    wide = multihead.SPLIT_PRODUCT  # inner × width: enough multiply-adds with a single row
+    assert not multihead._splits(least - 1, wide, 1)
+    assert multihead._splits(least, wide, 1)
+    assert not multihead._splits(least, 1, max(1, wide // least - 1))

@@ -155,8 +155,7 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
     suffix = "_bias" if biased else ""
     if x_q is x_k and x_k is x_v:
         width = H * d_k + G * (d_k + d_v)
-        rows = math.prod(x_q.shape[:-1])
-        if rows * x_q.shape[-1] * width < SPLIT_PRODUCT or not parallel.can_split():
+        if not _splits(math.prod(x_q.shape[:-1]), x_q.shape[-1], width):
             kind = np.result_type(x_q, W["w_q"], W["w_k"], W["w_v"], *fused.values())
             proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
                        **fused, **sizes, out=workspace.take("qkv", x_q.shape[:-1] + (width,), kind))
@@ -194,16 +193,27 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
     return _by_rows(name, "Z", z, {"W^O": W["w_o"], **extra, "H": H, "d_v": d_v}, result)
 
 
-#: a product X W with at least this many multiply-adds (rows × columns × inner size) runs as work
-#: items over slices of X's rows (``_by_rows``); smaller ones in one call in the calling thread, on
-#: one BLAS thread. One core does 2**22 in about 65 µs in float32 and 135 µs in float64 here (65 and
-#: 31 GMAC/s), against about 40 µs to hand items to the pool and back
+#: a product X W runs as work items over slices of X's rows (``_by_rows``) when it has at least
+#: SPLIT_PRODUCT multiply-adds (rows × columns × inner size) and at least MIN_SLICE_ROWS rows per
+#: core; else in one call in the calling thread, on one BLAS thread. One core does 2**22 in about
+#: 65 µs in float32 and 135 µs in float64 here, against about 40 µs to hand items to the pool and
+#: back. Rows count because every slice packs all of W again: measured here, X (rows × 512) W
+#: (512 × 1536) on two cores against one, calls interleaved, split/one 1.03-1.08 up to 32 rows,
+#: 0.94 at 64 and 0.63-0.71 from 128 rows in float32; float64 1.03-1.05 up to 16 rows, 0.97 at 32,
+#: 0.62-0.71 from 64
 SPLIT_PRODUCT = 2**22
+MIN_SLICE_ROWS = 32
 #: rows of a slice are a multiple of this (whole register blocks of the GEMM)
 ROW_ALIGN = 16
 #: slices of rows per core: one each, the fewest hand-offs (measured here at (1, 2048, 512, 8), calls
 #: interleaved: one slice per core 0.5-1% faster than two, and as fast as one product on BLAS's threads)
 ROW_ITEMS_PER_CORE = 1
+
+
+def _splits(rows: int, inner: int, width: int) -> bool:
+    """Whether a product of (rows × inner) and (inner × width) runs as work items over slices of rows."""
+    return (rows * inner * width >= SPLIT_PRODUCT and rows >= MIN_SLICE_ROWS * runtime.cores()
+            and parallel.can_split())
 
 
 def _by_rows(kernel, key, x, operands, out):
@@ -213,7 +223,7 @@ def _by_rows(kernel, key, x, operands, out):
     BLAS's own threads never run; in one call when the product is small or items cannot run in
     parallel. Returns ``out``."""
     rows, inner, width = math.prod(x.shape[:-1]), x.shape[-1], out.shape[-1]
-    if rows * inner * width < SPLIT_PRODUCT or not parallel.can_split():
+    if not _splits(rows, inner, width):
         return run(kernel, **{key: x}, **operands, out=out)
     get(kernel)  # lowered (and proved) here, in the calling thread, before any item runs
     count = ROW_ITEMS_PER_CORE * runtime.cores()
