@@ -1,5 +1,5 @@
 """The projections of multi-head attention as work items over slices of their rows: the same numbers
-as one product, every product of a call on one BLAS thread, the same kernels, and MKL inside items."""
+as one product, each slice on one BLAS thread, the same kernels, and MKL inside items."""
 
 import numpy as np
 import pytest
@@ -119,9 +119,9 @@ def _spy_blas_threads(monkeypatch):
 
 @needs_split
 @pytest.mark.parametrize("name", ["self", "cross", "masked", "biased_cross"])
-def test_every_product_of_a_call_runs_on_one_blas_thread(monkeypatch, name):
+def test_split_products_run_on_one_blas_thread(monkeypatch, name):
     """OpenBLAS's own threads spin after a product they shared and take a core from the work items:
-    every product of a call, the large projections included, runs with BLAS held to one thread."""
+    the projections and W^O, when split into slices of rows, run with BLAS held to one thread."""
     q, k, v, w, kw = _case(name, np.float64, np.random.default_rng(3))
     before = [c.num_threads for c in parallel._numpy_blas()]
     sn.multihead_attention(q, k, v, *w, **kw)  # every kernel lowered
@@ -130,23 +130,6 @@ def test_every_product_of_a_call_runs_on_one_blas_thread(monkeypatch, name):
     sn.multihead_attention(q, k, v, *w, **kw)
     assert len(seen) >= 5 and all(counts == [1] * len(before) for counts in seen), seen
     assert [c.num_threads for c in parallel._numpy_blas()] == before  # restored
-
-
-def test_holding_is_shared_by_the_items_inside_and_undone_after_an_error():
-    controllers = parallel._numpy_blas()
-    before = [c.num_threads for c in controllers]
-    inside = []
-    with pytest.raises(ValueError, match="stop"):
-        with parallel.holding():
-            inside.append([c.num_threads for c in controllers])
-            parallel.run_items(lambda i: inside.append([c.num_threads for c in controllers]), range(4))
-            inside.append([c.num_threads for c in controllers])
-            raise ValueError("stop")
-    assert [c.num_threads for c in controllers] == before
-    if parallel.can_split():
-        assert all(counts == [1] * len(controllers) for counts in inside) and len(inside) == 6
-    else:
-        assert len(inside) == 6
 
 
 def test_row_slices_of_a_product_cover_every_row_once(monkeypatch):

@@ -10,14 +10,15 @@ and groups as batch axes (a group's keys and values broadcast to its H/G query h
 copied), and one GEMM with W^O after the heads are placed side by side
 (``heads_concatenate_before_output_projection``).
 
-Every product of a call runs on one BLAS thread: self-attention over many batch elements as one
-work item per group of elements (``_per_element``), otherwise the projections and W^O as work
-items over slices of their rows (``_by_rows``: a slice of X W + 1 b is the same kernel on fewer
-rows; the fused weights are put side by side once by ``qkv_weights``), with NumPy's BLAS held to
-one thread for the whole call (``parallel.holding``). A product that NumPy's BLAS shared between
-its own threads would leave them spinning (OpenBLAS's threads wait for more work for a while,
-about 0.1 s unless OPENBLAS_THREAD_TIMEOUT says otherwise), taking a core from the work items
-that follow: measured here at (1, 2048, 512, 8) float32, 98 ms per call instead of 70.
+The products run on one BLAS thread each, in work items: self-attention over many batch elements
+as one item per group of elements (``_per_element``), otherwise the projections and W^O with
+enough rows as items over slices of their rows (``_by_rows``: a slice of X W + 1 b is the same
+kernel on fewer rows; the fused weights are put side by side once by ``qkv_weights``). A large
+product that NumPy's BLAS shared between its own threads would leave them spinning (OpenBLAS's
+threads wait for more work for a while, about 0.1 s unless OPENBLAS_THREAD_TIMEOUT says
+otherwise), taking a core from the work items that follow: measured here at (1, 2048, 512, 8)
+float32, 91 ms per call instead of 67. A product with few rows stays with NumPy's BLAS in one
+call: its threads share the packing of W, which every slice of rows would repeat.
 """
 
 from __future__ import annotations
@@ -139,10 +140,8 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     if x_q is x_k and x_k is x_v and _per_element_fits(x_q, mask, block_size, H, n, dtype):
         return _per_element(x_q, W, fused, b["b_o"], sizes, mask, causal)
     # the projections and the heads live in this thread's scratch buffers (``workspace``),
-    # reused call after call; only the result is a fresh array. Every product runs as work items
-    # with single-threaded BLAS (``_by_rows``), BLAS held to one thread for the whole call.
-    with parallel.holding():
-        return _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
+    # reused call after call; only the result is a fresh array
+    return _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
 
 
 def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size):
@@ -195,14 +194,16 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
 
 #: a product X W runs as work items over slices of X's rows (``_by_rows``) when it has at least
 #: SPLIT_PRODUCT multiply-adds (rows × columns × inner size) and at least MIN_SLICE_ROWS rows per
-#: core; else in one call in the calling thread, on one BLAS thread. One core does 2**22 in about
-#: 65 µs in float32 and 135 µs in float64 here, against about 40 µs to hand items to the pool and
-#: back. Rows count because every slice packs all of W again: measured here, X (rows × 512) W
-#: (512 × 1536) on two cores against one, calls interleaved, split/one 1.03-1.08 up to 32 rows,
-#: 0.94 at 64 and 0.63-0.71 from 128 rows in float32; float64 1.03-1.05 up to 16 rows, 0.97 at 32,
-#: 0.62-0.71 from 64
+#: core; else in one call by NumPy's BLAS. One core does 2**22 in about 65 µs in float32 and 135 µs
+#: in float64 here, against about 40 µs to hand items to the pool and back. Rows count because every
+#: slice packs all of W again, where BLAS's own threads share that work: measured here, X (rows ×
+#: 512) W (512 × 1536) on two cores against one, split/one 1.03-1.08 up to 32 rows, 0.94 at 64 and
+#: 0.63-0.71 from 128 rows in float32. Whole calls at (1, n, 512, 8) against BLAS's own threads:
+#: n = 16 and 64 1.2-1.6x slower in slices of rows (or on one thread), also without
+#: OPENBLAS_THREAD_TIMEOUT; n = 256 1.12x slower in float32 with OPENBLAS_THREAD_TIMEOUT=4; 512 rows
+#: (2, 256, 512, 8) 1.01-1.04x with it, 0.78-0.85x without it (separate processes)
 SPLIT_PRODUCT = 2**22
-MIN_SLICE_ROWS = 32
+MIN_SLICE_ROWS = 256
 #: rows of a slice are a multiple of this (whole register blocks of the GEMM)
 ROW_ALIGN = 16
 #: slices of rows per core: one each, the fewest hand-offs (measured here at (1, 2048, 512, 8), calls
@@ -220,8 +221,8 @@ def _by_rows(kernel, key, x, operands, out):
     """Kernel ``kernel`` (a product x W (+ 1 b) of one row-wise kernel: a slice of x's rows gives
     the same slice of the result) on x (passed as ``key``) and ``operands``, written into ``out``:
     as work items over slices of the rows, each with single-threaded BLAS (``parallel``), so that
-    BLAS's own threads never run; in one call when the product is small or items cannot run in
-    parallel. Returns ``out``."""
+    BLAS's own threads do not run (and spin after it); in one call when the product is small or has
+    few rows (``_splits``) or items cannot run in parallel. Returns ``out``."""
     rows, inner, width = math.prod(x.shape[:-1]), x.shape[-1], out.shape[-1]
     if not _splits(rows, inner, width):
         return run(kernel, **{key: x}, **operands, out=out)

@@ -28,7 +28,6 @@ numeric core from the thread that sets them).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import threading
@@ -143,17 +142,3 @@ def run_items(fn, items) -> None:
         runtime.share(fn, items)
     finally:
         _leave()
-
-
-@contextlib.contextmanager
-def holding():
-    """NumPy's BLAS held to one thread for the whole block when ``can_split()``: the ``run_items``
-    inside share the hold (no change of the thread count between them), and a product computed
-    between them in the calling thread runs on one thread too, so that BLAS's own threads never run
-    (OpenBLAS's spin for a while after a product and would take a core from the next items)."""
-    held = can_split() and _enter()
-    try:
-        yield
-    finally:
-        if held:
-            _leave()
