@@ -168,6 +168,7 @@ def test_with_mkl_the_projections_inside_items_go_to_mkl(monkeypatch, dtype):
         else:
             monkeypatch.setattr(multihead, "SPLIT_PRODUCT", 2**62)
         computed.clear()
+        monkeypatch.setattr(runtime, "_GEMM", runtime._GEMM)  # teardown restores the BLAS of before
         try:
             blas.use_blas("mkl")
             monkeypatch.setattr(runtime, "_GEMM", gemm)

@@ -149,6 +149,7 @@ def test_with_mkl_every_product_of_an_item_goes_to_mkl_at_the_benchmark_sizes(dt
         return r
 
     want = sn.blocked_core(q, k, v, tile=512, block_size=512)
+    monkeypatch.setattr(runtime, "_GEMM", runtime._GEMM)  # teardown restores the BLAS of before
     try:
         blas.use_blas("mkl")
         monkeypatch.setattr(runtime, "_GEMM", gemm)
