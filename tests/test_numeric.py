@@ -11,7 +11,7 @@ import symattn.numeric as sn
 import symattn.proofs.rewrites as R
 from symattn.errors import ConventionError, HeadError, InputError, ShapeError
 from symattn.lowering import lower_theorem
-from symattn.numeric import kernels
+from symattn.numeric import blocked, kernels
 from symattn.proof.evaluate import evaluate
 from symattn.theorems import load_library
 
@@ -448,3 +448,25 @@ def test_numeric_functions_name_bad_shapes_instead_of_numpy_errors():
         sn.attention(r.random((3, 4)), r.random((0, 4)), r.random((0, 4)))
     with pytest.raises(ShapeError, match=r"key_cache's d_k is 5 but new_key's d_k is 4"):
         sn.kv_decode_step(r.random((1, 4)), r.random((1, 4)), r.random((1, 2)), r.random((3, 5)), r.random((3, 2)))
+
+
+def test_products_that_all_underflow_send_the_tile_to_the_shifted_form():
+    """Scores near -60 and values near 1e-300 in float64 (-30 and 1e-35 in float32): every product
+    exp(s) v underflows to 0 with the shift 0, a numerator of exactly 0; the answer is the mean of
+    the values, which the row max as the shift keeps. A column of zeros stays exactly 0."""
+    for dtype, score, value in ((np.float64, 60.0, 1e-300), (np.float32, 30.0, 1e-35)):
+        q = np.array([[-1.0]], dtype)
+        k = np.full((4, 1), score, dtype)
+        v = np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0], [4.0, 0.0]], dtype) * dtype(value)
+        for base2 in (True, False):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(blocked, "BASE2", base2)
+                out = sn.blocked_core(q, k, v)
+            np.testing.assert_allclose(out[0, 0], 2.5 * value, rtol=1e-5)
+            assert out[0, 1] == 0
+    from symattn.numeric.blocked import unshifted_is_accurate
+
+    U = np.array([[0.0, 0.0, 1.0]])  # numerators 0, denominator 1
+    assert not unshifted_is_accurate(U, 4, np.array([[1e-300, 0.0]] * 4))
+    assert unshifted_is_accurate(U, 4, np.zeros((4, 2)))
+    assert not unshifted_is_accurate(U, 4)

@@ -40,7 +40,7 @@ def _positive(name, value):
     return int(value)
 
 
-def unshifted_is_accurate(U, m: int) -> bool:
+def unshifted_is_accurate(U, m: int, v=None) -> bool:
     """Whether U = exp(S) [V 1], computed with the shift c = 0 (claims 6 and 7), is as good as
     with the row max as the shift.
 
@@ -50,8 +50,13 @@ def unshifted_is_accurate(U, m: int) -> bool:
     -35 in float32 with |v| ~ 1e-28 loses two digits that way). So U must be finite; each row's
     denominator l (the last column) at least m e^(-0.45 ln(largest float)) (about e^-40 in
     float32, e^-319 in float64), so that its largest term exp(max_j s_ij) >= l / m is far above
-    the subnormal range; and each numerator entry either 0 or at least m · tiny / eps, so that
-    the products that underflowed (at most tiny each) are below its rounding error. This is a
+    the subnormal range; and each numerator entry at least m · tiny / eps, so that the products
+    that underflowed (at most tiny each, m · tiny in all) are below its rounding error, or, with
+    the values ``v`` given ((..., m, d_v), the keys' values of the tile), its column of v all
+    zeros (every product is then exactly 0). A numerator of 0 is not enough by itself: with
+    scores near -60 and values near 1e-300 every product underflows to 0 in float64, while the
+    answer is near 1e-300; nor is the column's largest |v|: a column holding 1 and 1e-300 can
+    lose its 1e-300 terms that the shifted form keeps. This is a
     check of the small result (rows × (d_v + 1)) instead of a bound on the inputs: NaN or inf
     anywhere, a positive mask that pushes a score up, or a row masked by large finite values
     (say -1e9, whose softmax must stay uniform) all fail it, and the shifted kernels then run.
@@ -68,7 +73,11 @@ def unshifted_is_accurate(U, m: int) -> bool:
     if a.min() >= m * tiny:
         return True
     num = a[..., :-1]
-    return bool(((num >= m * tiny) | (num == 0)).all())
+    fine = num >= m * tiny
+    if v is None or fine.all():
+        return bool(fine.all())
+    zero_columns = ~np.any(v, axis=-2)[..., None, :]  # (..., 1, d_v): the columns of v that are all 0
+    return bool((fine | zero_columns).all())
 
 
 _LIMITS: dict = {}
@@ -205,7 +214,9 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
     # error: the check below then sends the tile to the shifted kernels, whose own warnings,
     # if any, are the user's to see
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        q_first = run("query_base2", Q=q, out=workspace.take("q_base2", q.shape, q.dtype)) if base2 else q
+        # Q / ln 2 in the scores' dtype: a narrower query would round it to its own precision
+        q_first = run("query_base2", Q=q if q.dtype == dtype else q.astype(dtype),
+                      out=workspace.take("q_base2", q.shape, dtype)) if base2 else q
         for j0, j1 in blocks:
             s = scores(j0, j1, q_first)
             if U is None:  # the first block: U = exp(S_1) [V_1 1], nothing to add yet
@@ -219,7 +230,7 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
                 U = run("accumulate_base2", T_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
             else:
                 U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
-    if unshifted_is_accurate(U, m):
+    if unshifted_is_accurate(U, m, v):
         return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
     if len(blocks) == 1:  # one block: claim 0, the row max as the shift
         s = scores(0, m)
