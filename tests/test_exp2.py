@@ -319,3 +319,46 @@ def test_exp2_in_place_on_a_large_array_shares_rows_between_cores_and_matches_nu
     got = exp2_(x)
     assert got is x
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_narrower_query_is_divided_by_ln2_in_the_scores_dtype():
+    """q float32 with k, v float64: Q / ln 2 is formed in float64, not rounded to float32 first."""
+    import symattn.numeric as sn
+
+    rng = np.random.default_rng(11)
+    q = rng.normal(size=(3, 40, 8)).astype(np.float32)
+    k, v = rng.normal(size=(3, 50, 8)), rng.normal(size=(3, 50, 5))
+    got = sn.blocked_core(q, k, v)
+    want = sn.blocked_core(q.astype(np.float64), k, v)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def test_the_audit_encloses_huge_powers_of_two_instead_of_computing_them():
+    """2^(c x) with c = 10^10 (an exact 2^(10^10) would take gigabytes) and a tower of five Exp2
+    (beyond what mpmath can enclose): the audit encloses or skips, and the verdict comes back."""
+    n = sa.dims("n")
+    X = sp.MatrixSymbol("X", n, n)
+    v = sa.verify(sa.Exp2(10**10 * X).T, sa.Exp2(10**10 * X.T), budget=10.0)
+    assert v.status == "proved" and any(line.startswith("audit: ") for line in v.trace)
+    tower = X
+    for _ in range(5):
+        tower = sa.Exp2(tower)
+    v = sa.verify(tower.T.T + X - X, tower, budget=10.0)
+    assert v.status == "proved"
+
+
+def test_exp2_printed_as_one_expression_falls_back_to_pow_without_an_exp2():
+    """Inside a sum over heads (printed as one expression), Exp2 goes through ops.exp2, which uses
+    pow(2, x) when the namespace has no exp2 (the array-API standard has none)."""
+    import types
+
+    from symattn.lowering.targets_runtime import Ops
+
+    n, d_k, H, d = sa.dims("n d_k H d")
+    W, Z = sa.Family("W", d, d_k), sp.MatrixSymbol("Z", d_k, n)
+    src = sa.lower(sa.head_sum(sa.Exp2(W[sa.h] * Z), H), args=[W[sa.h], Z], target="array-api").source
+    assert "ops.exp2(" in src and "ops.f.exp2" not in src
+    strict = types.SimpleNamespace(pow=np.power, full_like=np.full_like)  # the standard's names only
+    x = np.array([[-1.0, 0.5, 3.0]])
+    np.testing.assert_allclose(Ops(strict, np.float64, None).exp2(x), np.exp2(x))

@@ -14,7 +14,9 @@ from ..errors import LoweringError
 from .numpy_printer import BatchedNumPyPrinter
 
 #: NumPy functions with the same name and meaning in the array-API standard (and jax.numpy)
-_SAME = {"floor", "exp", "exp2", "log", "argsort", "sqrt", "cos", "sin", "abs", "maximum", "minimum"}
+_SAME = {"floor", "exp", "log", "argsort", "sqrt", "cos", "sin", "abs", "maximum", "minimum"}
+#: NumPy functions the standard lacks, printed as an ``ops`` method with a fallback
+_OPS = {"exp2"}
 
 
 class ArrayAPIExpressionPrinter(BatchedNumPyPrinter):
@@ -38,6 +40,8 @@ class ArrayAPIExpressionPrinter(BatchedNumPyPrinter):
             return f"ops.xp.{name}({text})"
         if name in _SAME:
             return f"ops.f.{name}({text})"
+        if name in _OPS:
+            return f"ops.{name}({text})"
         raise LoweringError(f"no array-API counterpart of numpy.{name} in a kernel for another array library")
 
     def _module_format(self, fqn, register=True):
@@ -49,5 +53,7 @@ class ArrayAPIExpressionPrinter(BatchedNumPyPrinter):
             name = fqn[len("numpy."):]
             if name in _SAME:
                 return f"ops.f.{name}"
+            if name in _OPS:
+                return f"ops.{name}"
             raise LoweringError(f"no array-API counterpart of {fqn} in a kernel for another array library")
         return super()._module_format(fqn, register)

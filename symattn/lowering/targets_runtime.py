@@ -298,6 +298,10 @@ class Ops:
     def softmax_of(self, x, axis):
         return softmax(self.xp, x, axis)
 
+    def exp2(self, x):
+        """2^x: the namespace's exp2, else pow(2, x) (the array-API standard has no exp2)."""
+        return exp2(self.xp, x)
+
     def slice_bounds(self, *args):
         return slice_bounds(*args)
 

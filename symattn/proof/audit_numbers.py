@@ -147,18 +147,33 @@ def exp(x):
         raise Unevaluable("exp(∞)")
     if is_exact(x) and x == 0:
         return 1
-    return iv.exp(to_interval(x))
+    return _enclose_exp(to_interval(x))
+
+
+def _enclose_exp(x):
+    """An enclosure of exp(x) for an interval x; Unevaluable when its exponent is too large for mpmath
+    (exp(2^(2^256)), say)."""
+    try:
+        return iv.exp(x)
+    except OverflowError:
+        raise Unevaluable("exp of a number too large to enclose") from None
+
+
+#: the largest |x| for which 2^x is computed as an exact rational (a number of about this many bits);
+#: beyond it, an enclosure (an exact 2^(10^10) would take gigabytes)
+EXACT_EXP2 = 4096
 
 
 def exp2(x):
-    """2^x: exact for an integer x (a rational), 0 at -∞, else an enclosure of exp(x ln 2)."""
+    """2^x: exact for an integer x (a rational) with |x| <= EXACT_EXP2, 0 at -∞, else an enclosure
+    of exp(x ln 2)."""
     if isinstance(x, Inf):
         if x.sign < 0:
             return 0
         raise Unevaluable("2^∞")
-    if is_exact(x) and Fraction(x).denominator == 1:
+    if is_exact(x) and Fraction(x).denominator == 1 and abs(int(x)) <= EXACT_EXP2:
         return Fraction(2) ** int(x)
-    return iv.exp(to_interval(x) * iv.log(iv.mpf(2)))
+    return _enclose_exp(to_interval(x) * iv.log(iv.mpf(2)))
 
 
 def log(x):
