@@ -474,22 +474,23 @@ def shift_exp_(x, c):
     return x
 
 
-def exp_(x):
-    """x <- exp(x) in place."""
+def _in_place(ufunc, x):
+    """x <- ufunc(x) in place; large arrays in row chunks on every core."""
     chunks = _row_chunks(x)
     if chunks is None:
-        return np.exp(x, out=x)
-    _run_chunks(chunks, lambda xs: np.exp(xs, out=xs))
+        return ufunc(x, out=x)
+    _run_chunks(chunks, lambda xs: ufunc(xs, out=xs))
     return x
+
+
+def exp_(x):
+    """x <- exp(x) in place."""
+    return _in_place(np.exp, x)
 
 
 def exp2_(x):
     """x <- 2^x in place."""
-    chunks = _row_chunks(x)
-    if chunks is None:
-        return np.exp2(x, out=x)
-    _run_chunks(chunks, lambda xs: np.exp2(xs, out=xs))
-    return x
+    return _in_place(np.exp2, x)
 
 
 def _row_reduce(x, reduce):
