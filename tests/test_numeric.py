@@ -74,29 +74,25 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
     Z = sp.MatrixSymbol("Z", R.n, R.H * R.d_v)
     W_O = sp.MatrixSymbol("W^O", R.H * R.d_v, R.d_model)
     U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
-    T_2 = sp.MatrixSymbol("T_2", R.n, R.m_2)
-    add = lower_theorem("blockwise_logsumexp_merge", 11, "rhs", donate=(T_2,), args=[T_2, U_1, R.V_2],
-                        inputs={R.Exp2(R.S_1 / R.LN2) * R.V_1: U_1, R.S_2 / R.LN2: T_2})
-    T = sp.MatrixSymbol("T", R.n, R.m)
-    query_base2 = lower_theorem("blockwise_logsumexp_merge", 9, "rhs", part=R.Q / R.LN2, args=[R.Q])
-    first = lower_theorem("blockwise_logsumexp_merge", 9, "rhs", inputs={(R.Q / R.LN2) * R.K.T: T}, donate=(T,),
-                          args=[T, R.V])
+    add = lower_theorem("blockwise_logsumexp_merge", 7, "rhs", donate=(R.S_2,),
+                        inputs={R.Exp(R.S_1) * R.V_1: U_1})
+    first = lower_theorem("blockwise_logsumexp_merge", 6, "rhs", part=R.Exp(R.S) * R.V, donate=(R.S,),
+                          args=[R.S, R.V])
     normalize = lower_theorem("blockwise_logsumexp_merge", 0, "rhs",
                               inputs={R.Exp(R.ShiftRows(R.S, R.c)) * R.V: sp.MatrixSymbol("U", R.n, R.d_v),
                                       R.Exp(R.ShiftRows(R.S, R.c)) * R.ones(R.m): sp.MatrixSymbol("l", R.n, 1)})
     expected = [
         lower_theorem("fused_qkv_projection", 0, "lhs"),
-        query_base2,  # the query tile divided by ln 2 once: exp(Q Kᵀ) = 2^((Q / ln 2) Kᵀ) (claim 9)
         lower_theorem("scale_folds_into_query_projection", 0, "rhs", part=q * k.T,
                       inputs={q: R.Q, k: R.K}, args=[R.Q, R.K]),
-        first,  # small scores: the shift c = 0, numerator and denominator in one GEMM, in base 2 (claim 9)
+        first,  # small scores: the shift c = 0, numerator and denominator in one GEMM (claim 6)
         normalize,
         lower_theorem("heads_concatenate_before_output_projection", 0, "lhs",
                       inputs={R.CONCAT: Z, R.STACK_O: W_O}),
     ]
     used = distinct(used)  # each work item (heads × query tile) runs the same kernels
-    assert len(used) == 6 and all(a is b for a, b in zip(used, expected))
-    assert "exp2_(T)" in used[3].source  # the scores are overwritten in place (donated)
+    assert len(used) == 5 and all(a is b for a, b in zip(used, expected))
+    assert "exp_(S)" in used[2].source  # the scores are overwritten in place (donated)
     big = 1000 * x
     with sn.trace() as used:  # large scores: the shifted form (claim 0), the row max as the shift
         sn.multihead_attention(big, big, big, *w, num_heads=4, num_kv_heads=2)
@@ -109,11 +105,35 @@ def test_multihead_runs_exactly_the_kernels_lowered_from_its_theorems():
                           inputs={R.Exp(R.ShiftRows(R.S_1, R.c_1)) * R.V_1: U_1})
     items = [k is normalize for k in used].count(True)  # one normalization per work item
     assert items >= 1 and [k is merge for k in used].count(True) == 3 * items
-    with sn.trace() as used:  # small scores: c = 0, the blocks simply add up, in base 2 (claims 7 and 11)
+    with sn.trace() as used:  # small scores: c = 0, the blocks simply add up (claim 7)
         sn.multihead_attention(x, x, x, *w, num_heads=4, num_kv_heads=2, block_size=2)
     items = [k is normalize for k in used].count(True)
     assert items >= 1 and [k is first for k in used].count(True) == items
     assert [k is add for k in used].count(True) == 2 * items
+
+
+def test_large_float32_tiles_run_the_base2_kernels_of_their_theorems():
+    """float32 tiles of at least BASE2_MIN_ROWS queries and no additive mask: the query tile divided by
+    ln 2 once (claim 9), 2^T [V 1] for the first key block (claim 9) and the base-2 accumulate for the
+    others (claim 11); the result equals the base-e path up to rounding."""
+    n = blocked.BASE2_MIN_ROWS
+    q, k, v = (RNG.normal(size=(2, n, 4)).astype(np.float32) for _ in range(3))
+    T, T_2 = sp.MatrixSymbol("T", R.n, R.m), sp.MatrixSymbol("T_2", R.n, R.m_2)
+    U_1 = sp.MatrixSymbol("U_1", R.n, R.d_v)
+    query = lower_theorem("blockwise_logsumexp_merge", 9, "rhs", part=R.Q / R.LN2, args=[R.Q])
+    first = lower_theorem("blockwise_logsumexp_merge", 9, "rhs", inputs={(R.Q / R.LN2) * R.K.T: T},
+                          donate=(T,), args=[T, R.V])
+    add = lower_theorem("blockwise_logsumexp_merge", 11, "rhs", donate=(T_2,), args=[T_2, U_1, R.V_2],
+                        inputs={R.Exp2(R.S_1 / R.LN2) * R.V_1: U_1, R.S_2 / R.LN2: T_2})
+    with sn.trace() as used:
+        got = sn.blocked_core(q, k, v, tile=n, block_size=n // 4)  # tiles of n queries, 4 key blocks
+    items = [k is query for k in used].count(True)
+    assert items >= 1 and [k is first for k in used].count(True) == items
+    assert [k is add for k in used].count(True) == 3 * items
+    assert "exp2_(T)" in first.source
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(blocked, "BASE2", False)
+        np.testing.assert_allclose(got, sn.blocked_core(q, k, v, tile=n, block_size=n // 4), rtol=2e-5, atol=1e-6)
 
 
 def test_attention_and_decode_and_pooling_kernels_come_from_their_theorems():
