@@ -10,7 +10,7 @@ that is not proved, :mod:`.diagnose` looks for the usual slip.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
@@ -280,22 +280,6 @@ def _check_assumptions_reach(scope: Scope):
         scope.notes.append(f"assumption {text} is not used by any step")
 
 
-def _walk(node):
-    """Every syntax node under ``node`` (statements included), depth first."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, tuple):
-            stack.extend(n)
-            continue
-        if not isinstance(n, ast.Node):
-            continue
-        yield n
-        for f in fields(n):
-            if f.name != "pos":
-                stack.append(getattr(n, f.name))
-
-
 def _infer_head_ranges(scope: Scope, stmts) -> None:
     """A sum over heads \\sum_{i=1}^{h} in a document that declares no range for i: i runs over 1..h
     (the Transformer paper never writes i = 1, ..., h). Only for an index that subscripts a
@@ -309,7 +293,7 @@ def _infer_head_ranges(scope: Scope, stmts) -> None:
     for st in stmts:
         if not isinstance(st, (ast.Chain, ast.Define)):
             continue
-        for n in _walk(st):
+        for n in ast.nodes_of(st):
             if isinstance(n, ast.Sum) and n.upper is not None and n.index not in declared and n.index in subscripts:
                 declared.add(n.index)
                 scope.head_range(n.index, n.upper, n)
@@ -352,7 +336,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
     named = {id(st) for st in stmts if isinstance(st, ast.Chain) and len(st.links) == 1
              and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}
-    scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in _walk(st))
+    scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in ast.nodes_of(st))
     for st in stmts:
         if (isinstance(st, ast.Chain) and len(st.links) == 1 and isinstance(st.links[0][2], ast.Block)
                 and isinstance(st.first, ast.Name) and isinstance(st.first.sub, ast.ParamIndex)):
