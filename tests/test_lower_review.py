@@ -204,3 +204,13 @@ def test_entry_as_coefficient_on_other_targets(target, case):
     got = k(torch.from_numpy(q_), torch.from_numpy(k_))
     np.testing.assert_allclose(got.numpy(), ref, atol=1e-12)
     assert tuple(k(torch.from_numpy(q_), torch.from_numpy(k_[0])).shape) == (2, 3, 3)
+
+
+def test_a_chain_of_one_operand_is_written_into_out():
+    from symattn.lowering import runtime
+
+    a = np.arange(12.0).reshape(3, 4)
+    for coeff in (1, 2.5):
+        out = np.zeros((3, 4))
+        assert runtime.chain(coeff, a, out=out) is out
+        np.testing.assert_array_equal(out, coeff * a)

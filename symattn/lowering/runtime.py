@@ -248,7 +248,9 @@ def chain(coeff, *arrays, out=None):
     product is written into ``out`` when given."""
     one = not isinstance(coeff, np.ndarray) and coeff == 1  # an array: one coefficient per batch element
     if len(arrays) == 1:
-        return arrays[0] if one else coeff * arrays[0]
+        if out is None:
+            return arrays[0] if one else coeff * arrays[0]
+        return np.multiply(arrays[0], 1 if one else coeff, out=out)
     order = chain_order([a.shape for a in arrays])
     if not one:
         small = min(range(len(arrays)), key=lambda t: arrays[t].size)
