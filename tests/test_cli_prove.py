@@ -11,8 +11,8 @@ import symattn as sa
 from symattn import theorems
 from symattn.cli import main
 from symattn.commands.prove import HEAD, _table
-from symattn.proof import verdict_cache
-from symattn.proof.verdict import Verdict
+from symattn.proof import kernel, verdict_cache
+from symattn.proof.verdict import AuditRecord, Candidate
 from symattn.theorems import REGISTRY, Result, Theorem, load_library, theorem
 
 FAST = ["kv_cache_step_needs_no_mask", "mean_pool_is_uniform_attention", "softmax_columns_sum_to_one"]
@@ -34,8 +34,9 @@ def _results():
     out = []
     for k in range(2):
         th = Theorem(f"a_theorem_with_a_rather_long_name_{k}", long, lambda: [])
-        v = Verdict("proved", True, "induction on H (C) + entrywise (B) + rewriting (A)",
-                    "all dimensions (d_k, d_model, d_v, m, n, s, t) and every H >= 1", ())
+        found = Candidate(True, "induction on H (C) + entrywise (B) + rewriting (A)",
+                          "all dimensions (d_k, d_model, d_v, m, n, s, t) and every H >= 1", ())
+        v = kernel.seal(found, AuditRecord(1, (), "audit: a record made for this display test"))
         out.append(Result(th, [v], 1.25 + k))
     return out
 

@@ -91,6 +91,9 @@ def check_shapes(expr, op: str | None = None) -> None:
         for d in expr.shape:
             check_dimension(d, f"{where}matrix {expr.name}: ")
         return
+    if isinstance(expr, sp.MatrixSlice):
+        check_slice(expr, where)
+        return
     if _fits(expr):
         return  # the operands are printed only to report a misfit: printing costs more than checking
     kind = {sp.MatMul: "product", sp.MatAdd: "sum", sp.HadamardProduct: "Hadamard product"}
@@ -134,6 +137,40 @@ def check_shapes(expr, op: str | None = None) -> None:
                     f"blocks in block column {j + 1} have different widths",
                     [(show(a, 30), a), (show(b, 30), b)],
                 )
+
+
+def slice_length(start, stop, step):
+    """The number of indices start, start + step, ... below stop (NumPy's and SymPy's
+    ``as_explicit``): ceiling((stop - start) / step)."""
+    return sp.ceiling((sp.sympify(stop) - start) / step)
+
+
+def check_slice(expr, where: str = "") -> None:
+    """Refuse a strided slice whose shape SymPy gets wrong.
+
+    SymPy gives ``X[a:b:s]`` floor((b - a) / s) rows where it has ceiling((b - a) / s) (NumPy and
+    ``as_explicit`` agree on the latter): ``X[:, ::2]`` of a 1 × 3 matrix is 1 × 1 to SymPy and
+    1 × 2 in fact. The two agree exactly when s divides b - a; a slice where that is not provable
+    is refused, since every step about it would be about the wrong shape.
+
+    >>> X = sp.MatrixSymbol("X", 1, 3)
+    >>> check_slice(X[:, 0:3:2])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    symattn.errors.ShapeError: the slice X[:, ::2] of X (1 × 3) takes 2 columns, but SymPy gives it 1 ...
+    """
+    for axis, (start, stop, step), dim in ((0, expr.rowslice, "rows"), (1, expr.colslice, "columns")):
+        if step == 1:
+            continue
+        if sp.sympify((sp.sympify(stop) - start) / step).is_integer is True:
+            continue
+        true = slice_length(start, stop, step)
+        raise ShapeError(
+            f"{where}the slice {show(expr)} of {show(expr.parent, 30)} ({show_shape(expr.parent)}) takes "
+            f"{sp.sstr(true)} {dim}, but SymPy gives it {sp.sstr(expr.shape[axis])} (it rounds (stop - start) / step "
+            "down); symattn checks a strided slice only where the step provably divides stop - start: choose "
+            f"the stop so that it does (stop = start + step · count), or write the {dim} you mean as blocks of "
+            "unit-step slices")
 
 
 def _fits(expr) -> bool:

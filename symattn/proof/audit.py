@@ -1,7 +1,7 @@
 """An independent audit of every "proved": the claim checked at random exact instances.
 
-Before :func:`symattn.verify` (or :func:`~symattn.proof.scalar.verify_scalar`) returns a proved
-verdict, general or at given dimensions, :func:`audit_verdict` evaluates both sides at a few
+Before the proof kernel (:mod:`symattn.proof.kernel`) makes a proved verdict, general or at given
+dimensions, :func:`run_audit` evaluates both sides at a few
 (default 4) random exact instances with the audit's own interpreter
 (:mod:`symattn.proof.audit_eval`, on the draws of :mod:`symattn.proof.audit_instance`), which
 shares no code with the strategies' evaluation and substitution:
@@ -22,9 +22,12 @@ If some entry of the two sides is certified different (exactly, or by disjoint e
 prover has proved a false claim: a :class:`~symattn.errors.SoundnessError` is raised with the
 prover's trace and the instance, and no verdict is returned. Overlapping enclosures agree. An
 instance where a side has no value (a singular inverse, a fully masked softmax column, a node
-the interpreter does not know) is skipped and counted. The verdict's trace gets one line, e.g.
-"audit: 4 random exact instances agree" or "audit: skipped: <why>". The instances depend only
-on the claim (the seed is a hash of its text), so a claim is always audited the same way.
+the interpreter does not know) is skipped and counted; an instance whose values have other shapes
+than SymPy gives the expression (:class:`~symattn.proof.audit_numbers.Malformed`) ends the audit.
+The result is an :class:`~symattn.proof.verdict.AuditRecord` with one trace line, e.g. "audit: 4
+random exact instances agree"; the kernel seals a proof only when at least one instance agreed
+and none was malformed. The instances depend only on the claim (the seed is a hash of its text),
+so a claim is always audited the same way.
 """
 
 from __future__ import annotations
@@ -45,10 +48,10 @@ from . import audit_numbers as num
 from .audit_eval import Evaluator
 from .audit_expect import LAWS, Expectations
 from .audit_instance import ENTRIES, POSITIVE_ENTRIES, SCORE_KINDS, Instance, admissible
-from .audit_numbers import Undecided, Unevaluable
+from .audit_numbers import Malformed, Undecided, Unevaluable
 from .budget import Budget
 from .moments import Expectation
-from .verdict import Verdict
+from .verdict import AuditRecord
 
 DEFAULT_INSTANCES = 4
 #: working precisions in bits: 128 resolves differences down to about 10^-30 of the values; the
@@ -196,7 +199,7 @@ def _show_matrix(M) -> str:
     return "[" + "; ".join(", ".join(num.show(x) for x in row) for row in M) + "]"
 
 
-def _raise(lhs, rhs, verdict: Verdict, inst: Instance, found) -> None:
+def _raise(lhs, rhs, prover_trace, method: str, inst: Instance, found) -> None:
     entry, a, b, prec, L, R = found
     claim = f"{sp.sstr(lhs)[:300]}  =  {sp.sstr(rhs)[:300]}"
     if entry == "shape":
@@ -206,11 +209,11 @@ def _raise(lhs, rhs, verdict: Verdict, inst: Instance, found) -> None:
                  f"({'exactly' if num.is_exact(a) and num.is_exact(b) else f'disjoint enclosures at {prec} bits'})")
     audit_trace = [f"instance: {line}" for line in inst.describe()]
     audit_trace += [where, f"lhs = {_show_matrix(L)[:2000]}", f"rhs = {_show_matrix(R)[:2000]}"]
-    prover = list(verdict.trace)
+    prover = list(prover_trace)
     message = "\n".join(
         ["symattn proved a false claim: the audit found the two sides different at an exact instance.",
          f"  claim: {claim}",
-         f"  verdict: {verdict.status} ({verdict.scope}) by {verdict.method}",
+         f"  proved by {method}",
          "  prover's trace:"] + [f"    {t}" for t in prover] +
         ["  audit's instance:"] + [f"    {t}" for t in audit_trace])
     raise SoundnessError(message, prover_trace=tuple(prover), audit_trace=tuple(audit_trace),
@@ -219,15 +222,19 @@ def _raise(lhs, rhs, verdict: Verdict, inst: Instance, found) -> None:
                                    "entry": entry, "lhs": a, "rhs": b})
 
 
-def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
-              instances: int = DEFAULT_INSTANCES, seconds: float = DEFAULT_SECONDS) -> str:
-    """Audit a proved claim at ``instances`` random exact instances; return the trace line, or
-    raise SoundnessError when an instance certifies the two sides different."""
+def run_audit(lhs, rhs, *, prover_trace=(), method: str = "", scalar: bool = False, at=None,
+              instances: int = DEFAULT_INSTANCES, seconds: float = DEFAULT_SECONDS) -> AuditRecord:
+    """Audit a claim that a strategy proved at ``instances`` random exact instances and return the
+    :class:`~symattn.proof.verdict.AuditRecord`; raise SoundnessError when an instance certifies
+    the two sides different (``prover_trace`` and ``method`` go into its message). An instance
+    whose shapes disagree with its values (:class:`~symattn.proof.audit_numbers.Malformed`) ends
+    the audit: the record says why, and the kernel does not report the claim proved."""
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     try:
         dims, scalars = claim_symbols(lhs, rhs)
     except (Unevaluable, TypeError, ValueError, AttributeError) as exc:
-        return f"audit: skipped: the symbols of the claim cannot be read ({exc})"
+        return AuditRecord(0, (f"the symbols of the claim cannot be read ({exc})",),
+                           f"audit: skipped: the symbols of the claim cannot be read ({exc})")
     rng = random.Random(_seed(lhs, rhs))
     budget = Budget(seconds)
     agreed, skipped, precs, closed = 0, [], set(), False
@@ -241,6 +248,9 @@ def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
                 try:
                     inst = draw_instance(rng, k, dims, scalars, at, entries)
                     outcome, info = check_instance(lhs, rhs, inst, scalar)
+                except Malformed as exc:
+                    why = f"the claim is malformed at an instance: {exc}"
+                    return AuditRecord(0, (why,), f"audit: {why}", malformed=True)
                 except Unevaluable as exc:
                     skipped.append(str(exc))
                     if "log of" in str(exc):  # the claim assumes positive arguments of its logarithms
@@ -254,7 +264,7 @@ def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
                     skipped.append(f"the interpreter failed on this claim: {type(exc).__name__}: {exc}"[:200])
                     continue
                 if outcome == "differ":
-                    _raise(lhs, rhs, verdict, inst, info)
+                    _raise(lhs, rhs, prover_trace, method, inst, info)
                 agreed += 1
                 precs.add(info)
                 if not inst.drew_anything() and not (scalar and (lhs.has(Expectation) or rhs.has(Expectation))):
@@ -266,8 +276,9 @@ def run_audit(lhs, rhs, verdict: Verdict, *, scalar: bool = False, at=None,
     except BudgetExceeded:
         skipped.append(f"out of time after {seconds:g} s")
     if closed:
-        return "audit: the claim has nothing to draw; its one exact instance agrees"
-    return _summary(agreed, skipped, precs, kinds_used)
+        line = "audit: the claim has nothing to draw; its one exact instance agrees"
+        return AuditRecord(agreed, tuple(skipped), line)
+    return AuditRecord(agreed, tuple(dict.fromkeys(skipped)), _summary(agreed, skipped, precs, kinds_used))
 
 
 def _summary(agreed: int, skipped: list, precs: set, kinds: set) -> str:
@@ -282,14 +293,3 @@ def _summary(agreed: int, skipped: list, precs: set, kinds: set) -> str:
     if skipped:
         line += f"; {len(skipped)} skipped ({why})"
     return line
-
-
-def audit_verdict(lhs, rhs, verdict: Verdict, *, at=None, scalar: bool = False, **kw) -> Verdict:
-    """``verdict`` with the audit's line added to its trace (see the module docstring); a
-    verdict that is not "proved" is returned unchanged."""
-    if not verdict.proved:
-        return verdict
-    line = run_audit(lhs, rhs, verdict, scalar=scalar, at=at, **kw)
-    return Verdict(verdict.status, verdict.general, verdict.method, verdict.scope,
-                   tuple(verdict.trace) + (line,), verdict.counterexample, verdict.seconds,
-                   verdict.lhs, verdict.rhs, verdict.over)

@@ -31,7 +31,8 @@ from ..defs.softmax import Softmax
 from . import audit_matrices as mx
 from . import audit_numbers as num
 from .audit_instance import Instance
-from .audit_numbers import NEG_INF, Unevaluable
+from .audit_numbers import NEG_INF, Malformed, Unevaluable
+from .moments import StandardVector
 
 
 def _structured(e, rows):
@@ -79,7 +80,7 @@ class Evaluator:
         if isinstance(e, MatrixExpr):
             want = (self.dim(e.shape[0], bound, "rows"), self.dim(e.shape[1], bound, "columns"))
             if mx.shape(out) != want and not (0 in want and not out):
-                raise Unevaluable(f"{type(e).__name__} {sp.sstr(e)[:60]} evaluated to "
+                raise Malformed(f"{type(e).__name__} {sp.sstr(e)[:60]} evaluated to "
                                   f"{mx.shape(out)} but its shape is {want}")
         self.cache[key] = out
         return out
@@ -129,7 +130,7 @@ class Evaluator:
             for a in e.args[1:]:
                 B = m(a, bound)
                 if mx.shape(B) != mx.shape(out):
-                    raise Unevaluable("a Hadamard product of different shapes")
+                    raise Malformed("a Hadamard product of different shapes")
                 out = [[num.mul(x, y) for x, y in zip(ra, rb)] for ra, rb in zip(out, B)]
             return out
         if isinstance(e, sp.HadamardPower):
@@ -265,6 +266,8 @@ class Evaluator:
             return +iv.e
         if isinstance(e, sp.Symbol):
             return self.lookup(e, bound)
+        if isinstance(e, sp.Indexed) and not isinstance(e.base, StandardVector):  # random ones: the expectation's
+            return self.inst.entry(e.base.label, tuple(num.as_int(s(i, bound), "an index") for i in e.indices))
         if isinstance(e, sp.Add):
             out = 0
             for a in e.args:
@@ -322,10 +325,15 @@ class Evaluator:
             if not (0 <= i < r and 0 <= j < c):
                 raise Unevaluable(f"entry ({i}, {j}) of a {r}×{c} matrix")
             return A[i][j]
+        if isinstance(e, sp.Determinant):
+            return mx.determinant(self.matrix(e.arg, bound))
         if isinstance(e, sp.Trace):
             A = self.matrix(e.arg, bound)
+            r, c = mx.shape(A)
+            if r != c:
+                raise Malformed(f"the trace of a {r}×{c} matrix")
             out = 0
-            for k in range(min(mx.shape(A))):
+            for k in range(r):
                 out = num.add(out, A[k][k])
             return out
         if isinstance(e, (sp.Sum, sp.Product)):

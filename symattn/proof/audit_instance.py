@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .audit_numbers import Unevaluable
+from .audit_numbers import Malformed
 
 #: the score functions an instance can give an uninterpreted f(Q, K) (m × n from d × n, d × m)
 SCORE_KINDS = ("bilinear Kᵀ M Q", "elementwise square of Kᵀ Q", "elementwise exp of Kᵀ M Q / 4")
@@ -43,6 +43,7 @@ class Instance:
         self.scores: dict = {}     # f -> kind
         self.bilinear: dict = {}   # (f, d) -> rows of M
         self.functions: dict = {}  # (function, argument values) -> Fraction
+        self.entries_of: dict = {}  # (vector label, index values) -> int: entries x[k] of a scalar claim
 
     def matrix(self, key, label: str, r: int, c: int):
         if key not in self.matrices:
@@ -50,7 +51,7 @@ class Instance:
             self.matrices[key] = (label, rows)
         label0, rows = self.matrices[key]
         if (len(rows), len(rows[0]) if rows else 0) != (r, c):
-            raise Unevaluable(f"{label} is used with two shapes")
+            raise Malformed(f"{label} is used with two shapes")
         return rows
 
     def permutation(self, sigma, n: int, label: str) -> list:
@@ -80,9 +81,17 @@ class Instance:
             self.functions[key] = Fraction(self.rng.randint(1, 6), self.rng.randint(1, 4))
         return self.functions[key]
 
+    def entry(self, label, indices: tuple) -> int:
+        """The value of the entry ``label[indices]`` of a vector (an Indexed of a scalar claim)."""
+        key = (label, indices)
+        if key not in self.entries_of:
+            self.entries_of[key] = self.rng.choice(self.entries)
+        return self.entries_of[key]
+
     def drew_anything(self) -> bool:
-        """True when the instance holds a random value (a symbol, an input, a permutation, a function)."""
-        return bool(self.base or self.matrices or self.perms or self.scores or self.functions)
+        """True when the instance holds a random value (a symbol, an input, a permutation, a
+        function, an entry of a vector)."""
+        return bool(self.base or self.matrices or self.perms or self.scores or self.functions or self.entries_of)
 
     def describe(self) -> list[str]:
         """The instance as text: symbol values, inputs, permutations, functions."""
@@ -93,4 +102,5 @@ class Instance:
         out += [f"{f} instantiated as {SCORE_KINDS[k]}" for f, k in self.scores.items()]
         out += [f"  M_{f} ({d}×{d}) = {m}" for (f, d), m in self.bilinear.items()]
         out += [f"{func}{tuple(a)} = {v}" for (func, a), v in self.functions.items()]
+        out += [f"{label}[{', '.join(map(str, idx))}] = {v}" for (label, idx), v in self.entries_of.items()]
         return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from . import audit_numbers as num
-from .audit_numbers import Unevaluable
+from .audit_numbers import Malformed, Unevaluable
 
 
 def shape(M):
@@ -24,14 +24,14 @@ def zeros(r, c, value=0):
 
 def add(A, B):
     if shape(A) != shape(B):
-        raise Unevaluable(f"adding {shape(A)} and {shape(B)} matrices")
+        raise Malformed(f"adding {shape(A)} and {shape(B)} matrices")
     return [[num.add(a, b) for a, b in zip(ra, rb)] for ra, rb in zip(A, B)]
 
 
 def matmul(A, B):
     (r, k), (k2, c) = shape(A), shape(B)
     if k != k2:
-        raise Unevaluable(f"multiplying {r}×{k} by {k2}×{c}")
+        raise Malformed(f"multiplying {r}×{k} by {k2}×{c}")
     cols = list(zip(*B)) if B else []
     out = []
     for row in A:
@@ -79,6 +79,24 @@ def inverse(A):
     return [row[n:] for row in M]
 
 
+def determinant(A):
+    """The Leibniz sum over permutations (exact or enclosed, as the entries are): the definition,
+    not an elimination, so that it shares nothing with how a strategy computes one."""
+    from itertools import permutations
+
+    n, c = shape(A)
+    if n != c:
+        raise Malformed(f"the determinant of a {n}×{c} matrix")
+    total = 0
+    for p in permutations(range(n)):
+        inversions = sum(p[i] > p[j] for i in range(n) for j in range(i + 1, n))
+        term = -1 if inversions % 2 else 1
+        for i in range(n):
+            term = num.mul(term, A[i][p[i]])
+        total = num.add(total, term)
+    return total
+
+
 def softmax(A, axis: int):
     """exp of every entry over its column sum (axis 0) or row sum (axis 1); exp(-∞) = 0."""
     if axis == 1:
@@ -103,12 +121,12 @@ def blocks(grid):
     for line in grid:
         heights = {shape(b)[0] for b in line}
         if len(heights) != 1:
-            raise Unevaluable("blocks of one block row have different heights")
+            raise Malformed("blocks of one block row have different heights")
         for k in range(heights.pop()):
             rows.append([x for b in line for x in b[k]])
     widths = {len(r) for r in rows}
     if len(widths) > 1:
-        raise Unevaluable("block rows have different widths")
+        raise Malformed("block rows have different widths")
     return rows
 
 

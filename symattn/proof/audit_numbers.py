@@ -26,6 +26,11 @@ class Unevaluable(Exception):
     """The instance has no value here (a singular inverse, 0·∞, an unknown node): skip it."""
 
 
+class Malformed(Unevaluable):
+    """The claim's shapes disagree with its values (a side evaluates to a matrix of another shape
+    than SymPy gives it, operands that do not fit): never skipped, the claim cannot be proved."""
+
+
 class Undecided(Exception):
     """An interval is too wide to decide a step at this precision: retry at a higher one."""
 

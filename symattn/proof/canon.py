@@ -367,10 +367,19 @@ def is_zero_matrix(e) -> bool:
     return e == 0
 
 
+def undefined(e) -> bool:
+    """True when ``e`` holds a value that is no number (nan, complex infinity ``zoo``): such a
+    form equals nothing, not even itself."""
+    return isinstance(e, sp.Basic) and e.has(sp.nan, sp.zoo)
+
+
 def same_by_rewriting(lhs, rhs) -> tuple[bool, list[str]]:
     """Try to show lhs = rhs by rewriting both sides (and their difference) to canonical form."""
     cl, cr = canon(lhs), canon(rhs)
     trace = [TraceLine("canonical lhs: {}", cl), TraceLine("canonical rhs: {}", cr)]
+    if undefined(cl) or undefined(cr):
+        trace.append("a canonical form holds an undefined value (nan or zoo), which equals nothing")
+        return False, trace
     if cl == cr:
         trace.append("the canonical forms coincide")
         return True, trace

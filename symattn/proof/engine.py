@@ -14,6 +14,7 @@ Anything else is "unknown"; numeric agreement is reported in the trace, never tr
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
@@ -21,15 +22,16 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from ..defs.dims import check_dimension
 from ..defs.shapes import as_matrix, check_mask_placement, same_dim, show, show_shape
 from ..errors import BudgetExceeded, ClaimError, ShapeError
-from .audit import audit_verdict
 from .budget import Budget, guarded
-from .canon import same_by_rewriting
+from .canon import same_by_rewriting, undefined
 from .entrywise import same_entrywise
+from .evaluate import EvaluationError
 from .induction import by_induction, head_counts, induction_variable
-from .instances import dimension_symbols, equal_at, scalar_symbols
+from .instances import dimension_symbols, equal_at, matrix_inputs, scalar_symbols
+from .kernel import conclude
 from .names import check_distinct_names
 from .refute import search
-from .verdict import Verdict, proved, quantified, refuted, symbolic_proof, unknown
+from .verdict import Candidate, Verdict, proved, quantified, refuted, symbolic_proof, unknown
 
 DEFAULT_BUDGET = 20.0
 
@@ -41,6 +43,10 @@ def check_request(lhs, rhs, dims, at, budget):
         raise ClaimError(f"verify: budget must be a positive number of seconds, got {budget!r}")
     for side, e in (("lhs", lhs), ("rhs", rhs)):
         check_mask_placement(e, where=f"verify: the {side}: ")
+        if undefined(e):
+            raise ClaimError(
+                f"verify: the {side} holds an undefined value (nan or zoo: SymPy computed 0/0, ∞ - ∞ or 1/0 while "
+                f"building it): {show(e, 80)}; such a claim has no meaning to prove or refute")
         floats = e.atoms(sp.Float)
         if floats:
             raise ClaimError(
@@ -100,7 +106,7 @@ def _is_scalar(x) -> bool:
     return isinstance(x, (int, sp.Expr)) and not isinstance(x, (bool, MatrixExpr, sp.MatrixBase))
 
 
-def _verify_scalar_claim(lhs, rhs, at, budget, audit):
+def _verify_scalar_claim(lhs, rhs, at, budget):
     """Scalar claims go to :func:`symattn.proof.scalar.verify_scalar` after the same request checks."""
     from .scalar import verify_scalar
 
@@ -109,19 +115,19 @@ def _verify_scalar_claim(lhs, rhs, at, budget, audit):
         raise ClaimError("verify: at= is for matrix claims; a scalar claim is decided for all values of its "
                          "symbols, or refuted at small integer values")
     check_request(lhs, rhs, [], None, budget)
-    return verify_scalar(lhs, rhs, budget=budget, audit=audit)
+    return verify_scalar(lhs, rhs, budget=budget)
 
 
-def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_counterexample: bool = True,
-           audit: bool = True) -> Verdict:
+def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_counterexample: bool = True) -> Verdict:
     """Decide lhs = rhs on the evidence ladder and return a :class:`Verdict`.
 
     ``at``: a list of dicts {dimension symbol: int}; where no general proof is found
     and no counterexample either, the claim is checked exactly at these dimensions
     (a verdict "proved" with ``general=False`` whose scope lists them).
 
-    ``audit``: before a proved verdict is returned, check it at random exact instances with an
-    independent interpreter (:mod:`symattn.proof.audit`); a disagreement raises SoundnessError.
+    Every proof is audited before it is returned (:mod:`symattn.proof.kernel`): the claim is
+    evaluated at random exact instances by an independent interpreter; a disagreement raises
+    SoundnessError, and a claim the audit cannot evaluate at any instance is "unknown".
 
     >>> import sympy as sp, symattn as sa
     >>> n, m = sa.dims("n m")
@@ -135,7 +141,7 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
     """
     start = time.perf_counter()
     if _is_scalar(lhs) and _is_scalar(rhs):
-        return _verify_scalar_claim(lhs, rhs, at, budget, audit)
+        return _verify_scalar_claim(lhs, rhs, at, budget)
     lhs = as_matrix(lhs, "lhs", "verify(lhs, rhs)")
     rhs = as_matrix(rhs, "rhs", "verify(lhs, rhs)")
     for k, dim in enumerate(("rows", "columns")):
@@ -151,16 +157,14 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
     heads = {c for c in head_counts(lhs, rhs) if isinstance(c, sp.Symbol)}
     trace: list[str] = []
 
-    over = quantified(dims, heads, scalar_symbols(lhs, rhs))
+    over = quantified(dims, heads, scalar_symbols(lhs, rhs), matrix_inputs(lhs, rhs))
 
     inverses = lhs.has(sp.Inverse) or rhs.has(sp.Inverse)
 
-    def done(v: Verdict, proved_at=None) -> Verdict:
-        if audit and v.proved:
-            v = audit_verdict(lhs, rhs, v, at=proved_at)
-        scope = v.scope + ("; assuming every inverse in the claim exists" if inverses and v.proved else "")
-        return Verdict(v.status, v.general, v.method, scope, v.trace, v.counterexample,
-                       time.perf_counter() - start, lhs, rhs, v.over)
+    def done(v, proved_at=None) -> Verdict:
+        if isinstance(v, Candidate) and inverses:
+            v = replace(v, scope=v.scope + "; assuming every inverse in the claim exists")
+        return conclude(lhs, rhs, v, at=proved_at, seconds=time.perf_counter() - start, lhs=lhs, rhs=rhs)
 
     def decide() -> Verdict:
         ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
@@ -196,6 +200,8 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
                     ok, why = equal_at(lhs, rhs, values, B)
                 except BudgetExceeded as exc:
                     ok, why = False, f"gave up ({exc})"
+                except EvaluationError as exc:
+                    ok, why = False, f"cannot evaluate the claim exactly ({exc})"
                 label = ", ".join(f"{k}={v}" for k, v in values.items())
                 trace.append(f"D at {label}: {why}")
                 if not ok:

@@ -105,6 +105,13 @@ def entry(e, i, j):
         return sp.Integer(1)
     if isinstance(e, sp.HadamardProduct):
         return sp.Mul(*[entry(a, i, j) for a in e.args])
+    if isinstance(e, sp.HadamardPower):
+        return entry(e.base, i, j) ** e.exp
+    if isinstance(e, sp.MatPow) and not isinstance(e, sp.Inverse):
+        k = sp.sympify(e.exp)
+        if not (k.is_Integer and k > 0):
+            raise NoEntryRule(f"a matrix power with exponent {k}")
+        return _product_entry([e.base] * int(k), i, j)  # SymPy folds A·A into A**2 when the claim is built
     if isinstance(e, _OverHeads) and e.rebinds_index():
         raise NoEntryRule(f"a node over heads whose body rebinds its index {e.index}")
     if isinstance(e, HeadSum):

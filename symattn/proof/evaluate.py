@@ -19,9 +19,10 @@ from ..defs.permutation import Permutation
 from ..defs.rope import BlockDiag
 from ..defs.score import Score
 from ..defs.softmax import Softmax, softmax_explicit
+from ..errors import SymattnError
 
 
-class EvaluationError(Exception):
+class EvaluationError(SymattnError):
     """The expression has a node or a free symbol that cannot be evaluated."""
 
 

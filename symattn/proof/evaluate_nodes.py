@@ -6,7 +6,7 @@ import numpy as np
 import sympy as sp
 
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
-from .evaluate import _int, rule
+from .evaluate import EvaluationError, _int, rule
 
 
 def _exact(be) -> bool:
@@ -29,6 +29,16 @@ def _exp2(e, ev, be, env, fns):
 def _log(e, ev, be, env, fns):
     X = ev(e.args[0])
     return X.applyfunc(sp.log) if _exact(be) else np.log(X)
+
+
+@rule(sp.HadamardPower)
+def _hadamard_power(e, ev, be, env, fns):
+    X, p = ev(e.base), sp.sympify(e.exp)
+    if _exact(be):
+        return X.applyfunc(lambda x: x ** p)
+    if p.free_symbols:
+        raise EvaluationError(f"the entrywise power {sp.sstr(e)[:60]} has a symbolic exponent")
+    return np.power(X, float(p))
 
 
 @rule(ShiftRows)

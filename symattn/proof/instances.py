@@ -38,6 +38,21 @@ def dimension_symbols(*exprs) -> list:
     return sorted((s for s in out if not isinstance(s, BoundIndex)), key=str)
 
 
+def matrix_inputs(*exprs) -> list:
+    """The names of the input matrices a claim is about (matrix symbols, head families,
+    permutations), sorted: a claim with one is not closed, whatever its dimensions."""
+    out = set()
+    for e in exprs:
+        for x in sp.preorder_traversal(sp.sympify(e)):
+            if isinstance(x, FamilyMember):
+                out.add(x.family_name)
+            elif isinstance(x, Permutation):
+                out.add(str(x.name))
+            elif isinstance(x, sp.MatrixSymbol) and not isinstance(x.args[0], sp.Dummy):
+                out.add(x.name)
+    return sorted(out)
+
+
 def scalar_symbols(*exprs) -> list:
     """Free scalar variables that are not dimensions (e.g. a shift c)."""
     dims = set(dimension_symbols(*exprs))

@@ -37,10 +37,10 @@ from dataclasses import replace
 import sympy as sp
 
 from ..errors import BudgetExceeded, SoundnessError
-from .audit import audit_verdict
 from .budget import Budget
+from .kernel import combine, conclude
 from .scalar import exact_zero, parameters
-from .verdict import TraceLine, Verdict, proved, quantified, symbolic_proof, unknown
+from .verdict import AuditRecord, TraceLine, Verdict, proved, quantified, symbolic_proof, unknown
 
 #: The index of every block's entry inside a :class:`VecMax` (one shared Dummy, so that two
 #: maxima of the same vector are the same SymPy expression).
@@ -263,11 +263,11 @@ def sums_as_symbols(d, budget: float):
     return sp.sympify(d).replace(lambda x: isinstance(x, sp.Sum), one)
 
 
-def _by_sums(L, R, budget: float, claim=None, audit: bool = True) -> Verdict:
+def _by_sums(L, R, budget: float, claim=None):
     """L - R after the sum rules, shown exactly 0 by :func:`~symattn.proof.scalar.exact_zero`
-    (expand, cancel, then simplify; never a float), then audited; else "unknown". ``claim``:
-    the claim as stated (before the maxima were made opaque), whose symbols the proof is for and
-    which the audit checks (``audit``: the caller audits the claim itself when False)."""
+    (expand, cancel, then simplify; never a float): a :class:`~symattn.proof.verdict.Candidate`
+    (the caller has the kernel audit the claim as stated); else "unknown". ``claim``: the claim
+    as stated (before the maxima were made opaque), whose symbols the proof is for."""
     L, R = rename_sum_indices(L), rename_sum_indices(R)
     d = merge_sums(_combine_exp(sp.Add(*peel_sums(L, -R))))
     d = sp.Add(*[sp.Sum(_combine_exp(t.function), t.limits) if isinstance(t, sp.Sum) else t
@@ -284,11 +284,8 @@ def _by_sums(L, R, budget: float, claim=None, audit: bool = True) -> Verdict:
         return unknown(trace + ["does not simplify to 0"])
     params = parameters(*(claim or (L, R)))
     dims = [x for x in params if x.is_integer and x.is_positive]
-    v = symbolic_proof("exact simplification (S)", trace + ["simplifies to 0 exactly"],
-                       quantified(dims, (), set(params) - set(dims)))
-    if not audit:
-        return v
-    return audit_maxima(*(claim or (L, R)), audit_verdict(*(claim or (L, R)), v, scalar=True))
+    return symbolic_proof("exact simplification (S)", trace + ["simplifies to 0 exactly"],
+                          quantified(dims, (), set(params) - set(dims)))
 
 
 #: Entries of the exact instances of :func:`audit_maxima`: small and far apart, so that a claim
@@ -297,19 +294,19 @@ AUDIT_ENTRIES = (0, 1, -1, 2, -2, 3, 12, -12, 25, -25, 100, -100)
 AUDIT_INSTANCES = 24
 
 
-def audit_maxima(L, R, v: Verdict, instances: int = AUDIT_INSTANCES) -> Verdict:
+def audit_maxima(L, R, found=None, instances: int = AUDIT_INSTANCES) -> AuditRecord:
     """The claim L = R as stated (its maxima and sums as written) evaluated exactly at random
     instances: lengths 1..3, entries and free reals from AUDIT_ENTRIES, drawn by a generator
     seeded with the printed claim (the same in every process). An instance where the two sides
     are certified different raises SoundnessError (a bug of the rules above); otherwise the
-    verdict is returned with the audit's line added to its trace. Independent of the proof: it
-    uses no rule of this module, only the definitions (a maximum of numbers is their maximum)."""
+    audit's record is returned (``found``: the candidate proof, named in the error). Independent
+    of the proof: it uses no rule of this module, only the definitions (a maximum of numbers is
+    their maximum)."""
     import random
 
     from .certify import certify_nonzero
 
-    if not v.proved:
-        return v
+    method = getattr(found, "method", "a proof")
     L, R = sp.sympify(L), sp.sympify(R)
     rng = random.Random(sp.sstr(L) + " = " + sp.sstr(R))
     labels = {b.label for b in (L - R).atoms(sp.IndexedBase)}
@@ -343,11 +340,11 @@ def audit_maxima(L, R, v: Verdict, instances: int = AUDIT_INSTANCES) -> Verdict:
         if cert:
             shown = ", ".join(f"{a} = {x}" for a, x in {**at, **vals}.items())
             raise SoundnessError(f"symattn proved a false claim: {sp.sstr(L)[:200]} = {sp.sstr(R)[:200]} "
-                                 f"({v.method}) differs at {shown}: lhs - rhs = {e} ({cert})")
+                                 f"({method}) differs at {shown}: lhs - rhs = {e} ({cert})")
         agreed += 1
     line = f"audit of the claim as stated: {agreed} random exact instances agree (entries up to ±100)"
     line += f"; {skipped} not evaluable" if skipped else ""
-    return replace(v, trace=tuple(v.trace) + (line,))
+    return AuditRecord(agreed, (f"{skipped} not evaluable",) if skipped else (), line)
 
 
 def _entries_only(a, vectors) -> bool:
@@ -408,8 +405,9 @@ def prove_scalar(L, R, *, budget: float = 10.0, cases: bool = True) -> Verdict:
     v = _by_sums(Lo, Ro, budget, (L, R))
     if v.proved:
         trace += ["maxima read as opaque real numbers; sums peeled and merged"] + list(v.trace)
-        return proved("exact simplification (S)", v.scope, trace, v.general, seconds=time.perf_counter() - start,
-                      lhs=L, rhs=R, over=v.over)
+        found = proved("exact simplification (S)", v.scope, trace, v.general, over=v.over)
+        return conclude(L, R, found, scalar=True, also=audit_maxima, seconds=time.perf_counter() - start,
+                        lhs=L, rhs=R)
     vectors = _vectors(L, R)
     if not (cases and vectors):
         return replace(unknown(trace + list(v.trace)), seconds=time.perf_counter() - start, lhs=L, rhs=R)
@@ -422,14 +420,15 @@ def prove_scalar(L, R, *, budget: float = 10.0, cases: bool = True) -> Verdict:
             trace.append(TraceLine("case {} largest: a maximum stays unresolved", top))
             return replace(unknown(trace), seconds=time.perf_counter() - start, lhs=L, rhs=R)
         (Lo, Ro), _ = opaque_maxima(Lc, Rc)
-        w = _by_sums(Lo, Ro, budget, (L, R), audit=False)
+        w = _by_sums(Lo, Ro, budget, (L, R))
         trace.append(TraceLine("case {} >= every entry (1 <= p <= {}): {} = {}: " + w.status, top, length, Lc, Rc,
                                limit=160))
         if not w.proved:
             return replace(unknown(trace), seconds=time.perf_counter() - start, lhs=L, rhs=R)
-    v = proved(f"case split on the maximum entry ({len(vectors)} cases) + exact simplification (S)",
-               "every value of the entries", trace, True, seconds=time.perf_counter() - start, lhs=L, rhs=R)
-    return audit_maxima(L, R, audit_verdict(L, R, v, scalar=True))  # as stated: a wrong case split is caught
+    found = proved(f"case split on the maximum entry ({len(vectors)} cases) + exact simplification (S)",
+                   "every value of the entries", trace, True)
+    # audited as stated: a wrong case split is caught
+    return conclude(L, R, found, scalar=True, also=audit_maxima, seconds=time.perf_counter() - start, lhs=L, rhs=R)
 
 
 def prove_all(verdicts, L=None, R=None) -> Verdict:
@@ -440,6 +439,6 @@ def prove_all(verdicts, L=None, R=None) -> Verdict:
     seconds = sum(v.seconds for v in verdicts)
     if verdicts and all(v.proved for v in verdicts):
         methods = list(dict.fromkeys(v.method for v in verdicts))
-        return proved(" + ".join(methods), "every part", trace, all(v.general for v in verdicts), seconds=seconds,
-                      lhs=L, rhs=R)
+        return combine(verdicts, " + ".join(methods), "every part", trace, all(v.general for v in verdicts),
+                       seconds=seconds, lhs=L, rhs=R)
     return replace(unknown(trace), seconds=seconds, lhs=L, rhs=R)

@@ -45,6 +45,8 @@ class StandardVector(sp.IndexedBase):
     """A random vector of length ``length`` with independent, zero-mean, unit-variance entries."""
 
     def __new__(cls, name, length):
+        if isinstance(length, (tuple, sp.Tuple)):  # rebuilt from its args (xreplace, subs): the shape
+            (length,) = length
         return super().__new__(cls, name, shape=(sp.sympify(length),))
 
     @property

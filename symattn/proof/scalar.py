@@ -40,10 +40,10 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from sympy.stats.rv import RandomSymbol
 
 from ..errors import BudgetExceeded
-from .audit import audit_verdict
 from .budget import Budget
 from .certify import Uncertifiable, certify_nonzero, enclose
-from .instances import admissible
+from .instances import admissible, dimension_symbols, matrix_inputs
+from .kernel import conclude
 from .moments import Expectation, StandardVector, Undetermined, reduce_expectations
 from .verdict import Counterexample, TraceLine, Verdict, quantified, refuted, symbolic_proof, unknown
 
@@ -153,22 +153,19 @@ def search_scalar(L, R, params, budget: Budget) -> tuple[Counterexample | None, 
     return None, ["no certified counterexample at small integer values"]
 
 
-def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET, audit: bool = True) -> Verdict:
+def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
     """Decide the scalar claim lhs = rhs on the evidence ladder (see the module docstring).
 
-    ``audit``: a proved verdict is first checked at random exact instances by the independent
-    audit (:mod:`symattn.proof.audit`); a disagreement raises SoundnessError."""
+    A proof is audited before it is returned (:mod:`symattn.proof.kernel`): checked at random
+    exact instances by the independent audit; a disagreement raises SoundnessError."""
     start = time.perf_counter()
     B = Budget(budget)
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     params = parameters(lhs, rhs)
     trace = [TraceLine("lhs: {}", lhs, limit=160), TraceLine("rhs: {}", rhs, limit=160)]
 
-    def done(v: Verdict) -> Verdict:
-        if audit and v.proved:
-            v = audit_verdict(lhs, rhs, v, scalar=True)
-        return Verdict(v.status, v.general, v.method, v.scope, v.trace, v.counterexample,
-                       time.perf_counter() - start, lhs, rhs, v.over)
+    def done(v) -> Verdict:
+        return conclude(lhs, rhs, v, scalar=True, seconds=time.perf_counter() - start, lhs=lhs, rhs=rhs)
 
     try:
         L, tl, ul = expand_definitions(lhs)
@@ -186,8 +183,9 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET, audit: bool = Tru
     if zero:
         trace.append(TraceLine("lhs - rhs = {} simplifies to 0 exactly", L - R, limit=120))
         method = " + ".join(f"{u} (S)" for u in used) or "exact simplification (S)"
-        dims = [s for s in params if s.is_integer and s.is_positive]
-        return done(symbolic_proof(method, trace, quantified(dims, (), set(params) - set(dims))))
+        dims = {s for s in params if s.is_integer and s.is_positive} | set(dimension_symbols(lhs, rhs))
+        over = quantified(dims, (), set(params) - dims, matrix_inputs(lhs, rhs))
+        return done(symbolic_proof(method, trace, over))
     trace.append(TraceLine("lhs - rhs = {} does not simplify to 0", L - R, limit=160))
     labels = {b.label for e in (L, R) for b in sp.sympify(e).atoms(sp.IndexedBase)}
     entries = sorted({a for e in (L, R) for a in sp.sympify(e).atoms(sp.Indexed) if a.free_symbols - {a} <= labels},

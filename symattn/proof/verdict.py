@@ -8,7 +8,10 @@
 | refuted   | False   | a concrete counterexample, certified exactly                  |
 | unknown   | False   | none of the above (agreement at samples is reported, not trusted)|
 
-Only the proof engine constructs proved verdicts (through :func:`proved`).
+A proved verdict is made in one place, :mod:`symattn.proof.kernel`, and only after the
+independent audit (:mod:`symattn.proof.audit`) has evaluated the claim at one exact instance at
+least: the strategies return a :class:`Candidate` (what they found, not yet a verdict), and
+:class:`Verdict` refuses the status "proved" without the kernel's seal and an :class:`AuditRecord`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
+
+from ._seal import SEAL
 
 STATUSES = ("proved", "refuted", "unknown")
 
@@ -128,6 +133,58 @@ class Counterexample:
 
 
 @dataclass(frozen=True)
+class AuditRecord:
+    """What the independent audit did with a claim: ``agreed`` instances at which both sides were
+    evaluated exactly (or by certified enclosures) and agree; ``skipped``: why the other instances
+    were not evaluated; ``line``: the trace line that says so. A proved verdict carries one with
+    ``agreed >= 1`` (a closed claim has one instance, its own)."""
+
+    agreed: int
+    skipped: tuple = ()
+    line: str = ""
+    #: an instance's shapes disagreed with its values: the claim is never reported proved
+    malformed: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """At least one instance evaluated and agreed, and none was malformed."""
+        return self.agreed >= 1 and not self.malformed
+
+    def as_dict(self) -> dict:
+        return {"agreed": self.agreed, "skipped": list(self.skipped), "line": self.line,
+                "malformed": self.malformed}
+
+    @classmethod
+    def from_dict(cls, d) -> "AuditRecord":
+        """A record read back from the verdict cache (ValueError when it is not one)."""
+        if not (isinstance(d, dict) and isinstance(d.get("agreed"), int) and isinstance(d.get("line"), str)
+                and isinstance(d.get("skipped", []), list)):
+            raise ValueError(f"not an audit record: {d!r}")
+        return cls(d["agreed"], tuple(map(str, d.get("skipped", []))), d["line"], bool(d.get("malformed", False)))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What a strategy found: a proof of lhs = rhs that is not yet a verdict. Only
+    :func:`symattn.proof.kernel.conclude` turns it into a proved :class:`Verdict`, after the audit."""
+
+    general: bool
+    method: str
+    scope: str
+    trace: tuple
+    over: tuple = ((), (), ())
+    seconds: float = 0.0
+    lhs: Any = None
+    rhs: Any = None
+    counterexample = None
+    status = "proved"
+    proved = True
+
+    def __bool__(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The outcome of :func:`symattn.verify`: status, scope, method and a readable trace."""
 
@@ -142,10 +199,18 @@ class Verdict:
     rhs: Any = None
     #: the symbols a general proof quantifies over: dimensions, head counts, other scalars (names)
     over: tuple = ((), (), ())
+    #: a proved verdict: what the independent audit evaluated (see :class:`AuditRecord`)
+    audit: AuditRecord | None = None
+    seal: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"unknown verdict status {self.status!r}")
+        if self.status == "proved":
+            if self.seal is not SEAL:
+                raise ValueError("a proved Verdict is made only by symattn.proof.kernel.conclude, after the audit")
+            if not isinstance(self.audit, AuditRecord) or not self.audit.passed:
+                raise ValueError("a proved Verdict needs the audit's record of at least one evaluated instance")
         if self.general and self.status != "proved":
             raise ValueError("only a proved verdict can be general")
         if self.status == "refuted" and self.counterexample is None:
@@ -191,16 +256,24 @@ class Verdict:
             "seconds": round(self.seconds, 4),
             "trace": list(self.trace),
             "counterexample": None if self.counterexample is None else self.counterexample.describe(),
+            "audit": None if self.audit is None else self.audit.as_dict(),
         }
 
 
-def proved(method: str, scope: str, trace, general: bool, **kw) -> Verdict:
-    return Verdict("proved", general, method, scope, tuple(trace), **kw)
+def proved(method: str, scope: str, trace, general: bool, **kw) -> Candidate:
+    """A candidate proof (the kernel makes it a verdict after the audit)."""
+    return Candidate(general, method, scope, tuple(trace), **kw)
 
 
-def quantified(dims=(), heads=(), scalars=()) -> tuple:
-    """The names a symbolic proof quantifies over, sorted: (dimensions, head counts, scalars)."""
+def quantified(dims=(), heads=(), scalars=(), inputs=()) -> tuple:
+    """The names a symbolic proof quantifies over, sorted: (dimensions, head counts, scalars).
+
+    ``inputs``: the names of the claim's input matrices; they stand in the third place when there
+    is nothing else to quantify over, so that a claim about A and B at fixed sizes is "for all
+    values of A, B" and only a claim with no free symbol at all is closed."""
     heads = {str(x) for x in heads}
+    if not (dims or heads or scalars) and inputs:
+        return (), (), tuple(sorted({str(x) for x in inputs}))
     return (tuple(sorted({str(d) for d in dims} - heads)), tuple(sorted(heads)),
             tuple(sorted({str(x) for x in scalars})))
 
@@ -218,10 +291,10 @@ def general_scope(over: tuple) -> str:
     return " and ".join(parts) if parts else "as stated (a closed claim)"
 
 
-def symbolic_proof(method: str, trace, over: tuple, **kw) -> Verdict:
-    """A proof by a symbolic strategy: general unless the claim is closed (no symbols at all)."""
+def symbolic_proof(method: str, trace, over: tuple, **kw) -> Candidate:
+    """A candidate proof by a symbolic strategy: general unless the claim is closed (no symbols at all)."""
     general = any(over)
-    return Verdict("proved", general, method, general_scope(over), tuple(trace), over=over, **kw)
+    return Candidate(general, method, general_scope(over), tuple(trace), over=over, **kw)
 
 
 def refuted(cex: Counterexample, trace, **kw) -> Verdict:

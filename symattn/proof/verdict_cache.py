@@ -12,7 +12,9 @@ A verdict is stored under a key, the SHA-256 of
 
 A change to any of them gives another key, under which nothing is stored: a stale entry is never
 found, the claim is proved again. Only proved verdicts are stored (general, or at the listed
-dimensions, with their scope). A verdict read back is a :class:`CachedVerdict`: its first trace
+dimensions, with their scope), each with the record of its audit; an entry without a record that
+passed is never read back as proved (:func:`symattn.proof.kernel.from_cache`), the claim is
+proved again. A verdict read back is a :class:`CachedVerdict`: its first trace
 line says that it comes from the cache, from which file and under which key, and how it was proved.
 
 Two files are read: one shipped with the package (``symattn/_verdicts.json``, written by
@@ -40,6 +42,7 @@ from pathlib import Path
 import sympy as sp
 
 from .._version import __version__
+from .kernel import from_cache
 from .verdict import Verdict
 
 FORMAT = 1
@@ -239,15 +242,16 @@ def lookup(key: str, lhs=None, rhs=None) -> CachedVerdict | None:
              f"in {float(found.get('seconds', 0.0)):.2f} s; not proved again in this process")
     over = tuple(tuple(str(x) for x in part) for part in found.get("over", [[], [], []]))
     method = f"{found['method']}, cached (key {key[:16]})"
-    return CachedVerdict("proved", found["general"], method, found["scope"],
-                         (first, *map(str, found.get("trace", []))), None, 0.0, lhs, rhs, over,
-                         proved_by=found["method"], cache_key=key, cache_file=path)
+    return from_cache(found, CachedVerdict, general=found["general"], method=method, scope=found["scope"],
+                      trace=(first, *map(str, found.get("trace", []))), seconds=0.0, lhs=lhs, rhs=rhs,
+                      over=over, proved_by=found["method"], cache_key=key, cache_file=path)
 
 
 def entry(v: Verdict, **meta) -> dict:
     """The stored form of a proved verdict (``meta``: what names the claim, e.g. theorem and claim)."""
     return {"status": "proved", "general": bool(v.general), "method": v.method, "scope": v.scope,
             "over": [list(part) for part in v.over], "trace": [str(t) for t in v.trace],
+            "audit": v.audit.as_dict(),
             "seconds": round(float(v.seconds), 4), "symattn": __version__,
             "date": datetime.date.today().isoformat(), "written": round(time.time(), 3), **meta}
 

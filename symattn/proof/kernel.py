@@ -1,0 +1,91 @@
+"""The proof kernel: the one place where a proved :class:`~symattn.proof.verdict.Verdict` is made.
+
+A strategy (rewriting, induction, entrywise, instances, exact simplification, case splits) returns
+a :class:`~symattn.proof.verdict.Candidate`. :func:`conclude` hands it to the independent audit
+(:func:`symattn.proof.audit.run_audit`), and only when the audit evaluated at least one exact
+instance, every one it evaluated agreed, and none was malformed, does it seal a proved verdict
+with the audit's record. Otherwise the claim is "unknown", with the audit's reason in the trace:
+an audit that cannot look at a claim never lets it pass. A certified disagreement raises
+:class:`~symattn.errors.SoundnessError` (a bug of the strategy, never a verdict).
+
+:func:`combine` seals a claim proved part by part (each part a sealed verdict), and
+:func:`from_cache` a verdict read back from the verdict cache with the audit record stored beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ._seal import SEAL
+from .audit import DEFAULT_INSTANCES, run_audit
+from .verdict import AuditRecord, Candidate, Verdict, unknown
+
+
+def seal(found: Candidate, record: AuditRecord, **changes) -> Verdict:
+    """The proved verdict of ``found`` with the audit's ``record`` (which must have passed)."""
+    fields = {"general": found.general, "method": found.method, "scope": found.scope,
+              "trace": tuple(found.trace), "seconds": found.seconds, "lhs": found.lhs, "rhs": found.rhs,
+              "over": found.over, **changes}
+    return Verdict("proved", fields.pop("general"), fields.pop("method"), fields.pop("scope"),
+                   fields.pop("trace"), None, audit=record, seal=SEAL, **fields)
+
+
+def refused(found: Candidate, record: AuditRecord, trace, **changes) -> Verdict:
+    """"unknown" for a candidate whose audit did not pass, saying why."""
+    why = ("its shapes disagree with its values" if record.malformed
+           else "the audit could not evaluate it at any instance")
+    v = unknown(tuple(trace) + (f"not reported as proved: {why} ({found.method} found a proof)",))
+    return replace(v, **{"seconds": found.seconds, "lhs": found.lhs, "rhs": found.rhs, **changes})
+
+
+def conclude(lhs, rhs, found, /, *, scalar: bool = False, at=None, instances: int = DEFAULT_INSTANCES,
+             also=None, **changes) -> Verdict:
+    """The verdict on lhs = rhs for what a strategy found.
+
+    ``found``: a :class:`Candidate` (audited here) or a verdict that is not proved (returned with
+    ``changes`` applied). ``at``: the dimensions a proof at given dimensions holds at (the audit
+    draws exactly those). ``also``: a second, independent audit ``(lhs, rhs, found) ->
+    AuditRecord`` (the maxima's audit of a claim as stated); the instances both evaluated count
+    together, and a disagreement in either raises SoundnessError. ``changes``:
+    fields of the verdict to set (seconds, lhs, rhs, scope, ...)."""
+    if isinstance(found, Verdict):
+        if found.proved:
+            raise TypeError("conclude: pass the strategy's Candidate, not a verdict already made")
+        return replace(found, **changes) if changes else found
+    if not isinstance(found, Candidate):
+        raise TypeError(f"conclude: expected a Candidate or a Verdict, got {type(found).__name__}")
+    record = run_audit(lhs, rhs, prover_trace=found.trace, method=found.method, scalar=scalar, at=at,
+                       instances=instances)
+    trace = tuple(found.trace) + (record.line,)
+    if also is not None and not record.malformed:
+        second = also(lhs, rhs, found)  # e.g. the maxima's audit, which evaluates what the first cannot
+        trace += (second.line,)
+        record = AuditRecord(record.agreed + second.agreed, record.skipped + second.skipped,
+                             record.line + "; " + second.line, second.malformed)
+    if not record.passed:
+        return refused(found, record, trace, **changes)
+    return seal(replace(found, trace=trace), record, **changes)
+
+
+def combine(verdicts, method: str, scope: str, trace, general: bool, **changes) -> Verdict:
+    """One proved verdict for a claim proved part by part: every part must be a proved (sealed)
+    verdict; its record sums the parts' audited instances."""
+    verdicts = list(verdicts)
+    if not verdicts or not all(isinstance(v, Verdict) and v.proved for v in verdicts):
+        raise ValueError("combine: every part must be a proved verdict")
+    agreed = sum(v.audit.agreed for v in verdicts)
+    skipped = tuple(s for v in verdicts for s in v.audit.skipped)
+    record = AuditRecord(agreed, skipped, f"audit: {agreed} exact instances agree over {len(verdicts)} parts")
+    return seal(Candidate(general, method, scope, tuple(trace)), record, **changes)
+
+
+def from_cache(found: dict, cls, **fields) -> Verdict | None:
+    """A proved verdict of class ``cls`` (a Verdict subclass) from a cache entry, or None when the
+    entry carries no audit record that passed (then the claim is proved again)."""
+    try:
+        record = AuditRecord.from_dict(found.get("audit"))
+    except ValueError:
+        return None
+    if not record.passed:
+        return None
+    return cls("proved", audit=record, seal=SEAL, **fields)
