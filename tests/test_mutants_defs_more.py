@@ -370,7 +370,7 @@ def test_rope_uses_the_frequencies_it_is_given():
 
 
 def test_a_mask_may_only_be_a_summand_of_a_softmax_argument():
-    from symattn.defs.shapes import check_mask_placement
+    from symattn.defs.mask_placement import check_mask_placement
 
     n = sa.dims("n")
     S, M = sp.MatrixSymbol("S", n, n), sa.CausalMask(n)

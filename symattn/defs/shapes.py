@@ -81,11 +81,27 @@ def check_shapes(expr, op: str | None = None) -> None:
     """
     if isinstance(expr, sp.MatrixBase):
         return
-    if not isinstance(expr, MatrixExpr):
+    if not isinstance(expr, MatrixExpr) or _CHECKED.get(id(expr)) is expr:
         return
     for arg in expr.args:
         if isinstance(arg, MatrixExpr):
             check_shapes(arg, op)
+    _check_node(expr, op)
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[id(expr)] = expr
+
+
+#: the objects whose shapes were checked and fit, by identity (id -> the object, kept so that its id
+#: stays its own): a subexpression shared by many nodes (a layer's input used four times by the next
+#: layer) is checked once, so a deep model costs its DAG, not its tree. By identity, not equality:
+#: comparing two equal deep trees built apart walks their whole trees.
+_CHECKED: dict = {}
+_CHECKED_MAX = 100_000
+
+
+def _check_node(expr, op) -> None:
+    """Check the node ``expr`` itself, its arguments being checked already."""
     where = f"{op}: " if op else ""
     if isinstance(expr, sp.MatrixSymbol):
         for d in expr.shape:
@@ -192,39 +208,3 @@ def _fits(expr) -> bool:
         return rows and all(same_dim(blocks[0, j].cols, blocks[i, j].cols)
                             for j in range(blocks.cols) for i in range(1, blocks.rows))
     return True
-
-
-def _is_mask(e) -> bool:
-    return getattr(e, "is_mask", False) or (isinstance(e, sp.Transpose) and getattr(e.arg, "is_mask", False))
-
-
-def _score_terms(arg):
-    """The summands of a Softmax argument, looking through positive scalar factors:
-    Softmax(c (S + M)) = Softmax(c S + c M) for c > 0, and c·(-oo) = -oo."""
-    if isinstance(arg, sp.MatMul):
-        coeff, mats = arg.as_coeff_matrices()
-        if coeff.is_positive and len(mats) == 1:
-            return _score_terms(mats[0])
-    if isinstance(arg, sp.MatAdd):
-        return [t for a in arg.args for t in _score_terms(a)]
-    return [arg]
-
-
-def check_mask_placement(expr, allowed: bool = False, where: str = "") -> None:
-    """Masks hold -oo entries, so outside a Softmax argument they make -oo - (-oo) = nan and
-    0·(-oo) undefined. Allow a mask only as a summand (coefficient 1) of a Softmax argument."""
-    from .softmax import Softmax
-
-    if _is_mask(expr):
-        if not allowed:
-            raise ShapeError(
-                f"{where}the mask {show(expr)} holds -oo entries and may only be added to the scores "
-                "inside a Softmax, as in Softmax(S + M); anywhere else it is undefined (-oo - (-oo), 0·(-oo))")
-        return
-    if isinstance(expr, Softmax):
-        for term in _score_terms(expr.arg):
-            check_mask_placement(term, True, where)
-        return
-    for a in expr.args:
-        if isinstance(a, MatrixExpr):
-            check_mask_placement(a, False, where)

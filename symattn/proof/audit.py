@@ -73,8 +73,12 @@ def claim_symbols(*exprs) -> tuple[list, list]:
     families, permutations and score functions are not symbols of the claim.
     """
     dims, scalars = set(), set()
+    seen: dict = {}  # (id of a node, bound) -> node: a subexpression shared by many nodes is walked once
 
     def walk(e, bound):
+        if (id(e), bound) in seen:
+            return
+        seen[(id(e), bound)] = e
         if isinstance(e, sp.Symbol):
             if e not in bound:
                 scalars.add(e)
@@ -95,7 +99,7 @@ def claim_symbols(*exprs) -> tuple[list, list]:
             walk(e.body, bound | {e.index})
             return
         if isinstance(e, (sp.Sum, sp.Product)):
-            inner = set(bound)
+            inner = frozenset(bound)
             for var, lo, hi in e.limits:
                 walk(lo, inner)
                 walk(hi, inner)
@@ -127,8 +131,24 @@ def _choose(rng, symbol, candidates) -> int:
 
 
 def _seed(*exprs) -> int:
-    text = "\n".join(sp.sstr(e) for e in exprs)
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    """A seed that depends only on the claim's structure: a digest of every node's class and of
+    every leaf's printed form, computed once per distinct subexpression (a deep model's tree is
+    exponentially larger than its DAG), and the same in every process (Dummies by name)."""
+    memo: dict = {}
+
+    def digest(e) -> bytes:  # memoized by identity (comparing deep trees built apart is exponential)
+        if id(e) in memo:
+            return memo[id(e)][1]
+        if isinstance(e, sp.Basic) and e.args:
+            parts = [type(e).__name__.encode()] + [digest(a) for a in e.args]
+        else:
+            parts = [type(e).__name__.encode(), sp.sstr(e).encode()]
+        out = hashlib.sha256(b"\0".join(parts)).digest()
+        memo[id(e)] = (e, out)
+        return out
+
+    whole = hashlib.sha256(b"\n".join(digest(sp.sympify(e)) for e in exprs)).digest()
+    return int.from_bytes(whole[:8], "big")
 
 
 def draw_instance(rng, k: int, dims, scalars, at=None, entries=ENTRIES) -> Instance:
@@ -230,6 +250,7 @@ def run_audit(lhs, rhs, *, prover_trace=(), method: str = "", scalar: bool = Fal
     whose shapes disagree with its values (:class:`~symattn.proof.audit_numbers.Malformed`) ends
     the audit: the record says why, and the kernel does not report the claim proved."""
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    expectations = scalar and (lhs.has(Expectation) or rhs.has(Expectation))
     try:
         dims, scalars = claim_symbols(lhs, rhs)
     except (Unevaluable, TypeError, ValueError, AttributeError) as exc:
@@ -267,11 +288,11 @@ def run_audit(lhs, rhs, *, prover_trace=(), method: str = "", scalar: bool = Fal
                     _raise(lhs, rhs, prover_trace, method, inst, info)
                 agreed += 1
                 precs.add(info)
-                if not inst.drew_anything() and not (scalar and (lhs.has(Expectation) or rhs.has(Expectation))):
+                if not inst.drew_anything() and not expectations:
                     closed = True
                     break
                 kinds_used |= {f"{f} as {SCORE_KINDS[v]}" for f, v in inst.scores.items()}
-                if scalar and (lhs.has(Expectation) or rhs.has(Expectation)):
+                if expectations:
                     kinds_used.add(f"entries {LAWS[inst.kind % len(LAWS)][0]}")
     except BudgetExceeded:
         skipped.append(f"out of time after {seconds:g} s")

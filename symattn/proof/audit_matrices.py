@@ -11,7 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from . import audit_numbers as num
-from .audit_numbers import Malformed, Unevaluable
+from .audit_numbers import Malformed, Undecided, Unevaluable
 
 
 def shape(M):
@@ -97,12 +97,43 @@ def determinant(A):
     return total
 
 
+def _shift(column):
+    """A finite number near the column's largest finite entry (0 when every entry is -∞)."""
+    finite = [x for x in column if not isinstance(x, num.Inf)]
+    if any(isinstance(x, num.Inf) and x.sign > 0 for x in column) or not finite:
+        return 0
+    exact = [x for x in finite if num.is_exact(x)]
+    point = [num.center(x) for x in finite if not num.is_exact(x)]
+    candidates = ([max(exact)] if exact else []) + point
+    best = candidates[0]
+    for x in candidates[1:]:
+        if num.compare(x, best) > 0:
+            best = x
+    return best
+
+
+def _shifted_exp(x, shift):
+    """exp(x - shift). After the shift no exponent is large unless the enclosures are too wide to
+    tell the entries apart (a deep model at too low a precision): then Undecided, to retry higher."""
+    if num.is_exact(shift) and shift == 0:
+        return num.exp(x)
+    y = num.sub(x, shift)
+    if not isinstance(y, num.Inf) and not num.is_exact(y) and num.upper_bound_exceeds(y, num.EXP_FLOOR):
+        raise Undecided("a softmax column whose enclosures are too wide to tell its largest entry")
+    return num.exp(y)
+
+
 def softmax(A, axis: int):
-    """exp of every entry over its column sum (axis 0) or row sum (axis 1); exp(-∞) = 0."""
+    """exp of every entry over its column sum (axis 0) or row sum (axis 1); exp(-∞) = 0.
+
+    Each column is shifted first, exp(x_i - c) / Σ_k exp(x_k - c) with c near its largest entry:
+    the same number for every finite c (the factor exp(-c) cancels), and the exponents stay small
+    where the scores are large (deep models: scores of 10^6 have no enclosure of their exp)."""
     if axis == 1:
         return transpose(softmax(transpose(A), 0))
-    E = elementwise(num.exp, A)
-    r, c = shape(E)
+    r, c = shape(A)
+    shifts = [_shift([A[i][j] for i in range(r)]) for j in range(c)]
+    E = [[_shifted_exp(A[i][j], shifts[j]) for j in range(c)] for i in range(r)]
     out = zeros(r, c)
     for j in range(c):
         total = 0

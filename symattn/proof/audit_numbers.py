@@ -155,9 +155,23 @@ def exp(x):
     return _enclose_exp(to_interval(x))
 
 
+#: below -EXP_FLOOR, exp(x) is enclosed by [0, exp(-EXP_FLOOR)] (about 10^-1779) instead of being
+#: computed: mpmath's exp of a number of size 10^k works with ln 2 to about k extra digits, which a
+#: softmax over the scores of a deep model would ask for at every entry
+EXP_FLOOR = 4096
+
+
+def upper_bound_exceeds(x, bound: int) -> bool:
+    """True when the upper end of the enclosure of ``x`` is above ``bound``."""
+    return libmp.mpf_gt(_endpoints(to_interval(x))[1], libmp.from_int(bound))
+
+
 def _enclose_exp(x):
     """An enclosure of exp(x) for an interval x; Unevaluable when its exponent is too large for mpmath
     (exp(2^(2^256)), say)."""
+    lo, hi = _endpoints(x)
+    if libmp.mpf_lt(hi, libmp.from_int(-EXP_FLOOR)):
+        return iv.mpf([0, iv.exp(iv.mpf(-EXP_FLOOR)).b])
     try:
         return iv.exp(x)
     except OverflowError:
@@ -263,6 +277,14 @@ def floor(x) -> int:
     if lo != hi:
         raise Undecided("a floor whose argument's enclosure straddles an integer")
     return lo
+
+
+def center(x):
+    """A finite real number near the finite value ``x``: x itself when exact, else the midpoint of
+    its enclosure (a point interval). Any finite number serves where it is used (a softmax shift)."""
+    if is_exact(x):
+        return x
+    return to_interval(x).mid
 
 
 def compare(a, b) -> int:

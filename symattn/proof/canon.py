@@ -53,6 +53,7 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.heads import Binder, HeadConcat, HeadStack, HeadSum, _OverHeads
 from ..defs.softmax import Softmax
+from . import dag
 from .verdict import TraceLine
 
 MAX_ROUNDS = 6
@@ -370,7 +371,7 @@ def is_zero_matrix(e) -> bool:
 def undefined(e) -> bool:
     """True when ``e`` holds a value that is no number (nan, complex infinity ``zoo``): such a
     form equals nothing, not even itself."""
-    return isinstance(e, sp.Basic) and e.has(sp.nan, sp.zoo)
+    return isinstance(e, sp.Basic) and dag.has(e, sp.nan, sp.zoo)
 
 
 def same_by_rewriting(lhs, rhs) -> tuple[bool, list[str]]:

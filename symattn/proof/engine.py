@@ -20,8 +20,10 @@ import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.dims import check_dimension
-from ..defs.shapes import as_matrix, check_mask_placement, same_dim, show, show_shape
+from ..defs.mask_placement import check_mask_placement
+from ..defs.shapes import as_matrix, same_dim, show, show_shape
 from ..errors import BudgetExceeded, ClaimError, ShapeError
+from . import dag
 from .budget import Budget, guarded
 from .canon import same_by_rewriting, undefined
 from .entrywise import same_entrywise
@@ -31,6 +33,7 @@ from .instances import dimension_symbols, equal_at, matrix_inputs, scalar_symbol
 from .kernel import conclude
 from .names import check_distinct_names
 from .refute import search
+from .structural import same_on_the_dag
 from .verdict import Candidate, Verdict, proved, quantified, refuted, symbolic_proof, unknown
 
 DEFAULT_BUDGET = 20.0
@@ -47,7 +50,7 @@ def check_request(lhs, rhs, dims, at, budget):
             raise ClaimError(
                 f"verify: the {side} holds an undefined value (nan or zoo: SymPy computed 0/0, ∞ - ∞ or 1/0 while "
                 f"building it): {show(e, 80)}; such a claim has no meaning to prove or refute")
-        floats = e.atoms(sp.Float)
+        floats = dag.atoms(e, sp.Float)
         if floats:
             raise ClaimError(
                 f"verify: the {side} holds the floating-point number {min(floats, key=abs)}; write exact "
@@ -159,7 +162,7 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
 
     over = quantified(dims, heads, scalar_symbols(lhs, rhs), matrix_inputs(lhs, rhs))
 
-    inverses = lhs.has(sp.Inverse) or rhs.has(sp.Inverse)
+    inverses = dag.has(lhs, sp.Inverse) or dag.has(rhs, sp.Inverse)
 
     def done(v, proved_at=None) -> Verdict:
         if isinstance(v, Candidate) and inverses:
@@ -167,6 +170,10 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
         return conclude(lhs, rhs, v, at=proved_at, seconds=time.perf_counter() - start, lhs=lhs, rhs=rhs)
 
     def decide() -> Verdict:
+        ok, t = _attempt(B, 0.2, "rewriting on the DAG (A)", lambda: same_on_the_dag(lhs, rhs), trace)
+        trace.extend(["A: " + s for s in t])
+        if ok:
+            return done(symbolic_proof("rewriting (A)", trace, over))
         ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
         trace.extend(["A: " + s for s in t])
         if ok:

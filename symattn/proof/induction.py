@@ -18,18 +18,14 @@ from __future__ import annotations
 import sympy as sp
 
 from ..defs.heads import _OverHeads
+from . import dag
 from .canon import canon, is_zero_matrix, same_by_rewriting
 from .verdict import TraceLine
 
 
 def head_counts(*exprs) -> set:
     """The upper limits of all nodes over heads in ``exprs``."""
-    out = set()
-    for e in exprs:
-        for node in sp.preorder_traversal(e):
-            if isinstance(node, _OverHeads):
-                out.add(node.count)
-    return out
+    return {node.count for node in dag.nodes(*exprs) if isinstance(node, _OverHeads)}
 
 
 def induction_variable(lhs, rhs):
@@ -38,7 +34,7 @@ def induction_variable(lhs, rhs):
     if len(counts) != 1:
         return None
     (H,) = counts
-    if any(isinstance(x, _OverHeads) and x.rebinds_index() for e in (lhs, rhs) for x in sp.preorder_traversal(e)):
+    if any(isinstance(x, _OverHeads) and x.rebinds_index() for x in dag.nodes(lhs, rhs)):
         return None  # peeling would substitute into a nested node that binds the same index
     if not (isinstance(H, sp.Symbol) and H.is_integer and H.is_positive):
         return None

@@ -21,6 +21,7 @@ from ..defs.dims import BoundIndex
 from ..defs.heads import FamilyMember, _OverHeads
 from ..defs.permutation import Permutation, PermutationSymbol
 from ..defs.score import Score
+from . import dag
 from .evaluate import evaluate
 from .names import check_distinct_names
 
@@ -28,13 +29,12 @@ from .names import check_distinct_names
 def dimension_symbols(*exprs) -> list:
     """The positive integer symbols the claim depends on (head index excluded), sorted."""
     out = set()
-    for e in exprs:
-        for x in sp.preorder_traversal(e):
-            if isinstance(x, MatrixExpr):
-                for d in x.shape:
-                    out |= sp.sympify(d).free_symbols
-            if isinstance(x, _OverHeads):
-                out |= x.count.free_symbols
+    for x in dag.nodes(*exprs):
+        if isinstance(x, MatrixExpr):
+            for d in x.shape:
+                out |= sp.sympify(d).free_symbols
+        if isinstance(x, _OverHeads):
+            out |= x.count.free_symbols
     return sorted((s for s in out if not isinstance(s, BoundIndex)), key=str)
 
 
@@ -42,24 +42,21 @@ def matrix_inputs(*exprs) -> list:
     """The names of the input matrices a claim is about (matrix symbols, head families,
     permutations), sorted: a claim with one is not closed, whatever its dimensions."""
     out = set()
-    for e in exprs:
-        for x in sp.preorder_traversal(sp.sympify(e)):
-            if isinstance(x, FamilyMember):
-                out.add(x.family_name)
-            elif isinstance(x, Permutation):
-                out.add(str(x.name))
-            elif isinstance(x, sp.MatrixSymbol) and not isinstance(x.args[0], sp.Dummy):
-                out.add(x.name)
+    for x in dag.nodes(*exprs):
+        if isinstance(x, FamilyMember):
+            out.add(x.family_name)
+        elif isinstance(x, Permutation):
+            out.add(str(x.name))
+        elif isinstance(x, sp.MatrixSymbol) and not isinstance(x.args[0], sp.Dummy):
+            out.add(x.name)
     return sorted(out)
 
 
 def scalar_symbols(*exprs) -> list:
     """Free scalar variables that are not dimensions (e.g. a shift c)."""
     dims = set(dimension_symbols(*exprs))
-    out = set()
-    for e in exprs:
-        out |= {s for s in e.free_symbols
-                if isinstance(s, sp.Symbol) and s not in dims and not isinstance(s, (BoundIndex, PermutationSymbol))}
+    out = {s for s in dag.free_symbols(*exprs)
+           if isinstance(s, sp.Symbol) and s not in dims and not isinstance(s, (BoundIndex, PermutationSymbol))}
     return sorted(out, key=str)
 
 

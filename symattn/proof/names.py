@@ -23,6 +23,7 @@ from ..defs.permutation import Permutation, PermutationSymbol
 from ..defs.score import Score
 from ..defs.shapes import show_shape
 from ..errors import ClaimError
+from . import dag
 
 
 def named_objects(*exprs) -> dict:
@@ -32,19 +33,18 @@ def named_objects(*exprs) -> dict:
     def add(name, kind, obj):
         out.setdefault(name, set()).add((kind, obj))
 
-    for e in exprs:
-        for x in sp.preorder_traversal(e):
-            if isinstance(x, sp.MatrixSymbol):
-                add(x.name, "matrix", x)
-            elif isinstance(x, FamilyMember):
-                add(x.name, "family member", x)
-            elif isinstance(x, Permutation):
-                add(x.name, "permutation", x)
-            elif isinstance(x, Score):
-                add(str(x.function), "score function", x.function)
-        for s in sp.sympify(e).free_symbols:
-            if isinstance(s, sp.Symbol) and not isinstance(s, (BoundIndex, PermutationSymbol)):
-                add(sp.sstr(s), "scalar", s)
+    for x in dag.nodes(*exprs):
+        if isinstance(x, sp.MatrixSymbol):
+            add(x.name, "matrix", x)
+        elif isinstance(x, FamilyMember):
+            add(x.name, "family member", x)
+        elif isinstance(x, Permutation):
+            add(x.name, "permutation", x)
+        elif isinstance(x, Score):
+            add(str(x.function), "score function", x.function)
+    for s in dag.free_symbols(*exprs):
+        if isinstance(s, sp.Symbol) and not isinstance(s, (BoundIndex, PermutationSymbol)):
+            add(sp.sstr(s), "scalar", s)
     return out
 
 

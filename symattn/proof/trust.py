@@ -21,13 +21,17 @@ from . import trust_families as F
 from .trust_check import Rule, RuleCheck, check_rule
 
 #: The modules whose public functions are rewrite rules (or drivers of rules).
-RULE_MODULES = ("symattn.proof.canon", "symattn.proof.sums", "symattn.proof.entrywise")
+RULE_MODULES = ("symattn.proof.canon", "symattn.proof.sums", "symattn.proof.entrywise", "symattn.proof.structural")
 
 #: Public functions of the rule modules that are not rules themselves, with the reason.
 DRIVERS = {
     "symattn.proof.canon.bottom_up": "applies a rule to every node, children first",
     "symattn.proof.canon.canon": "applies the canon rules until nothing changes",
     "symattn.proof.canon.is_zero_matrix": "recognizes a zero matrix (no rewriting)",
+    "symattn.proof.canon.undefined": "recognizes an undefined value, nan or zoo (no rewriting)",
+    "symattn.proof.structural.same_on_the_dag": "compares normal forms on the DAG (strategy A); its rules are "
+                                                "the transpose rules and the associativity and commutativity of "
+                                                "distribute, whose entries name it",
     "symattn.proof.canon.same_by_rewriting": "compares canonical forms (strategy A)",
     "symattn.proof.sums.bounds": "reads index ranges for the side conditions",
     "symattn.proof.sums.in_range": "decides the side condition lo <= u <= hi",
@@ -50,16 +54,17 @@ def _rule(name, where, statement, family=None, params=(), **kw) -> Rule:
 
 
 C, S, E = "symattn.proof.canon", "symattn.proof.sums", "symattn.proof.entrywise"
+DAG = "symattn.proof.structural.same_on_the_dag"
 SMALL_INT = {"p": range(-6, 7), "q": range(1, 5), "r": range(1, 5), "n": range(-2, 3)}
 LARGE_INT = {"p": range(-60, 61), "q": range(5, 13), "r": range(5, 13), "n": range(-12, 13)}
 
 TRUST_BASE: list[Rule] = [
     # strategy A (canon.py) and the nodes' own rules
-    _rule("transpose_of_product", (f"{C}.canon", "sympy Transpose.doit"),
+    _rule("transpose_of_product", (f"{C}.canon", "sympy Transpose.doit", DAG),
           "(AB)ᵀ = BᵀAᵀ, (ABC)ᵀ = CᵀBᵀAᵀ", F._transpose_of_product, "abc"),
-    _rule("transpose_of_sum_scalar_transpose", (f"{C}.canon", "sympy Transpose.doit"),
+    _rule("transpose_of_sum_scalar_transpose", (f"{C}.canon", "sympy Transpose.doit", DAG),
           "(A + B)ᵀ = Aᵀ + Bᵀ, (cA)ᵀ = c Aᵀ, (Aᵀ)ᵀ = A", F._transpose_of_sum, "ab"),
-    _rule("transpose_of_softmax", "symattn.defs.softmax.Softmax._eval_transpose",
+    _rule("transpose_of_softmax", ("symattn.defs.softmax.Softmax._eval_transpose", DAG),
           "Softmax(X, 0)ᵀ = Softmax(Xᵀ, 1) and Softmax(X, 1)ᵀ = Softmax(Xᵀ, 0)", F._transpose_of_softmax, "mn"),
     _rule("transpose_of_head_nodes", ("symattn.defs.heads.HeadStack._eval_transpose",
                                       "symattn.defs.heads.HeadConcat._eval_transpose",
@@ -68,7 +73,7 @@ TRUST_BASE: list[Rule] = [
           F._transpose_of_head_nodes, ("H", "r", "c")),
     _rule("transpose_of_block_diagonal", "symattn.defs.rope.BlockDiag._eval_transpose",
           "diag(B_1, ..., B_p)ᵀ = diag(B_1ᵀ, ..., B_pᵀ)", F._transpose_of_block_diagonal, ("p", "r", "c")),
-    _rule("distribute", (f"{C}.canon", "sympy MatrixExpr.expand"),
+    _rule("distribute", (f"{C}.canon", "sympy MatrixExpr.expand", DAG),
           "A(B + C) = AB + AC, (B + C)D = BD + CD, A(cB) = c AB, (AB)D = A(BD), B + B + C - C = 2B",
           F._distribute, "abc"),
     _rule("multiply_blocks", (f"{C}.canon", "sympy block_collapse"),

@@ -1,0 +1,63 @@
+"""The prover on claims about deep models: L stacked residual self-attention layers.
+
+Each layer is the math papers' form X <- X + W^V X Softmax((W^K X)ᵀ W^Q X) (column convention); the
+claim is that the row-convention stack on Xᵀ, Xᵀ <- Xᵀ + softmax_row(Xᵀ W^Qᵀ (Xᵀ W^Kᵀ)ᵀ) Xᵀ W^Vᵀ, is
+the transpose of the column stack. The claim is built with SymPy's unevaluated constructors (MatMul,
+MatAdd, Transpose): ``A * B`` and ``.T`` evaluate their operands' whole trees, which for a deep
+model is exponential before any proof starts. The expression tree grows about 4x per layer, its DAG
+linearly.
+
+Prints, for each L, the time of ``symattn.verify`` (proof and audit; the verdict cache is off),
+the verdict and its method, and the growth per doubling of L. Not a timed test: run it by hand.
+
+    python benchmarks/deep_layers.py            # L = 1, 2, 4, 8, 12, 24, 48, 96
+    python benchmarks/deep_layers.py 1 2 3      # chosen depths
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+os.environ.setdefault("SYMATTN_VERDICT_CACHE", "off")
+
+import sympy as sp  # noqa: E402
+
+import symattn as sa  # noqa: E402
+
+DEPTHS = (1, 2, 4, 8, 12, 24, 48, 96)
+
+
+def stacks(L: int, d, n):
+    """(row stack on Xᵀ, transpose of the column stack) after L layers."""
+    X = sp.MatrixSymbol("X", d, n)
+    col, row = X, sp.Transpose(X)
+    for layer in range(1, L + 1):
+        WQ, WK, WV = (sp.MatrixSymbol(f"W^{s}_{layer}", d, d) for s in "QKV")
+        scores = sp.MatMul(sp.Transpose(sp.MatMul(WK, col)), sp.MatMul(WQ, col))
+        col = sp.MatAdd(col, sp.MatMul(WV, col, sa.softmax(scores)))
+        row_scores = sp.MatMul(sp.MatMul(row, sp.Transpose(WQ)), sp.Transpose(sp.MatMul(row, sp.Transpose(WK))))
+        row = sp.MatAdd(row, sp.MatMul(sa.softmax(row_scores, axis=1), row, sp.Transpose(WV)))
+    return row, sp.Transpose(col)
+
+
+def main(depths) -> None:
+    d, n = sa.dims("d n")
+    print(f"{'L':>4} {'build s':>8} {'verify s':>9}  verdict")
+    previous = {}
+    for L in depths:
+        t0 = time.perf_counter()
+        lhs, rhs = stacks(L, d, n)
+        t1 = time.perf_counter()
+        v = sa.verify(lhs, rhs, budget=120)
+        t2 = time.perf_counter()
+        growth = ""
+        if L // 2 in previous:
+            growth = f"   x{(t2 - t1) / previous[L // 2]:.2f} from L = {L // 2}"
+        previous[L] = t2 - t1
+        print(f"{L:>4} {t1 - t0:8.3f} {t2 - t1:9.3f}  {v.status} ({v.scope}) by {v.method}{growth}", flush=True)
+
+
+if __name__ == "__main__":
+    main([int(a) for a in sys.argv[1:]] or DEPTHS)

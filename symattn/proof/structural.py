@@ -1,0 +1,98 @@
+"""Strategy A on the DAG: a normal form computed once per distinct subexpression.
+
+The rules are a subset of strategy A's (:mod:`symattn.proof.canon`), each a true identity:
+
+- transposes pushed to the leaves: (AB)ᵀ = BᵀAᵀ, (A + B)ᵀ = Aᵀ + Bᵀ, (cA)ᵀ = cAᵀ, Aᵀᵀ = A,
+  Softmax(X, a)ᵀ = Softmax(Xᵀ, 1 - a);
+- products flattened (associativity), their scalar factors multiplied in front;
+- sums flattened and their terms ordered (associativity and commutativity of +);
+- every other node rebuilt from the normal forms of its arguments (equals for equals).
+
+Nothing is distributed or collected, so a normal form is never larger than the expression: each
+distinct subexpression of the claim is normalized once (memoized) and every normal form is
+interned (one object per structure), so the cost follows the claim's DAG. Two sides with the same
+normal form are equal for every value of the dimension symbols; different normal forms prove
+nothing, and the full rewriting of :mod:`symattn.proof.canon` is tried next.
+
+This is what makes a claim about a deep model provable: the row and column conventions of L
+stacked residual self-attention layers have a tree of about 4^L nodes and a DAG of about 10 L
+(``benchmarks/deep_layers.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixExpr
+
+from ..defs.softmax import Softmax
+
+
+class _Normalizer:
+    def __init__(self):
+        self.memo: dict = {}     # (id of the expression, transposed) -> (expression, normal form)
+        self.table: dict = {}    # normal form -> its one interned object
+        self.digests: dict = {}  # interned normal form -> a digest that orders sums' terms
+
+    def intern(self, e):
+        return self.table.setdefault(e, e)
+
+    def digest(self, e) -> bytes:
+        if e in self.digests:
+            return self.digests[e]
+        if isinstance(e, sp.Basic) and e.args and isinstance(e, MatrixExpr):
+            parts = [type(e).__name__.encode()] + [self.digest(a) for a in e.args]
+        else:
+            parts = [type(e).__name__.encode(), sp.srepr(e).encode()]
+        out = hashlib.sha256(b"\0".join(parts)).digest()
+        self.digests[e] = out
+        return out
+
+    def normal(self, e, transposed: bool = False):
+        key = (id(e), transposed)  # by identity: equality of two deep trees built apart walks both
+        if key not in self.memo:
+            self.memo[key] = (e, self.intern(self._normal(e, transposed)))
+        return self.memo[key][1]
+
+    def _normal(self, e, t):
+        if not isinstance(e, MatrixExpr):
+            return e
+        if isinstance(e, sp.Transpose):
+            return self.normal(e.arg, not t)
+        if isinstance(e, sp.MatMul):
+            coeff, mats = e.as_coeff_matrices()
+            factors = [self.normal(m, t) for m in (reversed(mats) if t else mats)]
+            flat = []
+            for f in factors:
+                if isinstance(f, sp.MatMul):
+                    c, ms = f.as_coeff_matrices()
+                    coeff, flat = coeff * c, flat + list(ms)
+                else:
+                    flat.append(f)
+            if coeff == 1 and len(flat) == 1:
+                return flat[0]
+            return sp.MatMul(*([coeff] if coeff != 1 else []), *flat)
+        if isinstance(e, sp.MatAdd):
+            terms = []
+            for a in e.args:
+                f = self.normal(a, t)
+                terms.extend(f.args if isinstance(f, sp.MatAdd) else [f])
+            terms.sort(key=self.digest)
+            return terms[0] if len(terms) == 1 else sp.MatAdd(*terms)
+        if isinstance(e, Softmax):
+            return Softmax(self.normal(e.arg, t), 1 - e.axis if t else e.axis)
+        if not e.args or isinstance(e, sp.MatrixSymbol):
+            return sp.Transpose(e) if t else e
+        rebuilt = e.func(*[self.normal(a) if isinstance(a, MatrixExpr) else a for a in e.args])
+        return sp.Transpose(rebuilt) if t else rebuilt
+
+
+def same_on_the_dag(lhs, rhs) -> tuple[bool, list[str]]:
+    """Try to show lhs = rhs by the normal forms above; (proved?, trace)."""
+    norm = _Normalizer()
+    a, b = norm.normal(lhs), norm.normal(rhs)
+    if a is b or a == b:
+        return True, [f"the normal forms on the DAG coincide (transposes at the leaves, products and sums "
+                      f"flattened; {len(norm.table)} distinct nodes)"]
+    return False, [f"the normal forms on the DAG differ ({len(norm.table)} distinct nodes)"]
