@@ -141,7 +141,14 @@ def test_a_side_holding_nan_is_refused_and_nan_equals_nothing():
         sa.verify(sa.softmax(M), 2 * sa.softmax(M))
     v = sa.verify(sa.softmax(M), sa.softmax(M))  # 0/0 in every entry: not even equal to itself
     assert v.status == "unknown"
-    assert any("undefined value" in t for t in v.trace)
+    assert any("every entry masked" in t for t in v.trace) and any("not reported as proved" in t for t in v.trace)
+    B = sp.MatrixSymbol("B", 2, 1)
+    with pytest.raises(ClaimError, match="undefined value"):
+        sa.verify(B * sp.nan, B)
+    from symattn.proof.canon import same_by_rewriting
+
+    ok, trace = same_by_rewriting(sa.softmax(M), sa.softmax(M))  # rewriting evaluates it to nan: no proof
+    assert not ok and any("undefined value" in t for t in trace)
 
 
 def test_a_claim_about_free_matrices_is_not_closed():

@@ -103,11 +103,20 @@ class Exp2(_Entrywise):
     scalar = staticmethod(_power_of_two)
 
 
+def _log_entry(x):
+    """log of an entry: log(exp(a)) = a, since entries are real (Exp2's entries are exp(a ln 2),
+    so log(2^a) = a ln 2 as well); SymPy's log otherwise."""
+    if isinstance(x, sp.exp):
+        return x.args[0]
+    return sp.log(x)
+
+
 class Log(_Entrywise):
     """The natural logarithm of every entry (elementwise, not the matrix logarithm); defined where
-    every entry is positive, which is what a claim using it assumes (exp(log x) = x for x > 0)."""
+    every entry is positive, which is what a claim using it assumes (exp(log x) = x for x > 0).
+    Entries are real, so Log(Exp(X)) = X."""
 
-    scalar = sp.log
+    scalar = staticmethod(_log_entry)
 
 
 class ShiftRows(_Node):

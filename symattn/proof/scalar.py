@@ -45,6 +45,7 @@ from .certify import Uncertifiable, certify_nonzero, enclose
 from .instances import admissible, dimension_symbols, matrix_inputs
 from .kernel import conclude
 from .moments import Expectation, StandardVector, Undetermined, reduce_expectations
+from .order_cases import by_cases
 from .verdict import Counterexample, TraceLine, Verdict, quantified, refuted, symbolic_proof, unknown
 
 DEFAULT_BUDGET = 10.0
@@ -187,6 +188,14 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
         over = quantified(dims, (), set(params) - dims, matrix_inputs(lhs, rhs))
         return done(symbolic_proof(method, trace, over))
     trace.append(TraceLine("lhs - rhs = {} does not simplify to 0", L - R, limit=160))
+    try:
+        ok, t, method = by_cases(L - R, lambda e: exact_zero(e, B))
+    except BudgetExceeded as exc:
+        ok, t = False, [f"cases: gave up ({exc})"]
+    trace += t
+    if ok:
+        dims = {s for s in params if s.is_integer and s.is_positive} | set(dimension_symbols(lhs, rhs))
+        return done(symbolic_proof(method, trace, quantified(dims, (), set(params) - dims, matrix_inputs(lhs, rhs))))
     labels = {b.label for e in (L, R) for b in sp.sympify(e).atoms(sp.IndexedBase)}
     entries = sorted({a for e in (L, R) for a in sp.sympify(e).atoms(sp.Indexed) if a.free_symbols - {a} <= labels},
                      key=str)
