@@ -40,12 +40,14 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from sympy.stats.rv import RandomSymbol
 
 from ..errors import BudgetExceeded
+from . import dag
 from .budget import Budget
 from .certify import Uncertifiable, certify_nonzero, enclose
 from .instances import admissible, dimension_symbols, matrix_inputs
 from .kernel import conclude
 from .moments import Expectation, StandardVector, Undetermined, reduce_expectations
 from .order_cases import by_cases
+from .structural import cyclic_traces
 from .verdict import Counterexample, TraceLine, Verdict, quantified, refuted, symbolic_proof, unknown
 
 DEFAULT_BUDGET = 10.0
@@ -169,8 +171,15 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
         return conclude(lhs, rhs, v, scalar=True, seconds=time.perf_counter() - start, lhs=lhs, rhs=rhs)
 
     try:
-        L, tl, ul = expand_definitions(lhs)
-        R, tr, ur = expand_definitions(rhs)
+        if dag.has(lhs, sp.Trace) or dag.has(rhs, sp.Trace):
+            cl, cr = cyclic_traces(lhs, rhs)
+            if (cl, cr) != (lhs, rhs):
+                trace.append(TraceLine("traces rotated cyclically to one form (Trace(AB) = Trace(BA)): {} = {}",
+                                       cl, cr, limit=160))
+        else:
+            cl, cr = lhs, rhs
+        L, tl, ul = expand_definitions(cl)
+        R, tr, ur = expand_definitions(cr)
     except Undetermined as exc:
         trace.append(f"undetermined: {exc}")
         return done(unknown(trace))

@@ -6,7 +6,11 @@ The rules are a subset of strategy A's (:mod:`symattn.proof.canon`), each a true
   Softmax(X, a)ᵀ = Softmax(Xᵀ, 1 - a);
 - products flattened (associativity), their scalar factors multiplied in front;
 - sums flattened and their terms ordered (associativity and commutativity of +);
-- every other node rebuilt from the normal forms of its arguments (equals for equals).
+- a 1 × 1 matrix is its own transpose (of its two normal forms the one with the smaller digest is
+  kept), and a structured input states its own transpose (Sᵀ = S for a symmetric S);
+- every other node rebuilt from the normal forms of its arguments (equals for equals);
+- in a scalar claim, a trace is linear, a trace of a product is the trace of its cyclic rotation
+  with the smallest digest, and Trace(Xᵀ) = Trace(X) (:func:`cyclic_traces`).
 
 Nothing is distributed or collected, so a normal form is never larger than the expression: each
 distinct subexpression of the claim is normalized once (memoized) and every normal form is
@@ -52,7 +56,12 @@ class _Normalizer:
     def normal(self, e, transposed: bool = False):
         key = (id(e), transposed)  # by identity: equality of two deep trees built apart walks both
         if key not in self.memo:
-            self.memo[key] = (e, self.intern(self._normal(e, transposed)))
+            if isinstance(e, MatrixExpr) and e.shape == (1, 1):
+                # a 1 × 1 matrix is its own transpose: of the two forms, the one with the smaller digest
+                forms = [self.intern(self._normal(e, t)) for t in (False, True)]
+                self.memo[key] = (e, min(forms, key=self.digest))
+            else:
+                self.memo[key] = (e, self.intern(self._normal(e, transposed)))
         return self.memo[key][1]
 
     def _normal(self, e, t):
@@ -83,9 +92,42 @@ class _Normalizer:
         if isinstance(e, Softmax):
             return Softmax(self.normal(e.arg, t), 1 - e.axis if t else e.axis)
         if not e.args or isinstance(e, sp.MatrixSymbol):
-            return sp.Transpose(e) if t else e
+            return (e.T if getattr(e, "structure", None) else sp.Transpose(e)) if t else e
         rebuilt = e.func(*[self.normal(a) if isinstance(a, MatrixExpr) else a for a in e.args])
         return sp.Transpose(rebuilt) if t else rebuilt
+
+
+def cyclic_traces(*exprs) -> list:
+    """``exprs`` with every Trace(M) written as the trace of M's normal form, rotated cyclically
+    (Trace(ABC) = Trace(BCA) = Trace(CAB)) to the rotation with the smallest digest; one normalizer
+    for all, so equal traces in two sides become the same object."""
+    norm = _Normalizer()
+
+    def forms(M):
+        """M itself, or every cyclic rotation of a product (each square, so each has a trace)."""
+        if not isinstance(M, sp.MatMul):
+            return [M]
+        coeff, mats = M.as_coeff_matrices()
+        out = []
+        for k in range(len(mats)):
+            r = list(mats[k:] + mats[:k])
+            if sp.expand(r[0].rows - r[-1].cols) == 0:
+                out.append(norm.intern(sp.MatMul(*([coeff] if coeff != 1 else []), *r)))
+        return out
+
+    def one(tr):
+        M = norm.normal(tr.arg)
+        if isinstance(M, sp.MatAdd):  # the trace is linear
+            return sp.Add(*(one(sp.Trace(t)) for t in M.args))
+        if isinstance(M, sp.MatMul):
+            coeff, mats = M.as_coeff_matrices()
+            if coeff != 1:
+                return coeff * one(sp.Trace(mats[0] if len(mats) == 1 else sp.MatMul(*mats)))
+        # Trace(M) = Trace(Mᵀ): the forms of both, and of their rotations, and the smallest digest
+        candidates = forms(M) + forms(norm.normal(tr.arg, True))
+        return sp.Trace(min(candidates, key=norm.digest))
+
+    return [sp.sympify(e).replace(lambda x: isinstance(x, sp.Trace), one) for e in exprs]
 
 
 def same_on_the_dag(lhs, rhs) -> tuple[bool, list[str]]:

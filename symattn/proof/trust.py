@@ -263,7 +263,24 @@ TRUST_BASE: list[Rule] = [
     _rule("certified_floors", "symattn.proof.scalar.certify_floors",
           "⌊x⌋ of a closed number x is k when an interval enclosing x lies in [k, k + 1)", F._certified_floors,
           "pq", exact={"p": range(-6, 7), "q": range(1, 5)}, numeric={"p": range(-99, 100), "q": range(5, 13)}),
+    _rule("normal_forms_on_the_dag", DAG,
+          "(xᵀ C y)ᵀ = yᵀ Cᵀ x for a 1 × 1 product and (xᵀ S y)ᵀ = xᵀ S y for a symmetric S, "
+          "(A(BC))ᵀ = CᵀBᵀAᵀ, Cᵀ + (C + (AB)ᵀ) = Cᵀ + C + BᵀAᵀ, Softmax(AB, 0)ᵀ = Softmax(BᵀAᵀ, 1)",
+          F._dag_normal_forms, "nm"),
     # trusted, not checkable by instances
+    _rule("cyclic_traces", "symattn.proof.structural.cyclic_traces",
+          "Trace(A_1 ... A_k) = Trace(A_2 ... A_k A_1), Trace(Mᵀ) = Trace(M), Trace(M + N) = Trace(M) + "
+          "Trace(N), Trace(cM) = c Trace(M)",
+          axiom="the definition Trace(M) = Σ_i M_ii: Σ_i Σ_j A_ij B_ji summed in the other order; every proof "
+                "that uses it is audited at exact instances, whose evaluator computes traces from the definition"),
+    _rule("order_and_residue_cases", "symattn.proof.order_cases.by_cases",
+          "for the real symbols s_1..s_k of a claim and 0, the (k + 1)! orderings written with nonnegative gaps "
+          "cover every real assignment; a = Q j + r, r = 0..Q-1, covers every integer a",
+          axiom="each real number is above, at or below each other; division with remainder"),
+    _rule("log_of_exp", "symattn.defs.numeric_nodes._log_entry",
+          "log(exp(a)) = a for a real entry a (so Log(Exp(X)) = X and Log(Exp2(X)) = X ln 2)",
+          axiom="exp is a bijection from the reals onto the positive reals and log its inverse; matrix "
+                "entries are real"),
     _rule("exp_atoms_as_independent_symbols", ("symattn.proof.instances.equal_at",),
           "an identity of rational functions in independent positive symbols stays true when each symbol "
           "is specialized to exp(t) (strategy D, and the exact comparison of this check)",

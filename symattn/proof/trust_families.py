@@ -72,6 +72,22 @@ def _transpose_of_sum(a, b):
     return [Case(lhs, rhs, lhs.doit()) for lhs, rhs in pairs]
 
 
+def _dag_normal_forms(n, m):
+    """The normal forms on the DAG (structural.py): transposes pushed to the leaves, a 1 × 1 product
+    that is its own transpose, a symmetric input, products of products and sums of sums flattened."""
+    from ..defs.structured import Symmetric
+    from .structural import _Normalizer
+
+    A, B, C = _leaf("A", n, m), _leaf("B", m, n), _leaf("C", n, n)
+    x, y, S = _leaf("x", n, 1), _leaf("y", n, 1), Symmetric("S", n)
+    pairs = ((sp.Transpose(sp.MatMul(x.T, C, y)), sp.MatMul(y.T, C.T, x)),
+             (sp.Transpose(sp.MatMul(x.T, S, y)), sp.MatMul(x.T, S, y)),
+             (sp.Transpose(sp.MatMul(A, sp.MatMul(B, C))), sp.MatMul(C.T, B.T, A.T)),
+             (sp.MatAdd(sp.Transpose(C), sp.MatAdd(C, sp.Transpose(sp.MatMul(A, B)))), C.T + C + B.T * A.T),
+             (sp.Transpose(Softmax(sp.MatMul(A, B), 0)), Softmax(sp.MatMul(B.T, A.T), 1)))
+    return [Case(lhs, rhs, _Normalizer().normal(lhs)) for lhs, rhs in pairs]
+
+
 def _transpose_of_softmax(m, n):
     X = _leaf("X", m, n)
     return [Case(sp.Transpose(Softmax(X, ax)), Softmax(X.T, 1 - ax), _doit_once(sp.Transpose(Softmax(X, ax))))

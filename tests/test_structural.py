@@ -1,0 +1,41 @@
+"""Normal forms on the DAG beyond transposes: a 1 × 1 product is its own transpose, a symmetric
+input too, and traces are linear, cyclic and blind to a transpose. Each true claim here was
+"unknown" before; each false twin must not be proved."""
+
+import pytest
+import sympy as sp
+
+import symattn as sa
+
+n, m = sa.dims("n m")
+A, B, C = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", m, n), sp.MatrixSymbol("C", n, n)
+x, y = sp.MatrixSymbol("x", n, 1), sp.MatrixSymbol("y", n, 1)
+S = sa.Symmetric("S", n)
+
+TRUE = [
+    (x.T * S * y, y.T * S * x),
+    (x.T * C * y, y.T * C.T * x),
+    (sp.Trace(A * B), sp.Trace(B * A)),
+    (sp.Trace(A * B * C), sp.Trace(C * A * B)),
+    (sp.Trace((A * B).T), sp.Trace(B * A)),
+    (sp.Trace(A * B + C), sp.Trace(B * A) + sp.Trace(C)),
+    (sp.Trace(2 * A * B + C.T), 2 * sp.Trace(B * A) + sp.Trace(C)),
+]
+FALSE = [
+    (x.T * C * y, y.T * C * x),
+    (sp.Trace(A * B * C * C), sp.Trace(C * A * C * B)),
+    (sp.Trace(2 * A * B + C), sp.Trace(B * A) + sp.Trace(C)),
+    (sp.Trace(C * C), sp.Trace(C) ** 2),
+]
+
+
+@pytest.mark.parametrize("lhs, rhs", TRUE, ids=[sp.sstr(a) for a, _ in TRUE])
+def test_true_claims_are_proved_and_audited(lhs, rhs):
+    v = sa.verify(lhs, rhs)
+    assert v.proved and v.general, v.explain()
+    assert v.audit.agreed >= 1
+
+
+@pytest.mark.parametrize("lhs, rhs", FALSE, ids=[sp.sstr(a) for a, _ in FALSE])
+def test_false_twins_are_not_proved(lhs, rhs):
+    assert not sa.verify(lhs, rhs).proved
