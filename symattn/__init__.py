@@ -82,3 +82,6 @@ from .errors import UnknownSymbolError as UnknownSymbolError
 from .lowering import Kernel as Kernel
 from .lowering import lower_theorem as lower_theorem
 from .lowering.lower import lower as lower
+
+# the notebook displays and readable text of the objects above, attached from the top floor
+from .teach import display as _display  # noqa: E402, F401

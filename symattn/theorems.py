@@ -37,6 +37,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .displays import show
 from .errors import SymattnError
 from .proof import Verdict, verdict_cache, verify
 from .proof.scalar import is_scalar_claim, verify_scalar
@@ -64,10 +65,8 @@ class Theorem:
             self._built = [out] if isinstance(out, tuple) else list(out)
         return list(self._built)
 
-    def _repr_markdown_(self) -> str:
-        from .teach.display import theorem_markdown
-
-        return theorem_markdown(self)
+    def _repr_markdown_(self):
+        return show("theorem_markdown", self)
 
 
 @dataclass
@@ -134,19 +133,13 @@ class Result:
         return hashlib.sha256("".join(v.cache_key for v in self.verdicts).encode()).hexdigest()
 
     def __str__(self) -> str:
-        from .teach.display import result_text
+        return show("result_text", self, fallback=repr)
 
-        return result_text(self)
+    def _repr_markdown_(self):
+        return show("result_markdown", self)
 
-    def _repr_markdown_(self) -> str:
-        from .teach.display import result_markdown
-
-        return result_markdown(self)
-
-    def _repr_html_(self) -> str:
-        from .teach.display import result_html
-
-        return result_html(self)
+    def _repr_html_(self):
+        return show("result_html", self)
 
     def as_dict(self) -> dict:
         return {

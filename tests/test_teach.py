@@ -13,9 +13,9 @@ from teach_helpers import INTERNAL, balanced
 
 import symattn as sa
 from symattn.cli import main
-from symattn.teach.conventions import TOPICS, explain_topic, to_markdown, to_text
-from symattn.teach.printing import balanced_cut, dummy_names, latex, mathml, text
-from symattn.teach.svg import heatmap, shape_diagram
+from symattn.printing import balanced_cut, dummy_names, latex, mathml, text
+from symattn.teach.conventions import TOPICS, explain_topic, shape_diagram, to_markdown, to_text
+from symattn.teach.svg import heatmap
 
 n, m, d_k, d_v = sa.dims("n m d_k d_v")
 

@@ -16,9 +16,10 @@ from typing import Any
 import sympy as sp
 
 from .. import defs as D
+from ..displays import show
 from ..errors import DerivationError, ShapeError
+from ..printing import text as readable_text
 from ..proof import Verdict
-from ..teach.printing import text as readable_text
 from . import ast
 from .elaborate import VOCABULARY_ARITY, Scope, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
@@ -117,10 +118,8 @@ class Report:
 
         return to_markdown(self)
 
-    def _repr_html_(self) -> str:
-        from ..teach.display import report_html
-
-        return report_html(self)
+    def _repr_html_(self):
+        return show("report_html", self)
 
     def as_dict(self) -> dict:
         return {"source": self.source, "ok": self.ok, "seconds": round(self.seconds, 3),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConventionError
-from . import checks, dask_arrays
+from . import checks
 from .kernels import run
 
 
@@ -38,8 +38,6 @@ def attention(query, key, value, *, convention: str = "row", mask=None, causal: 
     """
     if convention not in ("row", "column"):
         raise ConventionError(f"convention must be 'row' or 'column', got {convention!r}")
-    if dask_arrays.is_dask(query, key, value):  # lazily, per chunk of batch elements
-        return dask_arrays.attention(query, key, value, convention=convention, mask=mask, causal=causal, scale=scale)
     q, k, v = (checks.array(nm, a) for nm, a in (("query", query), ("key", key), ("value", value)))
     if convention == "column":
         q, k, v = _swap(q), _swap(k), _swap(v)

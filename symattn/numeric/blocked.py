@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import InputError, ShapeError
 from ..lowering import runtime
 from ..lowering.runtime import rowmax
-from . import checks, dask_arrays, parallel, workspace
+from . import checks, parallel, workspace
 from .kernels import get, run
 
 
@@ -322,8 +322,6 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     The work items (a group of heads, a tile of queries) run on every core (``parallel``). A row
     that sees no key (fully masked) gives NaN.
     """
-    if dask_arrays.is_dask(q, k, v):  # lazily, per chunk of batch elements
-        return dask_arrays.blocked_core(q, k, v, causal=causal, mask=mask, block_size=block_size, tile=tile, out=out)
     q, k, v = (checks.array(nm, a) for nm, a in (("q", q), ("k", k), ("v", v)))
     n, m, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     checks.same("blocked_core", "the width of q", q.shape[-1], "the width of k", k.shape[-1])

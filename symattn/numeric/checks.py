@@ -83,3 +83,17 @@ def additive_mask(mask, n: int, m: int, dtype):
     if mask.ndim < 2 or mask.shape[-2:] != (n, m):
         raise ShapeError(f"mask: expected shape (..., {n}, {m}) (queries × keys), got {mask.shape}")
     return mask
+
+
+def head_counts(num_heads, num_kv_heads):
+    """(H, G) from num_heads and num_kv_heads (None: G = H), each a positive integer, H divisible
+    by G; HeadError otherwise."""
+    for name, v in (("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise HeadError(f"{name} must be a positive integer, got {v!r}")
+    H = int(num_heads)
+    G = H if num_kv_heads is None else int(num_kv_heads)
+    if H % G:
+        raise HeadError(f"num_heads = {H} is not divisible by num_kv_heads = {G}: each key/value group "
+                        "must serve the same number of query heads")
+    return H, G

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import checks, dask_arrays
+from . import checks
 from .kernels import run
 
 
@@ -21,8 +21,6 @@ def kv_decode_step(query, new_key, new_value, key_cache=None, value_cache=None, 
     and (..., t, d_v) or None (the first step). Heads are batch axes. Returns
     (output (..., 1, d_v), key_cache (..., t + 1, d_k), value_cache (..., t + 1, d_v)).
     """
-    if dask_arrays.is_dask(query, new_key, new_value, key_cache, value_cache):  # lazily, per batch chunk
-        return dask_arrays.kv_decode_step(query, new_key, new_value, key_cache, value_cache, scale=scale)
     q = checks.array("query", query)
     k_new, v_new = checks.array("new_key", new_key), checks.array("new_value", new_value)
     for nm, a in (("query", q), ("new_key", k_new), ("new_value", v_new)):

@@ -27,23 +27,11 @@ import math
 
 import numpy as np
 
-from ..errors import HeadError, ShapeError
+from ..errors import ShapeError
 from ..lowering import runtime
-from . import blocked, checks, dask_arrays, parallel, workspace
+from . import blocked, checks, parallel, workspace
 from .blocked import blocked_core
 from .kernels import get, run
-
-
-def _heads(num_heads, num_kv_heads):
-    for name, v in (("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-            raise HeadError(f"{name} must be a positive integer, got {v!r}")
-    H = int(num_heads)
-    G = H if num_kv_heads is None else int(num_kv_heads)
-    if H % G:
-        raise HeadError(f"num_heads = {H} is not divisible by num_kv_heads = {G}: each key/value group "
-                        "must serve the same number of query heads")
-    return H, G
 
 
 def _positions_after_heads(x):
@@ -95,11 +83,7 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     query i sees keys j <= i + m - n. A fully masked row gives NaN. ``block_size``: use the
     key-blocked online-softmax kernel with this block (automatic for very long sequences).
     """
-    H, G = _heads(num_heads, num_kv_heads)
-    if dask_arrays.is_dask(query, key, value):  # lazily, per chunk of batch elements
-        return dask_arrays.multihead_attention(query, key, value, w_q, w_k, w_v, w_o, num_heads=H, num_kv_heads=G,
-                                               b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o, mask=mask, causal=causal,
-                                               block_size=block_size)
+    H, G = checks.head_counts(num_heads, num_kv_heads)
     r = H // G
     x_q, x_k, x_v = (checks.array(nm, a) for nm, a in (("query", query), ("key", key), ("value", value)))
     W = {nm: checks.array(nm, a, 2) for nm, a in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o))}

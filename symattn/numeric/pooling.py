@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from . import checks, dask_arrays
+from . import checks
 from .kernels import run
-from .multihead import _heads
 
 
 def _per_head(w, H, width):
@@ -35,10 +34,7 @@ def attention_pool(x, query, w_q, w_k, w_v, w_o=None, *, num_heads: int = 1, b_q
     heads are returned side by side, (..., 1, H·d_v)). Returns (..., 1, d_model) with w_o.
     ``b_k`` is accepted and provably has no effect.
     """
-    H, _ = _heads(num_heads, None)
-    if dask_arrays.is_dask(x):  # lazily, per chunk of batch elements
-        return dask_arrays.attention_pool(x, query, w_q, w_k, w_v, w_o, num_heads=H, b_q=b_q, b_k=b_k, b_v=b_v,
-                                          b_o=b_o)
+    H, _ = checks.head_counts(num_heads, None)
     x = checks.array("x", x)
     q = checks.array("query", query, 1)
     q = q[None, :] if q.ndim == 1 else q
@@ -90,6 +86,4 @@ def attention_pool(x, query, w_q, w_k, w_v, w_o=None, *, num_heads: int = 1, b_q
 def mean_pool(x):
     """The mean of the rows of x (..., n, d_model), as (..., 1, d_model): (1/n) 1ᵀ X, which is
     attention pooling with constant scores (``mean_pool_is_uniform_attention``)."""
-    if dask_arrays.is_dask(x):  # lazily, per chunk of batch elements
-        return dask_arrays.mean_pool(x)
     return run("mean_pool", X=checks.array("x", x))

@@ -32,7 +32,7 @@ import itertools
 
 import sympy as sp
 
-from ..teach.printing import dummy_names, text
+from ..printing import dummy_names, text
 
 _COUNTER = itertools.count(1)
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..displays import show
 from ._seal import SEAL
 
 STATUSES = ("proved", "refuted", "unknown")
@@ -32,7 +33,7 @@ class TraceLine(str):
     As a string it is the engine's form (``sympy.sstr`` of each expression, cut at ``limit``
     characters), so tests and JSON see what they always saw; :meth:`readable` and :meth:`latex`
     show the same line in math notation (Σ, subscripts, ᵀ; readable index names, no bracket left
-    open), through :mod:`symattn.teach.printing`.
+    open), through :mod:`symattn.printing`.
     """
 
     def __new__(cls, template: str, *exprs, limit: int | None = None):
@@ -53,14 +54,14 @@ class TraceLine(str):
         return NotImplemented
 
     def readable(self) -> str:
-        from ..teach.printing import dummy_names, text
+        from ..printing import dummy_names, text
 
         limit = None if self.limit is None else max(self.limit, 400)
         names = dummy_names(*self.exprs)  # one index keeps one name across the line's expressions
         return self.template.format(*(text(e, limit, names) for e in self.exprs))
 
     def latex(self) -> str:
-        from ..teach.printing import dummy_names, latex
+        from ..printing import dummy_names, latex
 
         names = dummy_names(*self.exprs)
         return self.template.format(*(f"${latex(e, names)}$" for e in self.exprs))
@@ -106,7 +107,7 @@ class Counterexample:
     def describe(self) -> str:
         d = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "the values shown"  # no dimension to choose
         i, j = self.entry
-        from ..teach.printing import text
+        from ..printing import text
 
         out = [f"at {d}: entry ({i}, {j}) differs: lhs - rhs = {text(self.difference)}",
                f"  certificate: {self.certificate}"]
@@ -121,15 +122,11 @@ class Counterexample:
         d = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "as given"
         return f"<Counterexample at {d}, entry {tuple(self.entry)}>"
 
-    def _repr_markdown_(self) -> str:
-        from ..teach.display import counterexample_markdown
+    def _repr_markdown_(self):
+        return show("counterexample_markdown", self)
 
-        return counterexample_markdown(self)
-
-    def _repr_html_(self) -> str:
-        from ..teach.display import counterexample_html
-
-        return counterexample_html(self)
+    def _repr_html_(self):
+        return show("counterexample_html", self)
 
 
 @dataclass(frozen=True)
@@ -224,7 +221,7 @@ class Verdict:
         return self.proved
 
     def explain(self) -> str:
-        """The verdict and its trace in math notation (Σ, subscripts, ᵀ; see :mod:`symattn.teach.printing`)."""
+        """The verdict and its trace in math notation (Σ, subscripts, ᵀ; see :mod:`symattn.printing`)."""
         lines = [f"{self.status} ({self.scope}) by {self.method} in {self.seconds:.2f} s"]
         lines += [f"  {readable(t)}" for t in self.trace]
         if self.counterexample is not None:
@@ -237,15 +234,11 @@ class Verdict:
     def __repr__(self) -> str:
         return f"<Verdict {self.status}: {self.scope}, by {self.method}>"
 
-    def _repr_markdown_(self) -> str:
-        from ..teach.display import verdict_markdown
+    def _repr_markdown_(self):
+        return show("verdict_markdown", self)
 
-        return verdict_markdown(self)
-
-    def _repr_html_(self) -> str:
-        from ..teach.display import verdict_html
-
-        return verdict_html(self)
+    def _repr_html_(self):
+        return show("verdict_html", self)
 
     def as_dict(self) -> dict:
         return {

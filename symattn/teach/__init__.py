@@ -1,5 +1,7 @@
 """Teaching material: readable printing, both conventions side by side, pictures, the HTML report.
 
-The modules are imported on use (``symattn.teach.printing`` is light and used by the proof
-engine's verdicts; the others import the theorem library).
+The top floor. Readable printing lives on the ground floor (:mod:`symattn.printing`, which the
+proof engine's traces use); :mod:`symattn.teach.display` attaches the notebook displays of the
+lower floors' objects through :mod:`symattn.displays` when it is imported (``import symattn``
+does), so nothing below imports teach. The other modules are imported on use.
 """

@@ -23,7 +23,8 @@ import sympy as sp
 
 from .. import defs as D
 from ..defs.heads import Family
-from .printing import dim, latex, mathml, text
+from ..printing import dim, latex, mathml, text
+from . import svg
 
 n, m, N, t, d, d_k, d_v, d_model, H, G, r, p = D.dims("n m N t d d_k d_v d_model H G r p")
 CONVENTIONS = {
@@ -407,11 +408,14 @@ def to_markdown(e: Explanation) -> str:
     return "\n".join(out) + "\n"
 
 
+def shape_diagram(sizes: dict | None = None, topic: str = "attention") -> str:
+    """The SVG of :func:`symattn.teach.svg.shape_diagram` for the topic ``topic`` at ``sizes``."""
+    return svg.shape_diagram(explain_topic(topic, prove=False), sizes)
+
+
 def to_html(e: Explanation, diagram: bool = True) -> str:
     """The explanation as HTML: MathML formulas side by side, the shapes table, the shape diagram."""
     from html import escape
-
-    from .svg import shape_diagram
 
     t = e.topic
     cell = "<td style='padding:4px 10px;vertical-align:top'>"
@@ -432,5 +436,5 @@ def to_html(e: Explanation, diagram: bool = True) -> str:
     return (f"<div class='explain' id='explain-{escape(t.name)}'><h3>{escape(t.title)}</h3><p>{escape(t.summary)}</p>"
             f"<table class='sidebyside'>{''.join(rows)}</table>"
             f"<table class='summary'><tr><th>operand</th><th>column</th><th>row</th><th>what it is</th></tr>{shapes}"
-            f"</table>{shape_diagram(topic=t.name) if diagram else ''}<p>From one to the other:</p><ul>{turn}</ul>"
+            f"</table>{svg.shape_diagram(e) if diagram else ''}<p>From one to the other:</p><ul>{turn}</ul>"
             f"<p>The correspondence is proved by {theorems}.</p>{'<ul>' + proofs + '</ul>' if proofs else ''}</div>")

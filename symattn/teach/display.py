@@ -13,7 +13,8 @@ from html import escape
 import numpy as np
 import sympy as sp
 
-from .printing import latex, mathml, text
+from ..displays import register
+from ..printing import latex, mathml, text
 
 BADGE = {"proved": "#1e8449", "refuted": "#b03a2e", "unknown": "#7d6608"}
 
@@ -133,7 +134,7 @@ def verdict_html(v) -> str:
 
 def _equation(lhs, rhs) -> str:
     """lhs = rhs as one display MathML element (the sides' readable names shared)."""
-    from .printing import dummy_names
+    from ..printing import dummy_names
 
     names = dummy_names(lhs, rhs)
     left, right = mathml(lhs, names), mathml(rhs, names)
@@ -211,6 +212,10 @@ def result_text(res) -> str:
         lines.append("  " + v.explain().replace("\n", "\n  "))
     return "\n".join(lines)
 
+
+register(counterexample_html=counterexample_html, counterexample_markdown=counterexample_markdown,
+         report_html=report_html, result_html=result_html, result_markdown=result_markdown, result_text=result_text,
+         theorem_markdown=theorem_markdown, verdict_html=verdict_html, verdict_markdown=verdict_markdown)
 
 __all__ = ["counterexample_html", "counterexample_markdown", "report_html", "report_markdown", "result_html",
            "result_markdown", "theorem_markdown", "verdict_html", "verdict_markdown", "text"]

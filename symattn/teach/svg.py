@@ -17,7 +17,7 @@ from html import escape
 import numpy as np
 import sympy as sp
 
-from .printing import dim, text
+from ..printing import dim, text
 
 CELL = 16
 FONT = "font-family='DejaVu Sans, Arial, sans-serif'"
@@ -80,9 +80,9 @@ def _shape(o):
     return (o.rows, o.cols) if isinstance(o, Family) else o.shape
 
 
-def shape_diagram(sizes: dict | None = None, topic: str = "attention") -> str:
-    """The matrices of ``topic`` (see :data:`symattn.teach.conventions.TOPICS`) in both conventions,
-    drawn to scale at ``sizes``: every operand, the score matrix the softmax normalizes (with an
+def shape_diagram(e, sizes: dict | None = None) -> str:
+    """The matrices of an explanation ``e`` (:func:`symattn.teach.conventions.explain_topic`) in
+    both conventions, drawn to scale at ``sizes``: every operand, the score matrix the softmax normalizes (with an
     arrow along its axis) and the output.
 
     ``sizes`` maps dimension names to small integers (defaults: :data:`DEFAULT_SIZES`, n = 4, m = 6,
@@ -90,17 +90,14 @@ def shape_diagram(sizes: dict | None = None, topic: str = "attention") -> str:
     drawn once, as W_h.
     """
     from ..defs import Softmax
-    from .conventions import explain_topic, row_operand
 
     sizes = {**DEFAULT_SIZES, **(sizes or {})}
-    e = explain_topic(topic, prove=False)
+    topic = e.topic.name
     used = set()
     parts, width, y = [_DEFS], 0, 0
     for convention, expr in (("column", e.column), ("row", e.row)):
-        operands = [x for x, _ in e.topic.operands]
-        if convention == "row":
-            operands = [row_operand(x) for x in operands]
-        symbols = set().union(*(sp.sympify(d).free_symbols for o in operands for d in _shape(o)),
+        operands = [(x, _shape(x) if convention == "column" else _shape(x)[::-1]) for x, _ in e.topic.operands]
+        symbols = set().union(*(sp.sympify(d).free_symbols for _, shape in operands for d in shape),
                               *(sp.sympify(d).free_symbols for d in expr.shape))
         at = {x: sizes[str(x)] for x in symbols if str(x) in sizes}
         used |= {str(x) for x in at}
@@ -109,8 +106,8 @@ def shape_diagram(sizes: dict | None = None, topic: str = "attention") -> str:
             return int(sp.sympify(d).subs(at))
 
         items = [(o.name + ("_h" if not isinstance(o, sp.MatrixSymbol) else ""),
-                  f"{dim(_shape(o)[0])} × {dim(_shape(o)[1])}", size(_shape(o)[0]), size(_shape(o)[1]), "input")
-                 for o in operands]
+                  f"{dim(shape[0])} × {dim(shape[1])}", size(shape[0]), size(shape[1]), "input")
+                 for o, shape in operands]
         soft = next((x for x in sp.preorder_traversal(expr) if isinstance(x, Softmax)), None)
         if soft is not None:
             r_, c_ = soft.arg.shape

@@ -21,7 +21,8 @@ distinct from every other name in the expression, so two nested sums over ``_k``
 MathML (for a browser, no script needed). :func:`text` with ``limit`` shortens without leaving a
 bracket open.
 
-This module imports only SymPy: the proof engine's verdicts use it to explain themselves.
+This module is the ground floor of the package's notation: it imports only SymPy, so that the
+proof engine's verdicts and traces (and everything above them) can explain themselves with it.
 """
 
 from __future__ import annotations
