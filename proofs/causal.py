@@ -4,7 +4,7 @@ prefix, and KV-cache decoding is the last column of full causal attention, for e
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._seed002 import d_k, d_v, n
 

@@ -25,7 +25,7 @@ transpose is a mistake (see the gallery).
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._common import W_K, W_O, W_Q, W_V, H, X, d_k, d_model, d_v, h, n
 

@@ -3,7 +3,7 @@
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._common import W_K, W_O, W_Q, W_V, H, K, Q, V, X, d_k, d_model, d_v, f, m, n
 

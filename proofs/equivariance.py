@@ -7,7 +7,7 @@ P = P_σ is the permutation matrix of a symbolic permutation σ of the n tokens:
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._seed002 import F_K, F_O, F_Q, F_V, W_K, W_Q, W_V, F_p, H, N, W_p, X, d_k, d_model, d_v, m, n, q_pool
 

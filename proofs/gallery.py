@@ -8,7 +8,7 @@ Every item is registered with ``expect="refuted"`` and an explanation for a stud
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._common import d_k, d_model, d_v, m, n
 

@@ -4,7 +4,7 @@ import sympy as sp
 
 import symattn.defs as sa
 from symattn.defs.gqa import gqa, group_of, mqa, repeat_kv, repeat_kv_heads, repeat_kv_matrix
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._seed002 import F_K, F_O, F_Q, F_V, H, d_k, d_model, m, n
 

@@ -3,7 +3,7 @@
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._seed002 import F_K, F_O, F_V, W_K, W_V, F_p, H, N, W_p, X, d, d_k, d_model, q_pool
 

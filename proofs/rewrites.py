@@ -9,7 +9,7 @@ import sympy as sp
 
 import symattn.defs as sa
 from symattn.defs.numeric_nodes import DivideRows, Exp, Exp2, RowOf, ScaleRows, ShiftRows, row_causal_mask
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._common import d_k, d_model, d_v, m, n
 

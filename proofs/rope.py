@@ -4,7 +4,7 @@ import sympy as sp
 
 import symattn.defs as sa
 from symattn.defs.rope import apply_rope, rope, rotation
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 p = sa.dims("p")                      # d = 2p: the head dimension
 a, b, s = sp.symbols("a b s", integer=True)

@@ -14,7 +14,7 @@ import sympy as sp
 from sympy import stats
 
 from symattn.proof.moments import Expectation, StandardVector, dot, variance
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._common import d_k
 

@@ -3,7 +3,7 @@
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 from ._seed002 import d_k, d_v, m, n
 

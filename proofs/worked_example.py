@@ -14,7 +14,7 @@ not by a float comparison.
 import sympy as sp
 
 import symattn.defs as sa
-from symattn.theorems import theorem
+from symattn.statements import theorem
 
 SCORES = sp.ImmutableMatrix([[112, 96]])  # row convention: one query, two keys
 D_K = 64

@@ -35,7 +35,6 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .displays import show
 from .errors import SymattnError
@@ -43,30 +42,10 @@ from .proof import Verdict, verdict_cache, verify
 from .proof.scalar import is_scalar_claim, verify_scalar
 from .proof.verdict import TraceLine, readable
 from .proof.verdict import general_scope as _scope_of
-
-
-@dataclass
-class Theorem:
-    name: str
-    statement: str
-    build: Callable
-    expect: str = "proved"
-    at: list | None = None
-    explanation: str = ""
-    family: str = ""
-    budget: float = 20.0
-    only_at: str = ""  # the claims are built at these values only (e.g. head counts); never general
-    _built: list | None = field(default=None, init=False, repr=False, compare=False)
-
-    def claims(self) -> list:
-        """The claims [(lhs, rhs), ...], built once (the sides are immutable SymPy objects)."""
-        if self._built is None:
-            out = self.build()
-            self._built = [out] if isinstance(out, tuple) else list(out)
-        return list(self._built)
-
-    def _repr_markdown_(self):
-        return show("theorem_markdown", self)
+from . import statements
+from .statements import REGISTRY as REGISTRY
+from .statements import Theorem as Theorem
+from .statements import theorem as theorem
 
 
 @dataclass
@@ -165,26 +144,6 @@ def general_scope(verdicts) -> str:
     return _scope_of(tuple(tuple(sorted(x)) for x in over))
 
 
-REGISTRY: dict[str, Theorem] = {}
-
-
-def theorem(name: str, statement: str, *, expect: str = "proved", at=None, explanation: str = "",
-            budget: float = 20.0, only_at: str = ""):
-    """Register the decorated builder (returning (lhs, rhs) or a list of them) as a theorem.
-
-    ``only_at`` names values the builder fixes (for example "(H, G) = (4, 2), (8, 2)"): the
-    theorem is then reported as proved at those values only, never as general."""
-
-    def register(build):
-        if name in REGISTRY:
-            raise SymattnError(f"theorem {name!r} is registered twice")
-        family = build.__module__.rsplit(".", 1)[-1]
-        REGISTRY[name] = Theorem(name, statement, build, expect, at, explanation, family, budget, only_at)
-        return build
-
-    return register
-
-
 def load_library() -> dict[str, Theorem]:
     """Import every module of the bundled ``proofs`` package and return the registry."""
     from . import proofs
@@ -195,13 +154,13 @@ def load_library() -> dict[str, Theorem]:
 
 
 def _library_sources(th: Theorem) -> tuple | None:
-    """The source files that state a theorem of the bundled library (its module and this one), or
-    None for a theorem defined elsewhere (its verdicts are not cached)."""
+    """The source files that state a theorem of the bundled library (its module, this one and the
+    statements'), or None for a theorem defined elsewhere (its verdicts are not cached)."""
     module = getattr(th.build, "__module__", "") or ""
     if REGISTRY.get(th.name) is not th or not module.startswith("symattn.proofs."):
         return None
     path = getattr(sys.modules.get(module), "__file__", None)
-    return (path, __file__) if path else None
+    return (path, __file__, statements.__file__) if path else None
 
 
 def claim_key(th: Theorem, k: int, claims: list | None = None) -> str | None:
