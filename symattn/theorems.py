@@ -36,13 +36,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from . import statements
 from .displays import show
 from .errors import SymattnError
 from .proof import Verdict, verdict_cache, verify
 from .proof.scalar import is_scalar_claim, verify_scalar
 from .proof.verdict import TraceLine, readable
 from .proof.verdict import general_scope as _scope_of
-from . import statements
 from .statements import REGISTRY as REGISTRY
 from .statements import Theorem as Theorem
 from .statements import theorem as theorem
