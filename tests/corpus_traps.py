@@ -316,3 +316,65 @@ def _():
 def _():
     X = sp.MatrixSymbol("X", n, r)
     return sa.Log(sa.Exp2(X)), X
+
+
+# ----------------------------------------------------------------------------- blocks, rows, permutations
+@claim("exp_of_stacked_blocks_is_blockwise", True, "blocks and row maps")
+def _():
+    A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", d, m)
+    return sa.Exp(sp.BlockMatrix([[A], [B]])), sp.BlockMatrix([[sa.Exp(A)], [sa.Exp(B)]])
+
+
+@claim("exp_of_stacked_blocks_swapped", False, "blocks and row maps")
+def _():
+    A, B = sp.MatrixSymbol("A", n, m), sp.MatrixSymbol("B", n, m)
+    return sa.Exp(sp.BlockMatrix([[A], [B]])), sp.BlockMatrix([[sa.Exp(B)], [sa.Exp(A)]])
+
+
+@claim("feature_map_of_stacked_rows", True, "blocks and row maps")
+def _():
+    from symattn.defs.feature_map import FeatureMap
+
+    U, W = sp.MatrixSymbol("U", n, d), sp.MatrixSymbol("W", m, d)
+    return FeatureMap("phi", sp.BlockMatrix([[U], [W]]), r), sp.BlockMatrix([[FeatureMap("phi", U, r)],
+                                                                           [FeatureMap("phi", W, r)]])
+
+
+@claim("feature_map_commutes_with_a_row_permutation", True, "blocks and row maps")
+def _():
+    from symattn.defs.feature_map import FeatureMap
+
+    P, X = sa.Permutation("P", n), sp.MatrixSymbol("X", n, d)
+    return FeatureMap("phi", P * X, r), P * FeatureMap("phi", X, r)
+
+
+@claim("feature_map_ignores_a_row_permutation", False, "blocks and row maps")
+def _():
+    from symattn.defs.feature_map import FeatureMap
+
+    P, X = sa.Permutation("P", n), sp.MatrixSymbol("X", n, d)
+    return FeatureMap("phi", P * X, r), FeatureMap("phi", X, r)
+
+
+@claim("inverse_of_a_permutation_is_its_transpose", True, "blocks and row maps")
+def _():
+    P = sa.Permutation("P", n)
+    return sp.Inverse(P), P.T
+
+
+@claim("inverse_of_a_permutation_is_not_itself", False, "blocks and row maps")
+def _():
+    P = sa.Permutation("P", n)
+    return sp.Inverse(P), P
+
+
+@claim("a_symmetric_bilinear_form_is_symmetric", True, "1 × n shapes")
+def _():
+    x, y, S = sp.MatrixSymbol("x", n, 1), sp.MatrixSymbol("y", n, 1), sa.Symmetric("S", n)
+    return x.T * S * y, y.T * S * x
+
+
+@claim("a_bilinear_form_is_not_symmetric", False, "1 × n shapes")
+def _():
+    x, y, M = sp.MatrixSymbol("x", n, 1), sp.MatrixSymbol("y", n, 1), sp.MatrixSymbol("M", n, n)
+    return x.T * M * y, y.T * M * x

@@ -105,7 +105,19 @@ class FeatureMap(MatrixExpr):
         return MatrixElement(self, i, j)
 
     def doit(self, **hints):
+        """Row by row: phi of stacked blocks is the stack of phi of each block, and phi(P X) = P phi(X)
+        for a permutation P of the rows."""
+        from .permutation import Permutation
+
         X = self.arg.doit(**hints) if hints.get("deep", True) else self.arg
+        if isinstance(X, sp.BlockMatrix) and X.blockshape[1] == 1:
+            return sp.BlockMatrix([[FeatureMap(self.function, X.blocks[i, 0], self.features)]
+                                   for i in range(X.blockshape[0])])
+        if isinstance(X, sp.MatMul):
+            coeff, mats = X.as_coeff_matrices()
+            if coeff == 1 and len(mats) > 1 and isinstance(mats[0], Permutation):
+                rest = mats[1] if len(mats) == 2 else sp.MatMul(*mats[1:])
+                return sp.MatMul(mats[0], FeatureMap(self.function, rest, self.features))
         return FeatureMap(self.function, X, self.features)
 
     def _sympystr(self, printer):

@@ -55,6 +55,12 @@ def _split_block_row(node_cls, X, *rest):
     return sp.BlockMatrix([[node_cls(blocks[0, j], *rest) for j in range(blocks.cols)]])
 
 
+def _split_blocks(node_cls, X):
+    """node(X) for an entrywise node and any block matrix X: the block matrix of node(block)."""
+    B = X.blocks
+    return sp.BlockMatrix([[node_cls(B[i, j]) for j in range(B.cols)] for i in range(B.rows)])
+
+
 class _Entrywise(_Node):
     """A scalar function applied to every entry (``scalar``: sp.exp, sp.log)."""
 
@@ -72,8 +78,8 @@ class _Entrywise(_Node):
 
     def doit(self, **hints):
         X = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
-        if isinstance(X, sp.BlockMatrix) and X.blockshape[0] == 1:
-            return _split_block_row(type(self), X)
+        if isinstance(X, sp.BlockMatrix):  # entry by entry, so block by block
+            return _split_blocks(type(self), X)
         return type(self)(X)
 
 

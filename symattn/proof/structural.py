@@ -6,6 +6,7 @@ The rules are a subset of strategy A's (:mod:`symattn.proof.canon`), each a true
   Softmax(X, a)ᵀ = Softmax(Xᵀ, 1 - a);
 - products flattened (associativity), their scalar factors multiplied in front;
 - sums flattened and their terms ordered (associativity and commutativity of +);
+- P⁻¹ = Pᵀ for a permutation P;
 - a 1 × 1 matrix is its own transpose (of its two normal forms the one with the smaller digest is
   kept), and a structured input states its own transpose (Sᵀ = S for a symmetric S);
 - every other node rebuilt from the normal forms of its arguments (equals for equals);
@@ -30,6 +31,7 @@ import hashlib
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
+from ..defs.permutation import Permutation
 from ..defs.softmax import Softmax
 
 
@@ -91,6 +93,8 @@ class _Normalizer:
             return terms[0] if len(terms) == 1 else sp.MatAdd(*terms)
         if isinstance(e, Softmax):
             return Softmax(self.normal(e.arg, t), 1 - e.axis if t else e.axis)
+        if isinstance(e, sp.Inverse) and isinstance(e.arg, Permutation):
+            return self.normal(e.arg, not t)  # P⁻¹ = Pᵀ for a permutation
         if not e.args or isinstance(e, sp.MatrixSymbol):
             return (e.T if getattr(e, "structure", None) else sp.Transpose(e)) if t else e
         rebuilt = e.func(*[self.normal(a) if isinstance(a, MatrixExpr) else a for a in e.args])

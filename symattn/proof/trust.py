@@ -263,6 +263,9 @@ TRUST_BASE: list[Rule] = [
     _rule("certified_floors", "symattn.proof.scalar.certify_floors",
           "⌊x⌋ of a closed number x is k when an interval enclosing x lies in [k, k + 1)", F._certified_floors,
           "pq", exact={"p": range(-6, 7), "q": range(1, 5)}, numeric={"p": range(-99, 100), "q": range(5, 13)}),
+    _rule("entrywise_functions_of_blocks", "symattn.defs.numeric_nodes._Entrywise.doit",
+          "Exp, Exp2 and Log of a block matrix are the block matrix of Exp, Exp2 and Log of its blocks",
+          F._entrywise_of_blocks, "nmd", exact={"n": range(1, 3), "m": range(1, 3), "d": range(1, 3)}),
     _rule("normal_forms_on_the_dag", DAG,
           "(xᵀ C y)ᵀ = yᵀ Cᵀ x for a 1 × 1 product and (xᵀ S y)ᵀ = xᵀ S y for a symmetric S, "
           "(A(BC))ᵀ = CᵀBᵀAᵀ, Cᵀ + (C + (AB)ᵀ) = Cᵀ + C + BᵀAᵀ, Softmax(AB, 0)ᵀ = Softmax(BᵀAᵀ, 1)",
@@ -277,6 +280,11 @@ TRUST_BASE: list[Rule] = [
           "for the real symbols s_1..s_k of a claim and 0, the (k + 1)! orderings written with nonnegative gaps "
           "cover every real assignment; a = Q j + r, r = 0..Q-1, covers every integer a",
           axiom="each real number is above, at or below each other; division with remainder"),
+    _rule("feature_map_row_by_row", "symattn.defs.feature_map.FeatureMap.doit",
+          "phi([U; W]) = [phi(U); phi(W)] and phi(P X) = P phi(X) for a permutation P of the rows",
+          axiom="the definition: phi is applied to every row of its argument on its own"),
+    _rule("inverse_of_permutation", DAG, "P⁻¹ = Pᵀ for a permutation P",
+          axiom="PᵀP = I (proved entrywise in the corpus) and a square matrix with a left inverse is invertible"),
     _rule("log_of_exp", "symattn.defs.numeric_nodes._log_entry",
           "log(exp(a)) = a for a real entry a (so Log(Exp(X)) = X and Log(Exp2(X)) = X ln 2)",
           axiom="exp is a bijection from the reals onto the positive reals and log its inverse; matrix "

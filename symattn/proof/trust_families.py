@@ -72,6 +72,19 @@ def _transpose_of_sum(a, b):
     return [Case(lhs, rhs, lhs.doit()) for lhs, rhs in pairs]
 
 
+def _entrywise_of_blocks(n, m, d):
+    """Exp, Exp2 and Log act entry by entry, so block by block: of a stack, a block row, a 2 × 2 grid."""
+    A, B, C, D = _leaf("A", n, m), _leaf("B", d, m), _leaf("C", n, d), _leaf("D", d, d)
+    grids = ([[A], [B]], [[A, C]], [[A, C], [B, D]])
+    positive = [[[Exp(b) for b in row] for row in grid] for grid in grids]  # Log's blocks: positive entries
+    out = []
+    for node, gs in ((Exp, grids), (Exp2, grids), (Log, positive)):
+        for grid in gs:
+            lhs = node(sp.BlockMatrix(grid))
+            out.append(Case(lhs, sp.BlockMatrix([[node(b) for b in row] for row in grid]), _doit_once(lhs)))
+    return out
+
+
 def _dag_normal_forms(n, m):
     """The normal forms on the DAG (structural.py): transposes pushed to the leaves, a 1 × 1 product
     that is its own transpose, a symmetric input, products of products and sums of sums flattened."""
