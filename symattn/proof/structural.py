@@ -95,9 +95,14 @@ class _Normalizer:
             return Softmax(self.normal(e.arg, t), 1 - e.axis if t else e.axis)
         if isinstance(e, sp.Inverse) and isinstance(e.arg, Permutation):
             return self.normal(e.arg, not t)  # P⁻¹ = Pᵀ for a permutation
-        if not e.args or isinstance(e, sp.MatrixSymbol):
+        if not e.args or isinstance(e, (sp.MatrixSymbol, sp.MatrixBase, sp.BlockMatrix)):
+            # leaves, explicit matrices and block matrices (whose argument is their grid of blocks)
             return (e.T if getattr(e, "structure", None) else sp.Transpose(e)) if t else e
-        rebuilt = e.func(*[self.normal(a) if isinstance(a, MatrixExpr) else a for a in e.args])
+        args = [self.normal(a) if isinstance(a, MatrixExpr) else a for a in e.args]
+        try:
+            rebuilt = e.func(*args) if any(a is not b for a, b in zip(args, e.args)) else e
+        except (TypeError, ValueError):  # a node that cannot be rebuilt from its arguments stays as it is
+            rebuilt = e
         return sp.Transpose(rebuilt) if t else rebuilt
 
 
