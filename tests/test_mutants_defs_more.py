@@ -48,7 +48,7 @@ def test_entries_of_the_numeric_nodes_are_their_definitions():
     assert RowOf(A, 1).shape == (1, 3) and RowOf(A, k).free_symbols == RowOf(A, 1).free_symbols | {k}
 
 
-def test_elementwise_nodes_act_on_each_block_of_a_block_row():
+def test_elementwise_nodes_act_on_each_block_of_a_block_matrix():
     from symattn.defs.numeric_nodes import ShiftRows
 
     A, B, c = sp.MatrixSymbol("A", 2, 3), sp.MatrixSymbol("B", 2, 2), sp.MatrixSymbol("c", 2, 1)
@@ -56,8 +56,10 @@ def test_elementwise_nodes_act_on_each_block_of_a_block_row():
     assert sa.Exp(row).doit() == sp.BlockMatrix([[sa.Exp(A), sa.Exp(B)]])
     assert sa.Log(row).doit() == sp.BlockMatrix([[sa.Log(A), sa.Log(B)]])
     assert ShiftRows(row, c).doit() == sp.BlockMatrix([[ShiftRows(A, c), ShiftRows(B, c)]])
-    column = sp.BlockMatrix([[A], [sp.MatrixSymbol("C", 1, 3)]])  # a block column is not split
-    assert sa.Exp(column).doit() == sa.Exp(column)
+    C = sp.MatrixSymbol("C", 1, 3)
+    column = sp.BlockMatrix([[A], [C]])  # entry by entry, so a block column is split too
+    assert sa.Exp(column).doit() == sp.BlockMatrix([[sa.Exp(A)], [sa.Exp(C)]])
+    assert ShiftRows(column, sp.MatrixSymbol("c3", 3, 1)).doit() == ShiftRows(column, sp.MatrixSymbol("c3", 3, 1))
 
 
 def test_doit_on_a_numeric_node_evaluates_its_arguments_unless_deep_is_false():
