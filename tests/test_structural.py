@@ -38,7 +38,7 @@ TRUE = [
 ]
 FALSE = [
     (x.T * C * y, y.T * C * x),
-    (sp.Trace(A * B * C * C), sp.Trace(C * A * C * B)),
+    (sp.Trace(A * B * C * C), sp.Trace(A * B * C)),
     (sp.Trace(2 * A * B + C), sp.Trace(B * A) + sp.Trace(C)),
     (sp.Trace(C * C), sp.Trace(C) ** 2),
     (sp.Inverse(P), P),
@@ -57,3 +57,20 @@ def test_true_claims_are_proved_and_audited(lhs, rhs):
 @pytest.mark.parametrize("lhs, rhs", FALSE, ids=[sp.sstr(a) for a, _ in FALSE])
 def test_false_twins_are_not_proved(lhs, rhs):
     assert not sa.verify(lhs, rhs).proved
+
+
+@pytest.mark.parametrize("lhs, rhs", [
+    (sp.det(C + C.T), sp.det(C) + sp.det(C.T)),
+    (sp.Trace(C * C), sp.Trace(C) ** 2),
+    (sp.Trace(A * B), 2 * sp.Trace(B * A)),
+], ids=["det_of_a_sum", "trace_of_a_square", "trace_doubled"])
+def test_false_claims_about_traces_and_determinants_are_refuted_with_matrices(lhs, rhs):
+    v = sa.verify(lhs, rhs)
+    assert v.status == "refuted", v.explain()
+    named = {s.name for s in (lhs - rhs).atoms(sp.MatrixSymbol)}
+    assert named <= set(v.counterexample.values) and v.counterexample.certificate
+
+
+def test_a_scalar_claim_with_matrices_that_do_not_fit_is_refused():
+    with pytest.raises(sa.ShapeError, match="cannot form"):
+        sa.verify(sp.Trace(A * B * C * C), sp.Trace(C * A * C * B))  # C·A needs m = n

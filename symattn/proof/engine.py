@@ -21,7 +21,7 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.dims import check_dimension
 from ..defs.mask_placement import check_mask_placement
-from ..defs.shapes import as_matrix, same_dim, show, show_shape
+from ..defs.shapes import as_matrix, check_shapes, same_dim, show, show_shape
 from ..errors import BudgetExceeded, ClaimError, ShapeError
 from . import dag
 from .budget import Budget, guarded
@@ -118,6 +118,9 @@ def _verify_scalar_claim(lhs, rhs, at, budget):
         raise ClaimError("verify: at= is for matrix claims; a scalar claim is decided for all values of its "
                          "symbols, or refuted at small integer values")
     check_request(lhs, rhs, [], None, budget)
+    for x in dag.nodes(lhs, rhs):  # the matrices inside a scalar claim (Trace(AB), det A) fit too
+        if isinstance(x, MatrixExpr):
+            check_shapes(x, "verify(lhs, rhs)")
     return verify_scalar(lhs, rhs, budget=budget)
 
 

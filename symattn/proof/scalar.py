@@ -128,12 +128,32 @@ def _grid(params, limit: int = 64):
     return itertools.islice(itertools.product(*choices), limit)
 
 
+def _matrix_values(L, R, at, rng) -> dict:
+    """Integer matrices in -2..2 for the matrix symbols of a scalar claim (Trace(AB), det A), at the
+    concrete dimensions ``at``; {} when the claim has none or a shape is not concrete."""
+    out = {}
+    for X in sorted((sp.sympify(L) - sp.sympify(R)).atoms(sp.MatrixSymbol), key=lambda s: s.name):
+        r, c = (sp.sympify(x).xreplace(at) for x in X.shape)
+        if not (r.is_Integer and c.is_Integer) or r * c > 64:
+            return {}
+        out[X.xreplace(at)] = sp.ImmutableMatrix(int(r), int(c), [rng.randint(-2, 2) for _ in range(int(r * c))])
+    return out
+
+
 def search_scalar(L, R, params, budget: Budget) -> tuple[Counterexample | None, list[str]]:
-    """Small integer values of ``params`` where L - R is certified nonzero."""
+    """Small integer values of ``params`` where L - R is certified nonzero; the matrix symbols of a
+    claim about traces or determinants get random integer matrices at those sizes."""
+    import random
+
+    rng = random.Random(sp.sstr(L) + " = " + sp.sstr(R))
     for combo in _grid(params):
         budget.check("scalar counterexample search")
         at = dict(zip(params, map(sp.Integer, combo)))
-        a, b = sp.sympify(L).xreplace(at).doit(), sp.sympify(R).xreplace(at).doit()
+        mats = _matrix_values(L, R, at, rng)
+        try:
+            a, b = (sp.sympify(x).xreplace(at).xreplace(mats).doit() for x in (L, R))
+        except (ValueError, TypeError):  # SymPy's ShapeError is a ValueError: sizes that do not fit
+            continue
         d = a - b
         if d.free_symbols:
             return None, [f"cannot evaluate lhs - rhs at {at}: {sp.sstr(d)[:80]}"]
@@ -147,6 +167,7 @@ def search_scalar(L, R, params, budget: Budget) -> tuple[Counterexample | None, 
             return None, [f"a side is not a real number at {at}"]
         dims = {str(s): int(v) for s, v in at.items() if s.is_integer and s.is_positive}
         values = {str(s): np.asarray(int(v)) for s, v in at.items() if not (s.is_integer and s.is_positive)}
+        values.update({X.name: np.array(M.tolist(), dtype=object) for X, M in mats.items()})
         cex = Counterexample(
             dims=dims, values=values, lhs=floats[0], rhs=floats[1],
             lhs_exact=sp.ImmutableMatrix([[a]]), rhs_exact=sp.ImmutableMatrix([[b]]), entry=(0, 0),
@@ -209,7 +230,8 @@ def verify_scalar(lhs, rhs, *, budget: float = DEFAULT_BUDGET) -> Verdict:
     entries = sorted({a for e in (L, R) for a in sp.sympify(e).atoms(sp.Indexed) if a.free_symbols - {a} <= labels},
                      key=str)
     try:  # an entry x[1] gets a value, never the name x of its vector
-        cex, t = search_scalar(L, R, [p for p in params if p not in labels] + entries, B)
+        sizes = [d for d in dimension_symbols(lhs, rhs) if d not in params]  # the shapes of its matrices
+        cex, t = search_scalar(L, R, [p for p in params if p not in labels] + sizes + entries, B)
     except BudgetExceeded as exc:
         cex, t = None, [f"counterexample search gave up ({exc})"]
     trace += t
