@@ -42,10 +42,10 @@ def test_a_proved_verdict_cannot_be_made_outside_the_kernel():
 def test_the_kernel_seals_only_an_audit_that_evaluated_something():
     found = Candidate(True, "a strategy under test", "all dimensions", ("step",))
     with pytest.raises(ValueError, match="at least one evaluated instance"):
-        kernel.seal(found, AuditRecord(0, ("no instance",), "audit: skipped: no instance"))
+        kernel._sealed(found, AuditRecord(0, ("no instance",), "audit: skipped: no instance"))
     with pytest.raises(ValueError, match="at least one evaluated instance"):
-        kernel.seal(found, AuditRecord(3, (), "audit: ...", malformed=True))
-    v = kernel.seal(found, AuditRecord(2, (), "audit: 2 random exact instances agree"))
+        kernel._sealed(found, AuditRecord(3, (), "audit: ...", malformed=True))
+    v = kernel._sealed(found, AuditRecord(2, (), "audit: 2 random exact instances agree"))
     assert v.proved and v.audit.agreed == 2
 
 
@@ -57,6 +57,16 @@ def test_only_the_kernel_and_the_verdict_name_the_seal():
             if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith("_seal"):
                 users.append(path.relative_to(PACKAGE).as_posix())
     assert sorted(users) == ["proof/kernel.py", "proof/verdict.py"]
+
+
+def test_only_the_kernel_calls_its_sealing_function():
+    callers = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+            if name == "_sealed":
+                callers.append(path.relative_to(PACKAGE).as_posix())
+    assert set(callers) == {"proof/kernel.py"}
 
 
 def test_the_audit_cannot_be_switched_off():

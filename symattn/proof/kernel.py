@@ -21,8 +21,10 @@ from .audit import DEFAULT_INSTANCES, run_audit
 from .verdict import AuditRecord, Candidate, Verdict, unknown
 
 
-def seal(found: Candidate, record: AuditRecord, **changes) -> Verdict:
-    """The proved verdict of ``found`` with the audit's ``record`` (which must have passed)."""
+def _sealed(found: Candidate, record: AuditRecord, **changes) -> Verdict:
+    """The proved verdict of ``found`` with the audit's ``record`` (which must have passed). Private:
+    only :func:`conclude` and :func:`combine` call it (a test checks); :func:`from_cache` seals the
+    cached verdict's own class with the stored record."""
     fields = {"general": found.general, "method": found.method, "scope": found.scope,
               "trace": tuple(found.trace), "seconds": found.seconds, "lhs": found.lhs, "rhs": found.rhs,
               "over": found.over, **changes}
@@ -64,7 +66,7 @@ def conclude(lhs, rhs, found, /, *, scalar: bool = False, at=None, instances: in
                              record.line + "; " + second.line, second.malformed)
     if not record.passed:
         return refused(found, record, trace, **changes)
-    return seal(replace(found, trace=trace), record, **changes)
+    return _sealed(replace(found, trace=trace), record, **changes)
 
 
 def combine(verdicts, method: str, scope: str, trace, general: bool, **changes) -> Verdict:
@@ -76,7 +78,7 @@ def combine(verdicts, method: str, scope: str, trace, general: bool, **changes) 
     agreed = sum(v.audit.agreed for v in verdicts)
     skipped = tuple(s for v in verdicts for s in v.audit.skipped)
     record = AuditRecord(agreed, skipped, f"audit: {agreed} exact instances agree over {len(verdicts)} parts")
-    return seal(Candidate(general, method, scope, tuple(trace)), record, **changes)
+    return _sealed(Candidate(general, method, scope, tuple(trace)), record, **changes)
 
 
 def from_cache(found: dict, cls, **fields) -> Verdict | None:
