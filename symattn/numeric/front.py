@@ -23,12 +23,15 @@ def _front(core, lazy, arrays: tuple, prepare=None):
     """``core`` when none of the arguments named ``arrays`` is a Dask array, else ``lazy`` with the
     same arguments (after ``prepare`` validates or normalizes them, so errors come at the call)."""
     signature = inspect.signature(core)
+    positions = [(name, list(signature.parameters).index(name)) for name in arrays]
 
     @functools.wraps(core)
     def public(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        if not dask_arrays.is_dask(*(bound.arguments.get(name) for name in arrays)):
+        # the arrays found without binding the signature: this runs on every call of the core
+        found = [args[k] if k < len(args) else kwargs.get(name) for name, k in positions]
+        if not dask_arrays.is_dask(*found):
             return core(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
         if prepare is not None:
             prepare(bound.arguments)
         return lazy(*bound.args, **bound.kwargs)

@@ -98,18 +98,12 @@ def determinant(A):
 
 
 def _shift(column):
-    """A finite number near the column's largest finite entry (0 when every entry is -∞)."""
+    """A finite number near the column's largest finite entry (0 when every entry is -∞ or one is
+    +∞). Any finite shift gives the same softmax, so floats may choose it: they decide nothing."""
     finite = [x for x in column if not isinstance(x, num.Inf)]
     if any(isinstance(x, num.Inf) and x.sign > 0 for x in column) or not finite:
         return 0
-    exact = [x for x in finite if num.is_exact(x)]
-    point = [num.center(x) for x in finite if not num.is_exact(x)]
-    candidates = ([max(exact)] if exact else []) + point
-    best = candidates[0]
-    for x in candidates[1:]:
-        if num.compare(x, best) > 0:
-            best = x
-    return best
+    return max((num.center(x) for x in finite), key=num.approximate)
 
 
 def _shifted_exp(x, shift):

@@ -287,6 +287,11 @@ def center(x):
     return to_interval(x).mid
 
 
+def approximate(x) -> float:
+    """A float near the finite value ``x`` (for choices that decide nothing, such as a shift)."""
+    return float(x) if is_exact(x) else float(mpmath.mpf(to_interval(x).mid.a))
+
+
 def compare(a, b) -> int:
     """-1, 0 or 1 for a < b, a = b, a > b (0 only when both are exact or both the same ∞)."""
     if isinstance(a, Inf) and isinstance(b, Inf) and a.sign == b.sign:

@@ -67,16 +67,24 @@ def free_symbols(*exprs) -> set:
         memo[id(e)] = (e, out)  # the object is kept, so that its id stays its own
         return out
 
-    result: set = set()
-    for e in exprs:
-        result |= _iterative(of, e, memo)
-    return result
-
-
-def _iterative(of, root, memo):
-    """``of(root)`` with the arguments computed first, children before parents, so that a deep
-    DAG never recurses deeper than one level."""
-    order = [x for x in reversed(nodes(root))]
-    for x in order:
+    for x in postorder(*exprs):  # arguments first: ``of`` never recurses more than one level
         of(x)
-    return of(root)
+    return set().union(*(of(e) for e in exprs)) if exprs else set()
+
+
+def postorder(*exprs) -> list:
+    """Every distinct subexpression of ``exprs`` (by identity), each after all of its arguments."""
+    seen: dict = {}
+    out: list = []
+    stack = [(e if isinstance(e, Basic) else sp.sympify(e), False) for e in reversed(exprs)]
+    while stack:
+        e, expanded = stack.pop()
+        if expanded:
+            out.append(e)
+            continue
+        if id(e) in seen:
+            continue
+        seen[id(e)] = e
+        stack.append((e, True))
+        stack.extend((a, False) for a in reversed(e.args) if isinstance(a, Basic) and id(a) not in seen)
+    return out

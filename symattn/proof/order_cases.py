@@ -68,7 +68,7 @@ def _orderings(symbols):
     for order in itertools.permutations(items):
         gaps = [sp.Dummy(f"t{i}", nonnegative=True) for i in range(len(order) - 1)]
         zero = order.index(None)
-        subs, desc = {}, []
+        subs = {}
         for i, s in enumerate(order):
             if s is None:
                 continue

@@ -31,6 +31,7 @@ both scalars (neither is a matrix) is decided here, and returns the same :class:
 from __future__ import annotations
 
 import itertools
+import random
 import time
 
 import mpmath
@@ -128,11 +129,11 @@ def _grid(params, limit: int = 64):
     return itertools.islice(itertools.product(*choices), limit)
 
 
-def _matrix_values(L, R, at, rng) -> dict:
+def _matrix_values(matrices, at, rng) -> dict:
     """Integer matrices in -2..2 for the matrix symbols of a scalar claim (Trace(AB), det A), at the
     concrete dimensions ``at``; {} when the claim has none or a shape is not concrete."""
     out = {}
-    for X in sorted((sp.sympify(L) - sp.sympify(R)).atoms(sp.MatrixSymbol), key=lambda s: s.name):
+    for X in matrices:
         r, c = (sp.sympify(x).xreplace(at) for x in X.shape)
         if not (r.is_Integer and c.is_Integer) or r * c > 64:
             return {}
@@ -143,13 +144,12 @@ def _matrix_values(L, R, at, rng) -> dict:
 def search_scalar(L, R, params, budget: Budget) -> tuple[Counterexample | None, list[str]]:
     """Small integer values of ``params`` where L - R is certified nonzero; the matrix symbols of a
     claim about traces or determinants get random integer matrices at those sizes."""
-    import random
-
     rng = random.Random(sp.sstr(L) + " = " + sp.sstr(R))
+    matrices = sorted((sp.sympify(L) - sp.sympify(R)).atoms(sp.MatrixSymbol), key=lambda s: s.name)
     for combo in _grid(params):
         budget.check("scalar counterexample search")
         at = dict(zip(params, map(sp.Integer, combo)))
-        mats = _matrix_values(L, R, at, rng)
+        mats = _matrix_values(matrices, at, rng)
         try:
             a, b = (sp.sympify(x).xreplace(at).xreplace(mats).doit() for x in (L, R))
         except (ValueError, TypeError):  # SymPy's ShapeError is a ValueError: sizes that do not fit
