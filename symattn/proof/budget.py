@@ -50,8 +50,7 @@ class Budget:
         outermost = not _ACTIVE
         epoch = _STATE["epoch"]
         if outermost:
-            _STATE["saved"] = signal.signal(signal.SIGALRM, _alarm)
-            signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+            _start_timer()
         _ACTIVE.append(entry)
         try:
             yield
@@ -70,14 +69,21 @@ class Budget:
 TICK = 0.02
 
 _ACTIVE: list = []  # the limited blocks now running in the main thread, outermost first
-_STATE = {"epoch": 0, "saved": signal.SIG_DFL}
+# "saved": the SIGALRM handler found when the timer started; "outer": the deadline and interval of
+# an interval timer that was already running then (a test runner's own guard, say), or None
+_STATE = {"epoch": 0, "saved": signal.SIG_DFL, "outer": None}
+
+
+#: seconds after which an expired block that is still running is told again: the first alarm can
+#: be swallowed where no exception may escape (a garbage-collector callback, a ``__del__``)
+REFIRE = 0.5
 
 
 class _Limit:
-    __slots__ = ("deadline", "armed")
+    __slots__ = ("deadline", "armed", "fired")
 
     def __init__(self, deadline: float):
-        self.deadline, self.armed = deadline, True
+        self.deadline, self.armed, self.fired = deadline, True, None
 
 
 class _Expired(BaseException):
@@ -86,15 +92,33 @@ class _Expired(BaseException):
 
 def _alarm(signum, frame):
     now = time.perf_counter()
+    outer = _STATE["outer"]
+    if outer is not None and now >= outer[0]:
+        # the timer that was running before ours is due: its handler runs, as it would have
+        _STATE["outer"] = (now + outer[1], outer[1]) if outer[1] > 0 else None
+        if callable(_STATE["saved"]):
+            _STATE["saved"](signum, frame)
     for entry in _ACTIVE:
-        if entry.armed and now >= entry.deadline:
-            entry.armed = False  # once: a second tick must not land in the cleanup
+        if entry.armed and now >= entry.deadline and (entry.fired is None or now - entry.fired >= REFIRE):
+            # not at every tick: the next one must not land in the block's own cleanup
+            entry.fired = now
             raise _Expired()
 
 
+def _start_timer():
+    """Tick every TICK seconds; an interval timer already running is remembered, not lost."""
+    _STATE["saved"] = signal.signal(signal.SIGALRM, _alarm)
+    remaining, interval = signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+    _STATE["outer"] = (time.perf_counter() + remaining, interval) if remaining > 0 else None
+
+
 def _stop_timer():
+    """Stop ticking, and give back the handler and the timer that ran before (what is left of it)."""
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, _STATE["saved"])
+    outer, _STATE["outer"] = _STATE["outer"], None
+    if outer is not None:
+        signal.setitimer(signal.ITIMER_REAL, max(outer[0] - time.perf_counter(), 1e-3), outer[1])
 
 
 @contextmanager
