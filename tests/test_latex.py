@@ -60,7 +60,7 @@ def _hostile():
         ("deep braces", braces, "nested more than"),
         ("deep frac", "$$ " + r"\frac{" * 300 + "Q" + "}{2}" * 300 + " $$", "nested more than"),
         ("huge exponent", "$$ Q^{999999999999999999} $$", "digits; at most 6"),
-        ("power", "$$ Q^{2} $$", "exponent"),
+        ("power", "$$ Q^{1/0} $$", "denominator 0"),
         ("python", "$$ __import__('os').system('touch /tmp/pwned') $$", "line 1, column"),
         ("python eval", r"$$ \operatorname{eval}(\text{1+1}) $$", "is not a name"),
         ("unbalanced open", r"$$ \frac{Q}{ $$", "line 1"),

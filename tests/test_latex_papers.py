@@ -186,7 +186,8 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ o = A_{t,s} $$", r"a double subscript", "whole matrices"),
     (r"$$ o = F(X)_{t} $$", r"entries of a result", "the whole matrix"),
     (r"$$ F(X)_{t,:} := X W_{t,:} $$", r"does not start with row t", "F(X)_{t,:} := softmax(A_{t,:}) M"),
-    (r"$$ A = Q^{-1} $$", r"the inverse \^\{-1\}", "without inverses"),
+    (r"$$ Q \in \mathbb{R}^{n \times n} $$ $$ A = Q^{-1} $$", r"the power \^\{-1\} of the matrix Q",
+     "inverses and roots of matrices are not part of the notation"),
     (r"$$ \phi : M^{N \times D} \to M^{N \times C} $$", "feature map", "between vector spaces"),
     (r"$$ A = \mathrm{GQA}\text{-} 2 $$", r"\\text\{-\} inside a name", "one command"),
 ])

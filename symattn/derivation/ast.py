@@ -295,6 +295,65 @@ class Kron(Node):
 
 
 @dataclass(frozen=True)
+class Hadamard(Node):
+    """``A \\odot B \\odot C`` (also ``\\circ``): the entrywise product of matrices of one shape."""
+
+    factors: tuple
+
+    def text(self):
+        return " ∘ ".join(f.text() for f in self.factors)
+
+    def latex(self):
+        return r" \odot ".join(f.latex() for f in self.factors)
+
+
+@dataclass(frozen=True)
+class Inner(Node):
+    """``\\langle a, b \\rangle``: aᵀb for columns, a bᵀ for rows, tr(AᵀB) for matrices."""
+
+    left: Node
+    right: Node
+
+    def text(self):
+        return f"<{self.left.text()}, {self.right.text()}>"
+
+    def latex(self):
+        return rf"\langle {self.left.latex()}, {self.right.latex()} \rangle"
+
+
+@dataclass(frozen=True)
+class Norm(Node):
+    """``\\|x\\|`` (Euclidean, Frobenius for a matrix), ``\\|x\\|^2`` when ``squared``."""
+
+    arg: Node
+    squared: bool = False
+
+    def text(self):
+        return f"||{self.arg.text()}||" + ("^2" if self.squared else "")
+
+    def latex(self):
+        return rf"\left\| {self.arg.latex()} \right\|" + ("^{2}" if self.squared else "")
+
+
+@dataclass(frozen=True)
+class Power(Node):
+    """``d^{-1/2}``, ``x^2``: a number power, num/den (den > 0)."""
+
+    base: Node
+    num: int
+    den: int = 1
+
+    def exponent(self):
+        return str(self.num) if self.den == 1 else f"{self.num}/{self.den}"
+
+    def text(self):
+        return f"{self.base.text()}^{{{self.exponent()}}}"
+
+    def latex(self):
+        return f"{{{self.base.latex()}}}^{{{self.exponent()}}}"
+
+
+@dataclass(frozen=True)
 class Div(Node):
     num: Node
     den: Node
@@ -382,6 +441,7 @@ class Block(Node):
 class Shape(Node):
     rows: Node
     cols: Node
+    vector: bool = field(default=False, compare=False)  # written as a vector space, \\mathbb{R}^{n}
 
 
 @dataclass(frozen=True)

@@ -477,8 +477,8 @@ def diagnose_step(step, budget: float = 10.0):
     L = step.lhs_expr
     if isinstance(L, Exception):
         return diagnose_left(step, budget)
-    if L is None:
-        return None
+    if L is None or not isinstance(L, MatrixExpr):
+        return None  # a scalar side: no slip of a matrix derivation explains it
     deadline = Budget(budget)
     candidates = []
     scope = step.scope_obj

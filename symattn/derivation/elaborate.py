@@ -206,6 +206,11 @@ class Scope:
                 self.scalars[k] = sp.Symbol(k, real=True)
             return
         rows, cols = self.dim(st.shape.rows), self.dim(st.shape.cols)
+        if st.shape.vector and self.convention == "row":  # x \in \mathbb{R}^{d}: under the row convention a row
+            rows, cols = cols, rows
+            names, d = ", ".join(n.text() for n in st.names), sp.sstr(cols)
+            self.notes.append(f"{names} \u2208 R^{d}: a row of {d} entries (1 \u00d7 {d}), as the row convention "
+                              "writes vectors")
         if st.index is not None:
             self.head_range(st.index, st.upper, st)
         for n in st.names:
@@ -671,6 +676,55 @@ class Scope:
                           "terms of the same shape", NotationShapeError)
             out = out + v
         return out
+
+    def _hadamard(self, node, L):
+        out, first = None, None
+        for f in node.factors:
+            v = self._expr(f, L)
+            if not is_matrix(v):
+                self.fail(f, f"{f.text()} in an entrywise product (\\odot) is a scalar", "matrices of one shape; "
+                          "a scalar multiplies as c A")
+            if out is not None and not (same_dim(out.rows, v.rows) and same_dim(out.cols, v.cols)):
+                self.fail(f, f"cannot multiply {first.text()} ({shape_text(out)}) entrywise by {f.text()} "
+                          f"({shape_text(v)})", "factors of the same shape", NotationShapeError)
+            out, first = (v, f) if out is None else (sp.HadamardProduct(out, v), first)
+        return out
+
+    def _power(self, node, L):
+        v = self._expr(node.base, L)
+        if not is_matrix(v):
+            return sp.Pow(v, sp.Rational(node.num, node.den))
+        if node.den != 1 or node.num < 1:
+            self.fail(node, f"the power ^{{{node.exponent()}}} of the matrix {node.base.text()}",
+                      "a positive whole power of a square matrix (A^2 = A A); inverses and roots of matrices are "
+                      "not part of the notation")
+        out = v
+        for _ in range(node.num - 1):
+            out = self.multiply(out, node.base, v, node.base)
+        return out
+
+    def _inner(self, node, L):
+        a, b = self._expr(node.left, L), self._expr(node.right, L)
+        for n, v in ((node.left, a), (node.right, b)):
+            if not is_matrix(v):
+                self.fail(n, f"{n.text()} in an inner product is a scalar", "two vectors of one shape")
+        if not (same_dim(a.rows, b.rows) and same_dim(a.cols, b.cols)):
+            self.fail(node.right, f"the inner product of {node.left.text()} ({shape_text(a)}) and "
+                      f"{node.right.text()} ({shape_text(b)})", "two vectors of one shape", NotationShapeError)
+        if a.cols == 1:
+            return a.T * b  # columns: a^T b (1 × 1)
+        if a.rows == 1:
+            return a * b.T  # rows: a b^T (1 × 1)
+        return sp.Trace(a.T * b)  # matrices: the Frobenius inner product
+
+    def _norm(self, node, L):
+        v = self._expr(node.arg, L)
+        if not is_matrix(v):
+            self.fail(node.arg, f"the norm of the scalar {node.arg.text()}", "a vector or a matrix")
+        square = self._inner(ast.Inner(node.pos, node.arg, node.arg), L)
+        if node.squared:
+            return square
+        return sp.sqrt(square[0, 0] if getattr(square, "shape", None) == (1, 1) else square)
 
     def _mul(self, node, L):
         acc, left = None, None
@@ -1157,6 +1211,13 @@ class Scope:
             return sp.exp(v) if base == "exp" else sp.log(v)
         if base in ("Softmax", "softmax") and name.sub is None and name.sup is None:
             (X,) = self.args(node, L, 1)
+            if X.shape == (1, 1):  # softmax(q^T x_i): the paper means a softmax over i, never the number 1
+                arg = node.args[0].text()
+                self.fail(node, f"softmax({arg}) of the 1 × 1 argument {arg} would be 1 for every value; a paper "
+                          "writing it means the softmax over the positions (the index of the argument), which is "
+                          "not read as such",
+                          "the softmax of the whole column of scores, as in softmax(X^T q), whose entries are the "
+                          "weights; a step is never checked under a reading the paper did not intend")
             axis = {"col": 0, "row": 1}.get(node.axis, 0 if self.convention == "column" else 1)
             return D.softmax(X, axis)
         if base == "Attention" and name.sub is None:

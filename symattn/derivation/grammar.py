@@ -108,13 +108,22 @@ class Parser:
 
     def kron_term(self):
         """``A \\otimes W`` binds looser than a product: (A^h \\otimes W_O^h W_V^h)."""
-        left = self.term()
+        left = self.hadamard_term()
         if self.at("cmd", "otimes"):
             op = self.next()
             left = ast.Kron((op.line, op.col), left, self.term())
             if self.at("cmd", "otimes"):
                 self.fail("a Kronecker product of three factors", "two factors, A \\otimes W")
         return left
+
+    def hadamard_term(self):
+        """``P \\odot dP``: the entrywise product binds looser than a matrix product (A B \\odot C is
+        (A B) \\odot C), tighter than a sum."""
+        factors = [self.term()]
+        while self.at("cmd", "odot") or self.at("cmd", "circ"):
+            self.next()
+            factors.append(self.term())
+        return factors[0] if len(factors) == 1 else ast.Hadamard(pos_of(factors[0]), tuple(factors))
 
     def starts_primary(self) -> bool:
         t = self.peek()
@@ -162,6 +171,9 @@ class Parser:
     def postfix(self, node):
         marks = 0
         while self.at_op("^"):
+            if self.power_ahead():
+                node = ast.Power(pos_of(node), node, *self.power())
+                continue
             caret = self.next()
             marks += 1
             if marks > MAX_DEPTH:
@@ -314,9 +326,24 @@ class Parser:
             else:
                 arg = self.primary()
             return ast.Call((t.line, t.col), ast.Name((t.line, t.col), "exp"), (arg,))
-        sub, sup, transpose = None, None, []
+        if t.value in ("exp", "log") and self.dialect == "latex" and not self.at_op("(", "_", "^") \
+                and self.starts_primary():
+            return self.bare_application(t)
+        sub, sup, transpose, upper = None, None, [], None
+        power = None
         while self.at_op("_", "^"):
+            if self.at_op("^") and self.power_ahead():
+                power = self.power()
+                break
             op = self.next()
+            if op.value == "^" and self.dialect == "latex" and self.at_op("{") and self.at("op", "(", 1):
+                if upper is not None:
+                    self.fail("a second index in parentheses", "one index per name, as in W^{(i)}", op)
+                upper, transposed = self.paren_index()
+                if transposed:
+                    transpose.append(op)
+                    break
+                continue
             if op.value == "_":
                 if sub is not None:
                     self.fail("a second subscript", "one subscript per name", op)
@@ -339,6 +366,8 @@ class Parser:
                 if sup is not None:
                     self.fail("a second superscript", "one label per name", op)
                 sup = label
+        if upper is not None:
+            sub, sup = self.upper_index(t, upper, sub, sup)
         node = ast.Name((t.line, t.col), t.value, sub, sup, t.font)
         if not transpose and (self.at_op("(") or (self.at_op("[") and self.dialect == "latex"
                                                    and t.value in VOCABULARY)):  # Q^T (K) is a product
@@ -352,7 +381,88 @@ class Parser:
             node = ast.RowOf(node.pos, node, sub.index)
         for op in transpose:
             node = ast.T((op.line, op.col), node)
+        if power is not None:
+            node = ast.Power(node.pos, node, *power)
         return node
+
+    def power_ahead(self) -> bool:
+        """At ``^``: a number follows (``^2``, ``^{-1/2}``, ``^{-\\frac{1}{2}}``), in LaTeX."""
+        if self.dialect != "latex":
+            return False
+        k = 1
+        if self.at("op", "{", k):
+            k += 1
+            if self.at("op", "-", k):
+                k += 1
+            return self.at("num", None, k) or self.at("cmd", "frac", k)
+        return self.at("num", None, k)
+
+    def power(self):
+        """``^2``, ``^{3}``, ``^{-1}``, ``^{-1/2}``, ``^{\\frac{1}{2}}``: (numerator, denominator)."""
+        self.next()
+        if not self.at_op("{"):
+            return int(self.next().value), 1
+        self.next()
+        sign = -1 if self.at_op("-") and self.next() else 1
+        if self.at("cmd", "frac"):
+            self.next()
+            parts = []
+            for _ in range(2):
+                self.expect_op("{", "'{' and a number")
+                t = self.next()
+                if t.kind != "num":
+                    self.fail(f"found {t.show()} in a power", "a number, as in ^{-\\frac{1}{2}}", t)
+                parts.append(int(t.value))
+                self.expect_op("}", "'}'")
+            num, den = parts
+        else:
+            num, den = int(self.next().value), 1
+            if self.at_op("/"):
+                self.next()
+                t = self.next()
+                if t.kind != "num":
+                    self.fail(f"found {t.show()} in a power", "a number, as in ^{-1/2}", t)
+                den = int(t.value)
+        self.expect_op("}", "'}' closing the power")
+        if den == 0:
+            self.fail("a power with the denominator 0", "a power such as ^{-1/2}")
+        return sign * num, den
+
+    def bare_application(self, t: Token):
+        """``\\exp x``, ``\\exp q^\\top k / \\sqrt{d}``: without parentheses the argument is the product that
+        follows, up to a sign, a fraction bar, or the next \\exp or \\log (\\exp a \\exp b is exp(a) exp(b))."""
+        p = (t.line, t.col)
+        factors = [self.factor()]
+        while self.starts_primary() and not (self.at("ident", "exp") or self.at("ident", "log")):
+            factors.append(self.factor())
+        arg = factors[0] if len(factors) == 1 else ast.Mul(pos_of(factors[0]), tuple(factors))
+        return ast.Call(p, ast.Name(p, t.value), (arg,))
+
+    def paren_index(self):
+        """After ``^``: ``{(i)}`` or ``{(i)\\top}``, an index written as a superscript in parentheses (the
+        i-th head's W^{(i)}, the first layer's x^{(1)}); returns the index and whether a transpose follows."""
+        self.i += 2
+        index = self.sub_atom(True)
+        while self.at_op("+", "-"):
+            op = self.next()
+            index = ast.Index(index.pos, index, op.value, self.sub_atom(True))
+        self.expect_op(")", "')' closing the index in parentheses")
+        transposed = self.at("top") or self.at("ident", "T")
+        if transposed:
+            self.next()
+        self.expect_op("}", "'}' closing the superscript")
+        return index, transposed
+
+    def upper_index(self, t, upper, sub, sup):
+        """``W_Q^{(i)}`` is head i's W^Q: the index in parentheses is the name's index, and a label in the
+        subscript (a capital or a word: Q, K, model) becomes its label."""
+        if sub is None:
+            return upper, sup
+        if sup is None and isinstance(sub, ast.Name) and sub.sub is None and (
+                sub.base[:1].isupper() or len(sub.base) > 1):
+            return upper, sub.base
+        self.fail(f"{t.value}_{{{sub.text()}}} with the index ({upper.text()}) as well: two indices on one name",
+                  f"one index, as in {t.value}_{{{sub.text()}}} or {t.value}^{{({upper.text()})}}", t)
 
     def call(self, target: ast.Name):
         axis = None

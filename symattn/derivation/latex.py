@@ -40,12 +40,26 @@ SKIP = ("quad", "qquad", ",", ";", ":", "!", " ", "displaystyle", "textstyle", "
         "middle", "enspace", "thinspace", "medspace", "thickspace", "nolimits")
 SKIP_WITH_ARG = ("tag", "label", "hspace", "vspace", "eqref", "ref", "cite")
 GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto", "lceil", "rceil", "lfloor", "rfloor",
-           "otimes")
+           "otimes", "odot", "circ")
 SYNONYMS = {"tfrac": ("cmd", "frac"), "dfrac": ("cmd", "frac"), "cfrac": ("cmd", "frac"),
             "coloneqq": ("op", ":="), "coloneq": ("op", ":="), "triangleq": ("op", ":="),
             "equiv": ("op", "="), "rightarrow": ("cmd", "to"),
             "exp": ("ident", "exp"), "log": ("ident", "log"), "ell": ("ident", "ell")}
 DOTS = ("cdots", "dots", "ldots", "vdots", "ddots", "dotsc", "dotsb", "dotsm")
+# Decorations are part of a name (\hat{x} is the name x̂, another name than x): the combining mark each
+# adds. Wide and narrow forms are the same decoration, as are \bar and \overline.
+DECORATIONS = {"hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303", "widetilde": "\u0303",
+               "bar": "\u0304", "overline": "\u0304", "check": "\u030c", "dot": "\u0307", "ddot": "\u0308",
+               "vec": "\u20d7", "breve": "\u0306", "acute": "\u0301", "grave": "\u0300",
+               "mathring": "\u030a"}
+# Presentation around an expression: the expression is read, the annotation is not.
+# name: (arguments skipped before the expression, the annotation after it: "_", "^" or "")
+ANNOTATED = {"underbrace": (0, "_"), "overbrace": (0, "^"), "underset": (1, ""), "overset": (1, ""),
+             "stackrel": (1, ""), "boxed": (0, ""), "textcolor": (1, ""), "colorbox": (1, ""),
+             "mathstrut": (None, ""), "color": (None, ""), "phantom": (None, ""), "hphantom": (None, ""),
+             "vphantom": (None, ""), "mathclap": (0, ""), "mathllap": (0, ""), "mathrlap": (0, "")}
+# marks a superscript may hold as a label: v^*, v^{\ast}, W^{\star}
+STAR_COMMANDS = ("ast", "star")
 TOP = ("top", "intercal", "mathsf{T}")
 GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho "
          "sigma tau upsilon phi varphi chi psi omega "
@@ -62,8 +76,6 @@ MAX_MACRO_ARGS = 9
 
 # Constructs of papers that are refused, each with what to write instead (listed in the README).
 REFUSED = {
-    "odot": "the entrywise product is not read: write matrix products",
-    "circ": "composition and the entrywise product are not read: write the applications out",
     "max": "maxima are not read in a matrix derivation (a file of numbers and vectors that uses \\max goes to the "
            "scalar reader, docs/scalars.md): state the step with \\operatorname{softmax}, whose shift invariance "
            "is proved",
@@ -210,6 +222,11 @@ class Lexer:
             elif c in "[]":
                 self.emit("op", c, i)  # a group [x], a call Softmax[x] or a list [x_1, ..., x_N]
                 self.i += 1
+            elif c == "^" and self.primes(i):
+                pass  # W^{\prime}: the primes joined the name
+            elif c == "*" and self.in_superscript():
+                self.emit("ident", "*", i)  # v^*: a label
+                self.i += 1
             elif c in "(){},;+-*/=:^_&|<>":
                 self.emit("op", c, i)
                 self.i += 1
@@ -228,6 +245,90 @@ class Lexer:
         if eof:
             self.emit("eof", "", self.i)
         return self.out
+
+    def primes(self, i) -> bool:
+        """``^\\prime``, ``^{\\prime\\prime}`` after a name: the name gets its primes (W^{\\prime} is W')."""
+        s, j = self.s, i + 1
+        while j < len(s) and s[j] in " \t":
+            j += 1
+        braced = s.startswith("{", j)
+        j += braced
+        count = 0
+        while True:
+            while j < len(s) and s[j] in " \t":
+                j += 1
+            if s.startswith("\\prime", j) and not s[j + 6:j + 7].isalpha():
+                count, j = count + 1, j + 6
+            else:
+                break
+            if not braced:
+                break
+        if braced:
+            if not s.startswith("}", j):
+                return False
+            j += 1
+        if not count or not self.out or self.out[-1].kind != "ident":
+            return False
+        last = self.out[-1]
+        self.out[-1] = Token("ident", last.value + "'" * count, last.line, last.col, last.font)
+        self.i = j
+        return True
+
+    def in_superscript(self) -> bool:
+        """Whether the next token is inside a superscript: right after '^' or '^{'."""
+        out = self.out
+        return bool(out) and ((out[-1].kind == "op" and out[-1].value == "^") or (
+            len(out) > 1 and out[-1].kind == "op" and out[-1].value == "{" and out[-2].kind == "op"
+            and out[-2].value == "^"))
+
+    def argument(self, what: str) -> str:
+        """The argument of a command: ``{...}``, or one letter, digit or command (``\\hat x``)."""
+        s, j = self.s, self.i
+        while j < len(s) and s[j] in " \t":
+            j += 1
+        if s.startswith("{", j):
+            return self.braced(what)
+        if j < len(s) and s[j] == "\\":
+            k = j + 1
+            while k < len(s) and s[k].isascii() and s[k].isalpha():
+                k += 1
+            self.i = max(k, j + 2)
+            return s[j:self.i]
+        if j < len(s) and (s[j].isalnum()):
+            self.i = j + 1
+            return s[j]
+        self.fail(f"\\{what} without its argument", "'{' after \\" + what, j)
+
+    def decorate(self, name, i):
+        """``\\hat{x}``, ``\\tilde{\\mathbf{q}}_i``, ``\\bar v``: the decorated name is one name."""
+        text = self.argument(name)
+        start = len(self.out)
+        self.sublex(text, i)
+        toks = self.out[start:]
+        if not toks or toks[0].kind != "ident" or (len(toks) > 1 and not (
+                toks[1].kind == "op" and toks[1].value in ("_", "^"))):
+            self.fail(f"\\{name}{{{text[:30]}}} decorates more than a name",
+                      f"\\{name} over one name, as in \\{name}{{x}}", i)
+        first = toks[0]
+        self.out[start] = Token("ident", first.value + DECORATIONS[name], first.line, first.col, first.font)
+
+    def annotated(self, name, i):
+        """``\\underbrace{X}_{\\text{..}}``, ``\\overset{!}{=}``, ``\\boxed{X}``: X is read, the rest is not."""
+        skip, after = ANNOTATED[name]
+        if skip is None:  # \color{red}, \phantom{x}: nothing to read
+            if name != "mathstrut":
+                self.argument(name)
+            return
+        for _ in range(skip):
+            self.argument(name)
+        self.sublex(self.argument(name), i)
+        if after:
+            s, j = self.s, self.i
+            while j < len(s) and s[j] in " \t":
+                j += 1
+            if s.startswith(after, j):
+                self.i = j + 1
+                self.argument(name)
 
     def prose(self, i):
         """Text between formulas is prose: skipped, except what opens a formula or defines a macro."""
@@ -345,6 +446,13 @@ class Lexer:
                 and self.i < len(self.s) and self.s[self.i].isalpha():
             self.hyphen = True  # \mathrm{GQA}\text{-}G: one name, GQA-G
             return
+        if "\\" in word and name not in TEXT_COMMANDS:  # \mathbf{\hat{x}}, \boldsymbol{\alpha}
+            start = len(self.out)
+            self.sublex(word, i)
+            if start < len(self.out) and self.out[start].kind == "ident":
+                t = self.out[start]
+                self.out[start] = Token(t.kind, t.value, t.line, t.col, name)
+            return
         if name in TEXT_COMMANDS and word in ("-", ""):
             self.fail(f"\\{name}{{{word}}} inside a name", "a name in one command, as in \\mathrm{GQA}", i)
         m = len(word)
@@ -389,6 +497,8 @@ class Lexer:
                 pass
             elif ch in "{}":
                 self.emit("op", "(" if ch == "{" else ")", i)  # \{ \} group, as brackets do
+            elif ch == "|":
+                self.emit("op", "‖", i)  # \|x\|: a norm
             else:
                 self.fail(f"unsupported LaTeX command \\{ch}", "a command of the supported subset", i)
             return
@@ -427,11 +537,26 @@ class Lexer:
         if name in WORD_COMMANDS:
             self.word(name, i)
             return
+        if name in DECORATIONS:
+            self.decorate(name, i)
+            return
+        if name in ANNOTATED:
+            self.annotated(name, i)
+            return
+        if name in STAR_COMMANDS and self.in_superscript():
+            self.emit("ident", "*", i)
+            return
         if name in ("cos", "sin") and self.matrix > 0:  # entries of a rotation R^d_{\Theta,m}
             self.emit("cmd", name, i)
             return
         if name in CASES_COMMANDS and self.cases > 0:
             self.emit("cmd", CASES_COMMANDS[name], i)
+            return
+        if name in ("langle", "rangle"):
+            self.emit("op", "⟨" if name == "langle" else "⟩", i)
+            return
+        if name in ("lVert", "rVert", "Vert"):
+            self.emit("op", "‖", i)
             return
         if name in SYNONYMS:
             kind, value = SYNONYMS[name]
@@ -468,12 +593,20 @@ class LatexParser(Parser):
     def starts_primary(self) -> bool:
         if self.at("begin") and (self.peek().value in MATRIX_ENVS or self.peek().value == "cases"):
             return True
+        if self.at_op("⟨"):
+            return True
+        if self.at_op("‖"):  # a norm opens here unless it closes one: \|x\| \|y\|
+            return self.norms_open % 2 == 0
         return super().starts_primary()
 
     def primary(self):
         t = self.peek()
         if t.kind == "op" and t.value == "[":
             return self.bracket(t)
+        if t.kind == "op" and t.value == "⟨":
+            return self.inner(t)
+        if t.kind == "op" and t.value == "‖":
+            return self.norm(t)
         if t.kind == "begin" and t.value in MATRIX_ENVS:
             self.next()
             self.enter()
@@ -486,6 +619,44 @@ class LatexParser(Parser):
         if t.kind == "begin" and t.value == "cases":
             return self.cases(t)
         return super().primary()
+
+    def inner(self, t: Token):
+        """``\\langle q, k \\rangle``: an inner product of two vectors (or matrices) of one shape."""
+        self.next()
+        self.enter()
+        left = self.expr()
+        self.expect_op(",", "',' between the two sides of the inner product")
+        right = self.expr()
+        self.expect_op("⟩", f"\\rangle closing the \\langle at line {t.line}, column {t.col}")
+        self.leave()
+        return ast.Inner((t.line, t.col), left, right)
+
+    norms_open = 0
+
+    def norm(self, t: Token):
+        """``\\|x\\|``, ``\\|x\\|_2``, ``\\|A\\|_F`` and their squares ``\\|x\\|^2``, ``\\|x\\|_2^2``."""
+        self.next()
+        self.enter()
+        self.norms_open += 1
+        arg = self.expr()
+        self.expect_op("‖", f"\\| closing the norm opened at line {t.line}, column {t.col}")
+        self.norms_open -= 1
+        self.leave()
+        squared = False
+        for _ in range(2):
+            if self.at_op("_"):
+                u = self.peek(1) if not self.at("op", "{", 1) else self.peek(2)
+                if not (u.kind == "num" and u.value == "2") and not (u.kind == "ident" and u.value == "F"):
+                    self.fail(f"the norm with subscript {u.show()}", "the Euclidean norm \\|x\\| (or "
+                              "\\|x\\|_2, \\|A\\|_F); other norms are not read", u)
+                self.i += 2 if not self.at("op", "{", 1) else 4
+            elif self.at_op("^"):
+                u = self.peek(1) if not self.at("op", "{", 1) else self.peek(2)
+                if not (u.kind == "num" and u.value == "2"):
+                    self.fail(f"the norm to the power {u.show()}", "\\|x\\| or its square \\|x\\|^2", u)
+                self.i += 2 if not self.at("op", "{", 1) else 4
+                squared = True
+        return ast.Norm((t.line, t.col), arg, squared)
 
     def cases(self, t: Token):
         """``\\begin{cases} 0 & s \\le t \\\\ -\\infty & s > t \\end{cases}``: a mask written entry by entry,
@@ -640,12 +811,12 @@ class LatexParser(Parser):
         self.next()
         if not self.at_op("{"):
             rows = self.sub_atom()  # \mathbb{R}^n
-            return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1))
+            return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1), True)
         self.next()
         rows = self.expr()
         if self.at_op("}"):
             self.next()
-            return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1))
+            return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1), True)
         if not self.at("cmd", "times"):
             self.fail(f"found {self.peek().show()}", "\\times between rows and columns")
         self.next()

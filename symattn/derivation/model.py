@@ -182,6 +182,8 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         previous = s
         if isinstance(L, Exception) or isinstance(R, Exception):
             continue
+        L, R = _as_one_by_one(L, R)
+        s.lhs_expr, s.rhs_expr = L, R
         if not (is_matrix(L) and is_matrix(R)):
             s.status, s.error = "ill-formed", "both sides of a step must be matrices"
             continue
@@ -304,6 +306,43 @@ def _is_definition(scope: Scope, st) -> bool:
     return isinstance(st, ast.Chain) and st.links[0][0] == "=" and scope.is_undefined_name(st.first)
 
 
+def _as_one_by_one(L, R):
+    """A scalar side (\\|q\\| \\|k\\|) beside a 1 × 1 matrix (q^T k) or another scalar is compared as the
+    1 × 1 matrix of its value; anything else is left as it is."""
+    def lift(x):
+        return sp.ImmutableMatrix([[x]]) if isinstance(x, sp.Expr) and not is_matrix(x) else x
+
+    def small(x):
+        return not is_matrix(x) or (x.rows == 1 and x.cols == 1)
+
+    if isinstance(L, Exception) or isinstance(R, Exception) or not (small(L) and small(R)):
+        return L, R
+    if is_matrix(L) and is_matrix(R):
+        return L, R
+    return lift(L), lift(R)
+
+
+def _stated_equalities(stmts):
+    """``d_a = d_z`` between two dimensions of the declarations, stated in the text: an assumption (as
+    ``assume d_a = d_z``), not a step of the derivation."""
+    dims = {key_of(n) for st in stmts if isinstance(st, ast.Declare)
+            for n in ast.nodes_of((st.shape.rows, st.shape.cols)) if isinstance(n, ast.Name)}
+    declared = {key_of(n) for st in stmts if isinstance(st, ast.Declare) for n in st.names}
+
+    def dimension(n):
+        return isinstance(n, ast.Name) and n.sup is None and key_of(n) in dims and key_of(n) not in declared
+
+    out = []
+    for st in stmts:
+        if (isinstance(st, ast.Chain) and st.shape is None and not st.bind and dimension(st.first)
+                and all(rel == "=" and dimension(e) for rel, _, e in st.links)):
+            nodes = [st.first] + [e for _, _, e in st.links]
+            out.extend(ast.Assume(st.pos, a, b) for a, b in zip(nodes[1:], nodes[:-1]))
+        else:
+            out.append(st)
+    return out
+
+
 def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_BUDGET,
                      diagnose: bool = True, dialect: str = "notation") -> Report:
     """Check a parsed document.
@@ -316,6 +355,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     start = time.perf_counter()
     scope = Scope()
     scope.dialect = dialect
+    stmts = _stated_equalities(stmts)
     for st in stmts:
         if isinstance(st, ast.Assume):
             _assume(scope, st)
