@@ -3,3 +3,7 @@
 
 from .verify import verify_gradient as verify_gradient
 from .vjp import vjp as vjp
+
+from . import sympy_diff as _sympy_diff
+
+_sympy_diff.register()
