@@ -40,6 +40,12 @@ from .proof import Verdict as Verdict
 from .proof import verify as verify
 
 # isort: split
+# gradients: the VJP rules and verify_gradient
+from .errors import GradientError as GradientError
+from .grad import verify_gradient as verify_gradient
+from .grad import vjp as vjp
+
+# isort: split
 # seed 002: pooling, self-/cross-attention, GQA/MQA, masks, KV cache, permutations, RoPE
 # lowering to NumPy and the numeric core: ``symattn.lower(expr)`` is the function, and the
 # package that implements it is ``symattn.lowering``

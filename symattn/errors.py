@@ -76,3 +76,9 @@ class LoweringError(SymattnError, TypeError):
 
 class InputError(SymattnError, ValueError):
     """A numeric input that makes no sense: an integer or complex dtype, too few axes, a bad option."""
+
+
+class GradientError(SymattnError, TypeError):
+    """A gradient that symattn cannot form: a node :func:`symattn.vjp` has no rule for (the message
+    names it and lists the covered nodes), a ``wrt`` that is not an input of the expression, or
+    ``sympy.diff`` of a symattn node (which points to ``symattn.vjp``)."""

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from ._seal import SEAL
 from .audit import DEFAULT_INSTANCES, run_audit
+from .audit_gradient import run_gradient_audit
 from .verdict import AuditRecord, Candidate, Verdict, unknown
 
 
@@ -91,3 +92,22 @@ def from_cache(found: dict, cls, **fields) -> Verdict | None:
     if not record.passed:
         return None
     return cls("proved", audit=record, seal=SEAL, **fields)
+
+
+def conclude_gradient(expr, wrt, candidate, cotangent, found, /, *, at=None, **changes) -> Verdict:
+    """The verdict on "candidate is the VJP of expr with respect to wrt at cotangent" for what a
+    gradient strategy found: the gradient audit (:mod:`symattn.proof.audit_gradient`, which
+    differentiates random exact instances) must evaluate one instance at least and agree at every
+    one it evaluated; otherwise "unknown". A certified disagreement raises SoundnessError."""
+    if isinstance(found, Verdict):
+        if found.proved:
+            raise TypeError("conclude_gradient: pass the strategy's Candidate, not a verdict already made")
+        return replace(found, **changes) if changes else found
+    if not isinstance(found, Candidate):
+        raise TypeError(f"conclude_gradient: expected a Candidate or a Verdict, got {type(found).__name__}")
+    record = run_gradient_audit(expr, wrt, candidate, cotangent, at=at, prover_trace=found.trace,
+                                method=found.method)
+    trace = tuple(found.trace) + (record.line,)
+    if not record.passed:
+        return refused(found, record, trace, **changes)
+    return _sealed(replace(found, trace=trace), record, **changes)

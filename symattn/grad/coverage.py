@@ -1,0 +1,66 @@
+"""Which nodes :func:`symattn.vjp` covers and which it refuses, and why (a test enumerates the
+node classes of :mod:`symattn.defs` against these tables).
+
+Covered: the nodes with a rule in :mod:`symattn.grad.rules`, the inputs (leaves) and the constants
+(masks, permutations, identities, ones and zeros). Refused: nodes with no rule yet; :func:`refuse`
+raises :class:`~symattn.errors.GradientError` naming the node and listing the covered ones. A
+refused node that does not depend on ``wrt`` is a constant and is fine.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..defs.feature_map import FeatureMap
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
+from ..defs.mask import CausalMask, PaddingMask
+from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
+from ..defs.permutation import Permutation
+from ..defs.rope import BlockDiag
+from ..defs.score import Score
+from ..defs.softmax import Softmax
+from ..defs.structured import Symmetric
+from ..errors import GradientError
+from .rules import RULES
+
+#: node class -> the rule that covers it
+RULE_NODES = {
+    sp.MatMul: "matmul", sp.MatAdd: "matadd", sp.Transpose: "transpose", sp.HadamardProduct: "hadamard",
+    sp.HadamardPower: "hadamard_power", sp.Inverse: "inverse", Softmax: "softmax_columns, softmax_rows",
+    Exp: "exp", Exp2: "exp2", Log: "log", ShiftRows: "shift_rows", ScaleRows: "scale_rows",
+    DivideRows: "divide_rows",
+}
+
+#: inputs: the gradient flows into them (a Symmetric matrix only as a constant, see REFUSED_WRT)
+INPUTS = (sp.MatrixSymbol, FamilyMember)
+
+#: constants: no operand depends on anything (their gradient is not needed)
+CONSTANTS = (CausalMask, PaddingMask, Permutation, sp.Identity, sp.ZeroMatrix, sp.OneMatrix)
+
+#: node class -> why there is no rule yet
+REFUSED = {
+    Score: "an uninterpreted score function f(Q, K) would need uninterpreted partial derivatives",
+    FeatureMap: "an uninterpreted feature map would need its own uninterpreted Jacobian",
+    HeadSum: "a sum over a symbolic head count H (expand it with a concrete H)",
+    HeadStack: "a stack over a symbolic head count H (expand it with a concrete H)",
+    HeadConcat: "a concatenation over a symbolic head count H (expand it with a concrete H)",
+    BlockDiag: "RoPE's block diagonal over a symbolic number of blocks",
+    RowOf: "a row at a symbolic index",
+}
+
+#: a wrt of these classes is refused (its entries are not independent variables)
+REFUSED_WRT = {Symmetric: "the entries of a symmetric matrix are not independent (S_kl = S_lk)"}
+
+
+def covered_names() -> str:
+    nodes = [getattr(c, "__name__", str(c)) for c in RULE_NODES] + ["masks (constants)", "inputs"]
+    return ", ".join(nodes)
+
+
+def refuse(node, why: str = "") -> GradientError:
+    """The error for a node with no VJP rule that depends on ``wrt``."""
+    name = type(node).__name__
+    why = why or REFUSED.get(type(node), "no VJP rule for this node")
+    return GradientError(
+        f"vjp: no rule for the node {name} ({why}):\n  {sp.sstr(node)[:200]}\n"
+        f"  covered: {covered_names()}; rules: {', '.join(RULES)}")
