@@ -9,6 +9,12 @@ slipped step is proved (a false step proved).
     PYTHONPATH=. python benchmarks/field_corpus.py [--json OUT.json] [NAME ...]
 
 Each file runs in its own ``python -m symattn check --json`` process (timeout 300 s).
+
+``--peel`` measures past the first refusal: the line a file is refused at is blanked (line numbers
+kept) and the file checked again, until it is read or 12 lines are gone; it prints every blocking
+message in order, then the verdicts of the steps that are left (a refuted step of an original or a
+proved slip of a corrupted copy is flagged as a misreading). A blanked declaration can make a later
+message an artefact of the blanking ("not declared"); the first message of each file is exact.
 """
 
 from __future__ import annotations
@@ -99,7 +105,46 @@ def verdict_text(out: dict) -> str:
     return f"crash: {out['message']}"
 
 
+def peel(path: Path, exp: dict, tmp: Path) -> dict:
+    lines = path.read_text(encoding="utf-8").split("\n")
+    blockers = []
+    for _ in range(12):
+        tmp.write_text("\n".join(lines), encoding="utf-8")
+        _, rep = check(tmp)
+        out = outcome(rep)
+        if out["kind"] != "refused" or not out.get("line") or not (1 <= out["line"] <= len(lines)):
+            break
+        blockers.append((out["line"], out["message"]))
+        lines[out["line"] - 1] = ""
+    steps = out.get("statuses", []) if out["kind"] == "fails" else []
+    if out["kind"] == "passes":
+        steps = [(s.get("line"), s["status"]) for s in rep.get("steps", [])]
+    mis = ""
+    if exp["passes"] and any(st == "refuted" for _, st in steps):
+        mis = "TRUE step refuted: " + str([ln for ln, st in steps if st == "refuted"])
+    if not exp["passes"] and any(ln == exp["slip_line"] and st == "proved" for ln, st in steps):
+        mis = f"FALSE step proved at line {exp['slip_line']}"
+    return {"blockers": blockers, "final": out, "steps": steps, "misreading": mis}
+
+
 def main(argv: list[str]) -> int:
+    if "--peel" in argv:
+        argv = [a for a in argv if a != "--peel"]
+        exp = expectations()
+        names = [n for n in sorted(exp) if not argv or Path(n).stem in argv or n in argv]
+        tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"field_peel_{os.getpid()}.tex"
+        res = {}
+        for n in names:
+            r = peel(FIELD / n, exp[n], tmp)
+            res[n] = r
+            print(f"== {n}" + (f"   <-- {r['misreading']}" if r["misreading"] else ""))
+            for ln, msg in r["blockers"]:
+                print(f"   blocked at line {ln}: {msg[:150]}")
+            print(f"   then: {verdict_text(r['final'])[:160]}; steps {r['steps']}", flush=True)
+        tmp.unlink(missing_ok=True)
+        mis = [n for n, r in res.items() if r["misreading"]]
+        print(f"\n{len(names)} files peeled; misreadings after peeling: {mis or 'none'}")
+        return 0
     js = None
     if "--json" in argv:
         i = argv.index("--json")
