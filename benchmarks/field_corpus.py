@@ -24,8 +24,9 @@ import os
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 FIELD = ROOT / "examples" / "field"

@@ -12,10 +12,10 @@ comment that names the slip), and that the slip's line carries a step. It does n
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
+import tomllib
 
 FIELD = Path(__file__).resolve().parent.parent / "examples" / "field"
 R = np.random.default_rng
@@ -81,11 +81,13 @@ def lin2017():
         return softmax(W2 @ np.tanh(W1 @ H.T), axis=1)
 
     def line12(g, bad):
-        A = A_of(g); M = A @ A.T - np.eye(r)
+        A = A_of(g)
+        M = A @ A.T - np.eye(r)
         return np.linalg.norm(M, "fro") ** 2, np.trace(M @ M.T)
 
     def line13(g, bad):
-        A = A_of(g); M = A @ A.T - np.eye(r)
+        A = A_of(g)
+        M = A @ A.T - np.eye(r)
         return np.trace(M @ M.T), np.trace(A @ A.T @ A @ A.T) - 2 * np.trace(A @ A.T) + r
 
     def line14(g, bad):
@@ -97,7 +99,8 @@ def lin2017():
 
 def parikh2016():
     la, lb, d = 4, 6, 3
-    F = lambda x, W: np.maximum(0, x @ W)       # a feed-forward network (ReLU), applied to rows
+    def F(x, W):
+        return np.maximum(0, x @ W)       # a feed-forward network (ReLU), applied to rows
 
     def line12(g, bad):
         a, b, W = g.normal(size=d), g.normal(size=d), g.normal(size=(d, d))
@@ -124,13 +127,15 @@ def shaw2018():
         X = g.normal(size=(n, dx))
         WQ, WK, WV = (g.normal(size=(dx, dz)) for _ in range(3))
         wK, wV = g.normal(size=(2 * kc + 1, dz)), g.normal(size=(2 * kc + 1, dz))
-        clip = lambda x: max(-kc, min(kc, x))
+        def clip(x):
+            return max(-kc, min(kc, x))
         aK = np.array([[wK[clip(j - i) + kc] for j in range(n)] for i in range(n)])
         aV = np.array([[wV[clip(j - i) + kc] for j in range(n)] for i in range(n)])
         return X, WQ, WK, WV, aK, aV
 
     def line11(g, bad):
-        X, WQ, WK, WV, aK, aV = setup(g); i, j = 1, 3
+        X, WQ, WK, WV, aK, aV = setup(g)
+        i, j = 1, 3
         lhs = X[i] @ WQ @ (X[j] @ WK + aK[i, j]) / np.sqrt(dz)
         if bad:
             rhs = X[i] @ WQ @ (X[j] @ WK) / np.sqrt(dz) + X[i] @ WQ @ aK[i, j]
@@ -139,7 +144,8 @@ def shaw2018():
         return lhs, rhs
 
     def line12(g, bad):
-        X, WQ, WK, WV, aK, aV = setup(g); i = 2
+        X, WQ, WK, WV, aK, aV = setup(g)
+        i = 2
         e = np.array([X[i] @ WQ @ (X[j] @ WK + aK[i, j]) / np.sqrt(dz) for j in range(n)])
         al = np.exp(e) / np.exp(e).sum()
         lhs = sum(al[j] * (X[j] @ WV + aV[i, j]) for j in range(n))
@@ -187,8 +193,10 @@ def su2021_complex():
         Wq, Wk = g.normal(size=(2, 2)), g.normal(size=(2, 2))
         return xm, xn, Wq, Wk, 0.7, 5, 2
 
-    c = lambda v: complex(v[0], v[1])
-    rot = lambda a: np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    def c(v):
+        return complex(v[0], v[1])
+    def rot(a):
+        return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
 
     def line9(g, bad):
         xm, xn, Wq, Wk, th, m, n = setup(g)
@@ -208,7 +216,8 @@ def choromanski2021():
 
     def line11(g, bad):
         Qp, Kp, V = g.random(size=(L, r)), g.random(size=(L, r)), g.normal(size=(L, d))
-        A = Qp @ Kp.T; D = np.diag(A @ np.ones(L))
+        A = Qp @ Kp.T
+        D = np.diag(A @ np.ones(L))
         return np.linalg.inv(D) @ (A @ V), np.linalg.inv(D) @ (Qp @ (Kp.T @ V))
 
     def line12(g, bad):
@@ -232,11 +241,12 @@ def wang2020():
         E, F = g.normal(size=(k, n)), g.normal(size=(k, n))
         return Q, K, V, WQ, WK, WV, E, F
 
-    att = lambda q, kk, v: softmax(q @ kk.T / np.sqrt(q.shape[1]), axis=1) @ v
+    def att(q, kk, v):
+        return softmax(q @ kk.T / np.sqrt(q.shape[1]), axis=1) @ v
 
     def line9(g, bad):
         Q, K, V, WQ, WK, WV, E, F = setup(g)
-        return att(Q @ WQ, E @ K @ WK, F @ V @ WV), softmax(Q @ WQ @ (E @ K @ WK).T / np.sqrt(dk), axis=1) @ (F @ V @ WV)
+        return att(Q @ WQ, E @ K @ WK, F @ V @ WV), softmax(Q @ WQ @ (E @ K @ WK).T / np.sqrt(dk), axis=1) @ (F @ V @ WV)  # noqa: E501
 
     def line10(g, bad):
         Q, K, V, WQ, WK, WV, E, F = setup(g)
@@ -258,17 +268,23 @@ def kitaev2020():
         return sum(np.exp(q[i] @ k[j] - z) * v[j] for j in P)
 
     def line11(g, bad):
-        q, k, v = setup(g); i = 3; P = range(i + 1)
+        q, k, v = setup(g)
+        i = 3
+        P = range(i + 1)
         return o_def(q, k, v, i), sum(np.exp(q[i] @ k[j]) * v[j] for j in P) / sum(np.exp(q[i] @ k[j]) for j in P)
 
     def line12(g, bad):
-        q, k, v = setup(g); i = 3; P = range(i + 1)
+        q, k, v = setup(g)
+        i = 3
+        P = range(i + 1)
         z = np.log(sum(np.exp(q[i] @ k[j]) for j in P))
-        m = lambda j: 0.0 if j in P else np.inf
+        def m(j):
+            return 0.0 if j in P else np.inf
         return o_def(q, k, v, i), sum(np.exp(q[i] @ k[j] - m(j) - z) * v[j] for j in range(l))
 
     def line17(g, bad):
-        q = g.normal(size=(l, dk)); i, j = 1, 4
+        q = g.normal(size=(l, dk))
+        i, j = 1, 4
         kj = q[j] / np.linalg.norm(q[j])
         return q[i] @ kj, q[i] @ q[j] / np.linalg.norm(q[i] if bad else q[j])
     return {11: line11, 12: line12, 17: line17}
@@ -281,14 +297,14 @@ def beltagy2020():
         I = np.arange(1, n + 1)
         M = np.where(np.abs(I[:, None] - I[None, :]) <= w // 2, 0.0, -np.inf)
         full = softmax(Q @ K.T / np.sqrt(dk) + M, axis=1) @ V
-        ok = True
         lhs, rhs = [], []
         for i in range(1, n + 1):
             lo, hi = max(1, i - w // 2), min(n, i + w // 2)
             if bad:
                 hi = i
             Ks, Vs = K[lo - 1:hi], V[lo - 1:hi]
-            lhs.append(full[i - 1]); rhs.append(softmax(Q[i - 1] @ Ks.T / np.sqrt(dk)) @ Vs)
+            lhs.append(full[i - 1])
+            rhs.append(softmax(Q[i - 1] @ Ks.T / np.sqrt(dk)) @ Vs)
         return np.array(lhs), np.array(rhs)
     return {10: line10}
 
@@ -315,7 +331,8 @@ def tsai2019():
     def line11(g, bad):
         xq, Xk = g.normal(size=d), g.normal(size=(N, d))
         Wq, Wk, Wv = g.normal(size=(d, dk)), g.normal(size=(d, dk)), g.normal(size=(d, dv))
-        kern = lambda a, b: np.exp((a @ Wq) @ (b @ Wk) / np.sqrt(dk))
+        def kern(a, b):
+            return np.exp((a @ Wq) @ (b @ Wk) / np.sqrt(dk))
         Z = sum(kern(xq, b) for b in Xk)
         lhs = sum(kern(xq, b) / Z * (b @ Wv) for b in Xk)
         return lhs, softmax(xq @ Wq @ (Xk @ Wk).T / np.sqrt(dk)) @ Xk @ Wv
@@ -402,11 +419,13 @@ def dao2024():
         return L
 
     def line10(g, bad):
-        B, C, x, a = setup(g); L = L_of(a)
+        B, C, x, a = setup(g)
+        L = L_of(a)
         return run(B, C, x, a), np.array([sum(C[t] @ (L[t, s] * B[s]) * x[s] for s in range(t + 1)) for t in range(T)])
 
     def line11(g, bad):
-        B, C, x, a = setup(g); L = L_of(a)
+        B, C, x, a = setup(g)
+        L = L_of(a)
         return run(B, C, x, a), (L * ((B @ C.T) if bad else (C @ B.T))) @ x
     return {10: line10, 11: line11}
 
@@ -425,12 +444,15 @@ def sun2023():
         return out
 
     def line11(g, bad):
-        Q, K, V = setup(g); Ss = states(K, V); n = 4      # 0-based position n (the file counts from 1)
+        Q, K, V = setup(g)
+        Ss = states(K, V)
+        n = 4  # 0-based position n (the file counts from 1)
         e = (lambda m: gam ** (m - n)) if bad else (lambda m: gam ** (n - m))
         return Q[n] @ Ss[n], sum(e(m) * (Q[n] @ K[m]) * V[m] for m in range(n + 1))
 
     def line12(g, bad):
-        Q, K, V = setup(g); n = 4
+        Q, K, V = setup(g)
+        n = 4
         I = np.arange(n_)
         D = np.where(I[:, None] >= I[None, :], gam ** (I[:, None] - I[None, :]).clip(min=0), 0.0)
         return sum(gam ** (n - m) * (Q[n] @ K[m]) * V[m] for m in range(n + 1)), ((Q @ K.T * D) @ V)[n]
@@ -451,24 +473,27 @@ def peng2023():
         return a, b
 
     def line10(g, bad):
-        w, u, k, v = setup(g); a, b = rec(w, k, v)
+        w, u, k, v = setup(g)
+        a, b = rec(w, k, v)
         return (np.array([a[t - 1] for t in range(1, T + 1)]),
-                np.array([sum((np.exp(-(t - 1 - i) * w + k[i]) * v[i] for i in range(1, t)), np.zeros(d)) for t in range(1, T + 1)]))
+                np.array([sum((np.exp(-(t - 1 - i) * w + k[i]) * v[i] for i in range(1, t)), np.zeros(d)) for t in range(1, T + 1)]))  # noqa: E501
 
     def line11(g, bad):
-        w, u, k, v = setup(g); a, b = rec(w, k, v)
+        w, u, k, v = setup(g)
+        a, b = rec(w, k, v)
         sh = 0 if bad else 1
         return (np.array([b[t - 1] for t in range(1, T + 1)]),
-                np.array([sum((np.exp(-(t - sh - i) * w + k[i]) for i in range(1, t)), np.zeros(d)) for t in range(1, T + 1)]))
+                np.array([sum((np.exp(-(t - sh - i) * w + k[i]) for i in range(1, t)), np.zeros(d)) for t in range(1, T + 1)]))  # noqa: E501
 
     def line12(g, bad):
-        w, u, k, v = setup(g); a, b = rec(w, k, v)
+        w, u, k, v = setup(g)
+        a, b = rec(w, k, v)
         def wkv(t):
-            num = sum((np.exp(-(t - 1 - i) * w + k[i]) * v[i] for i in range(1, t)), np.zeros(d)) + np.exp(u + k[t]) * v[t]
+            num = sum((np.exp(-(t - 1 - i) * w + k[i]) * v[i] for i in range(1, t)), np.zeros(d)) + np.exp(u + k[t]) * v[t]  # noqa: E501
             den = sum((np.exp(-(t - 1 - i) * w + k[i]) for i in range(1, t)), np.zeros(d)) + np.exp(u + k[t])
             return num / den
         return (np.array([wkv(t) for t in range(1, T + 1)]),
-                np.array([(a[t - 1] + np.exp(u + k[t]) * v[t]) / (b[t - 1] + np.exp(u + k[t])) for t in range(1, T + 1)]))
+                np.array([(a[t - 1] + np.exp(u + k[t]) * v[t]) / (b[t - 1] + np.exp(u + k[t])) for t in range(1, T + 1)]))  # noqa: E501
     return {10: line10, 11: line11, 12: line12}
 
 
@@ -476,7 +501,7 @@ def yang2024():
     L, dk, dv = 5, 3, 2
 
     def setup(g):
-        return (g.normal(size=(L, dk)), g.normal(size=(L, dk)), g.normal(size=(L, dv)), g.uniform(0.3, 1.0, size=(L, dk)))
+        return (g.normal(size=(L, dk)), g.normal(size=(L, dk)), g.normal(size=(L, dv)), g.uniform(0.3, 1.0, size=(L, dk)))  # noqa: E501
 
     def states(K, V, al):
         S, out = np.zeros((dk, dv)), []
@@ -490,11 +515,16 @@ def yang2024():
         return np.outer(al, np.ones(dv)) * S, np.diag(al) @ S
 
     def line12(g, bad):
-        Q, K, V, al = setup(g); Ss = states(K, V, al); B = np.cumprod(al, axis=0); t = 3
+        Q, K, V, al = setup(g)
+        Ss = states(K, V, al)
+        B = np.cumprod(al, axis=0)
+        t = 3
         return Q[t] @ Ss[t], sum(((Q[t] * B[t]) @ (K[i] / B[i])) * V[i] for i in range(t + 1))
 
     def line13(g, bad):
-        Q, K, V, al = setup(g); Ss = states(K, V, al); B = np.cumprod(al, axis=0)
+        Q, K, V, al = setup(g)
+        Ss = states(K, V, al)
+        B = np.cumprod(al, axis=0)
         O = np.array([Q[t] @ Ss[t] for t in range(L)])
         M = np.tril(np.ones((L, L)))
         Kt = K * B if bad else K / B
@@ -520,7 +550,8 @@ def rabe2021():
         return (np.exp(s) @ V) / np.exp(s).sum(), (np.exp(s - m) @ V) / np.exp(s - m).sum()
 
     def line11(g, bad):
-        s, V, m = setup(g); e = np.exp(s - m)
+        s, V, m = setup(g)
+        e = np.exp(s - m)
         lo = c - 1 if bad else c                         # 0-based start of the second chunk
         num = e[:c] @ V[:c] + e[lo:] @ V[lo:]
         return (e @ V) / e.sum(), num / (e[:c].sum() + e[c:].sum())
@@ -550,7 +581,8 @@ def xiong2020():
         return nxt, x + x2 + x5
 
     def line18(g, bad):
-        x = x1 = g.normal(size=(n, d)); acc = np.zeros((n, d))
+        x = x1 = g.normal(size=(n, d))
+        acc = np.zeros((n, d))
         for _ in range(Lyr):
             x, x2, x5 = layer(x, layer_params(g))
             acc = acc + (x5 if bad else x2 + x5)
@@ -560,7 +592,8 @@ def xiong2020():
 
 def zhang2019():
     n = 5
-    rms = lambda a: np.sqrt(np.mean(a ** 2))
+    def rms(a):
+        return np.sqrt(np.mean(a ** 2))
 
     def line8(g, bad):
         a = g.normal(size=n)
@@ -580,7 +613,8 @@ def ba2016():
     H = 6
 
     def line9(g, bad):
-        a = g.normal(size=H); mu = a.mean()
+        a = g.normal(size=H)
+        mu = a.mean()
         return np.mean((a - mu) ** 2), np.mean(a ** 2) - mu ** 2
 
     def line10(g, bad):
@@ -600,8 +634,10 @@ def shazeer2020():
     def setup(g):
         return g.normal(size=dm), g.normal(size=(dm, dff)), g.normal(size=(dm, dff)), g.normal(size=(dff, dm))
 
-    swish = lambda z: z * sigmoid(z)
-    glu = lambda x, W, V: sigmoid(x @ W) * (x @ V)
+    def swish(z):
+        return z * sigmoid(z)
+    def glu(x, W, V):
+        return sigmoid(x @ W) * (x @ V)
 
     def line10(g, bad):
         x, W, V, W2 = setup(g)
@@ -618,11 +654,12 @@ def deepseek2024():
 
     def setup(g):
         h, hj = g.normal(size=d), g.normal(size=d)
-        WDKV, WUK, WUV, WQ = g.normal(size=(dc, d)), g.normal(size=(dh * nh, dc)), g.normal(size=(dh * nh, dc)), g.normal(size=(dh * nh, d))
+        WDKV, WUK, WUV, WQ = g.normal(size=(dc, d)), g.normal(size=(dh * nh, dc)), g.normal(size=(dh * nh, dc)), g.normal(size=(dh * nh, d))  # noqa: E501
         return h, hj, WDKV, WUK, WUV, WQ
 
     def line11(g, bad):
-        h, hj, WDKV, WUK, WUV, WQ = setup(g); i = 1
+        h, hj, WDKV, WUK, WUV, WQ = setup(g)
+        i = 1
         sl = slice(i * dh, (i + 1) * dh)
         cj = WDKV @ hj
         qC, kC = (WQ @ h)[sl], (WUK @ cj)[sl]
@@ -633,8 +670,10 @@ def deepseek2024():
         return np.concatenate([qC, qR]) @ np.concatenate([kC, kR]), qC @ kC + (0 if bad else qR @ kR)
 
     def line13(g, bad):
-        h, hj, WDKV, WUK, WUV, WQ = setup(g); i = 2
-        WO = g.normal(size=(d, dh * nh)); sl = slice(i * dh, (i + 1) * dh)
+        h, hj, WDKV, WUK, WUV, WQ = setup(g)
+        i = 2
+        WO = g.normal(size=(d, dh * nh))
+        sl = slice(i * dh, (i + 1) * dh)
         cj = WDKV @ hj
         return WO[:, sl] @ (WUV @ cj)[sl], WO[:, sl] @ WUV[sl] @ cj
     return {11: line11, 12: line12, 13: line13}

@@ -322,6 +322,43 @@ def _as_one_by_one(L, R):
     return lift(L), lift(R)
 
 
+def _declared_then_defined(stmts):
+    """``c \\in \\mathbb{R}^{d_c}`` and then ``c = W h``: the paper gives c its shape, then defines it. A claim
+    that a declared, otherwise free matrix equals an expression without it could only be refuted; it is
+    read as the definition (its shape checked against the declaration), and the report lists it."""
+    declared = {}
+    for st in stmts:
+        if isinstance(st, ast.Declare) and st.index is None:
+            for n in st.names:
+                declared.setdefault(key_of(n), []).append((st, n))
+    defined = {}
+    for st in stmts:
+        if not (isinstance(st, ast.Chain) and st.links and st.links[0][0] == "=" and not st.bind
+                and isinstance(st.first, ast.Name)):
+            continue
+        k = key_of(st.first)
+        if len(declared.get(k, ())) != 1 or k in defined:
+            continue
+        if any(isinstance(n, ast.Name) and key_of(n) == k for _, _, e in st.links for n in ast.nodes_of(e)):
+            continue  # the name is on both sides: a claim about it
+        defined[k] = declared[k][0]
+    if not defined:
+        return stmts
+    out, shaped = [], set()
+    for st in stmts:
+        if isinstance(st, ast.Declare) and any(d is st for d, _ in defined.values()):
+            names = tuple(n for n in st.names if key_of(n) not in defined or defined[key_of(n)][0] is not st)
+            if names:
+                out.append(ast.Declare(st.pos, names, st.shape, st.index, st.upper))
+            continue
+        if isinstance(st, ast.Chain) and isinstance(st.first, ast.Name) and key_of(st.first) in defined \
+                and key_of(st.first) not in shaped and st.shape is None and st.links[0][0] == "=":
+            shaped.add(key_of(st.first))
+            st = ast.Chain(st.pos, st.first, st.links, defined[key_of(st.first)][0].shape, st.bind)
+        out.append(st)
+    return out
+
+
 def _stated_equalities(stmts):
     """``d_a = d_z`` between two dimensions of the declarations, stated in the text: an assumption (as
     ``assume d_a = d_z``), not a step of the derivation."""
@@ -355,7 +392,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     start = time.perf_counter()
     scope = Scope()
     scope.dialect = dialect
-    stmts = _stated_equalities(stmts)
+    stmts = _declared_then_defined(_stated_equalities(stmts))
     for st in stmts:
         if isinstance(st, ast.Assume):
             _assume(scope, st)
