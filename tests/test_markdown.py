@@ -86,7 +86,8 @@ def test_code_is_not_read():
 
 
 def test_escaped_and_lone_dollars_are_not_math():
-    assert markdown_to_latex("costs \\$5, \\$6, and $5 or $10; $ x $ neither\n").strip() == ""
+    assert markdown_to_latex("costs \\$5 or \\$6, and a lone $ is a dollar\n").strip() == ""
+    assert markdown_to_latex("$ x $ is math, as MathJax reads it\n") == "$ x $\n"
     assert markdown_to_latex("a \\$ b $x$ c\n") == "       $x$\n"
     assert markdown_to_latex("a $x\n\ny$\n").strip() == ""  # a formula does not cross a blank line
 
@@ -122,8 +123,9 @@ def test_a_directive_becomes_a_tex_directive_in_place():
 
 def test_many_unclosed_openers_are_read_in_linear_time():
     start = time.perf_counter()
-    for text in ("` " * 100_000, "$a " * 100_000, "\\[ " * 100_000, "<code> " * 50_000):
+    for text in ("` " * 100_000, "\\[ " * 100_000, "<code> " * 50_000, "\\( a " * 50_000):
         assert markdown_to_latex(text).strip() == ""
+    assert markdown_to_latex("$a " * 100_001).count("$") == 100_000  # pairs, and a lone dollar
     assert time.perf_counter() - start < 20
 
 

@@ -8,9 +8,9 @@ Formulas: ``$...$`` and ``\(...\)`` (inline: a formula in a sentence may only me
 as in a .tex file), ``$$...$$``, ``\[...\]``, a bare ``\begin{align*} ... \end{align*}`` (or
 another display environment) and a fenced ```` ```math ```` block. Not formulas: code fences,
 indented code blocks, inline ``code``, ``<code>``/``<pre>`` elements, HTML comments, an escaped
-dollar ``\$``, and a ``$`` that opens nothing (``costs $5``): the rules of Pandoc's ``$``: a
-formula starts with a non-space after its ``$`` and ends at a ``$`` with a non-space before it and
-no digit after it, within its paragraph.
+dollar ``\$``, and a ``$`` without a partner in its paragraph (``costs $5.``). A ``$`` pairs with
+the next ``$`` of its paragraph, as MathJax pairs them in a notebook: ``$ x $`` is a formula, and
+so is ``$5 and $`` in "between $5 and $10" (write ``\$`` for a dollar sign).
 
 A directive is an HTML comment on a line of its own, ``<!-- symattn: convention: row -->``:
 it becomes the ``%: convention: row`` line of the .tex format.
@@ -195,20 +195,11 @@ class _Blanker:
             if end < 0:
                 self.fail("the formula opened by $$ is never closed", "$$ closing it", i)
             return self.keep_formula(i, end + 2, 2)
-        if i + 1 >= len(s) or s[i + 1].isspace():
-            return i + 1  # "$ 5": not an opening dollar
         limit = self.paragraph_end(i)
-        if self.unclosed.get("$", -1) >= limit:
-            return i + 1  # no closing dollar is left in this paragraph
-        j = i + 1
-        while True:
-            end = self.find("$", j, limit)
-            if end < 0:
-                self.unclosed["$"] = limit
-                return i + 1  # "costs $5": a dollar, not a formula
-            if not s[end - 1].isspace() and not s[end + 1:end + 2].isdigit():
-                return self.keep_formula(i, end + 1, 1)
-            j = end + 1
+        end = self.find("$", i + 1, limit)
+        if end < 0:
+            return i + 1  # "costs $5": a dollar without a partner in its paragraph is a dollar
+        return self.keep_formula(i, end + 1, 1)
 
     def code_span(self, i: int) -> int:
         """Skip `code` (any run of backticks, closed by a run as long, within the paragraph)."""
@@ -274,8 +265,7 @@ class _Blanker:
             if s.startswith(closer, j) and j + len(closer) <= limit:
                 return j
             j += 2 if s[j] == "\\" else 1
-        if closer != "$":  # for "$" the caller remembers: a dollar it skipped may not close
-            self.unclosed[closer] = limit
+        self.unclosed[closer] = limit
         return -1
 
     def paragraph_end(self, i: int) -> int:
