@@ -56,12 +56,13 @@ def load(path: str, budget: float, fmt: str | None = None):
     return check_statements(parse_notation(text), source=path, budget=budget, dialect="notation")
 
 
-def _where(file: str, exc: DerivationError) -> str:
-    """``FILE:LINE:COLUMN``, or ``FILE: cell C, line L, column K`` in a notebook."""
+def _located(file: str, exc: DerivationError) -> str:
+    """``FILE:LINE:COLUMN: Kind: message``, or ``FILE: cell C, line L, column K: Kind: detail`` in a notebook."""
     cell = getattr(exc, "cell", None)
-    if cell is not None:
-        return f"{file}: cell {cell}, line {exc.line}, column {exc.column}"
-    return f"{file}:{exc.line}:{exc.column}"
+    if cell is None:
+        return f"{file}:{exc.line}:{exc.column}: {type(exc).__name__}: {exc}"
+    tail = f"\n  expected {exc.expected}" if exc.expected else ""
+    return f"{file}: cell {cell}, line {exc.line}, column {exc.column}: {type(exc).__name__}: {exc.detail}{tail}"
 
 
 def _error(args, message: str, exc=None) -> int:
@@ -122,7 +123,7 @@ def cmd_check(args) -> int:
     except UnicodeDecodeError as exc:
         return _error(args, f"symattn check: {args.file} is not UTF-8 text (byte {exc.start})", exc)
     except DerivationError as exc:
-        return _error(args, f"{_where(args.file, exc)}: {type(exc).__name__}: {exc}", exc)
+        return _error(args, _located(args.file, exc), exc)
     except SymattnError as exc:
         return _error(args, f"{args.file}: {type(exc).__name__}: {exc}", exc)
     if args.json:
