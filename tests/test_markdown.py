@@ -1,8 +1,11 @@
 r"""symattn check on Markdown notes and Jupyter notebooks: the formulas checked as a .tex file checks
 them, every error at the line and column of the original file, code and escaped dollars not read."""
 
+import contextlib
+import io
 import json
 import pathlib
+import re
 import time
 
 import pytest
@@ -127,6 +130,22 @@ def test_many_unclosed_openers_are_read_in_linear_time():
         assert markdown_to_latex(text).strip() == ""
     assert markdown_to_latex("$a " * 100_001).count("$") == 100_000  # pairs, and a lone dollar
     assert time.perf_counter() - start < 20
+
+
+def test_the_example_of_the_docs_checks_as_shown():
+    doc = (ROOT / "docs" / "markdown.md").read_text(encoding="utf-8")
+    note = re.search(r"````markdown\n(.*?)````\n", doc, re.S).group(1)
+    r = check_markdown(note, source="notes.md")
+    assert r.ok and [(s.status, s.pos) for s in r.steps] == [("proved", (17, 2))]
+    head, w = "\\operatorname{head}_{h}", "\\mathbf{W}_{h}^{O}"
+    slip = note.replace(f"{head} {w}\n", f"{w} {head}\n")
+    (step,) = check_markdown(slip).steps
+    assert step.status == "ill-formed" and step.diagnosis is not None
+    code = re.findall(r"```python\n(.*?)```", doc, re.S)[-1]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code, {})  # the documentation's own example, not user input
+    assert out.getvalue() == "['proved'] (3, 33)\n'" + " " * 23 + "$y$\\n'\n"
 
 
 # notebooks ---------------------------------------------------------------------------------------
