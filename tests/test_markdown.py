@@ -88,6 +88,12 @@ def test_code_is_not_read():
     assert "$" not in tex and tex.count("\n") == note.count("\n")
 
 
+def test_quoted_fences_and_link_addresses_are_not_read():
+    assert markdown_to_latex("> ```\n> echo $HOME $PATH\n> ```\n$x$\n") == "\n\n\n$x$\n"
+    assert markdown_to_latex("> ```math\n> A = B\n> ```\n") == "  $$\n  A = B\n  $$\n"
+    assert markdown_to_latex("[a](https://x.org/?q=$1) and $y$\n").strip() == "$y$"
+
+
 def test_escaped_and_lone_dollars_are_not_math():
     assert markdown_to_latex("costs \\$5 or \\$6, and a lone $ is a dollar\n").strip() == ""
     assert markdown_to_latex("$ x $ is math, as MathJax reads it\n") == "$ x $\n"

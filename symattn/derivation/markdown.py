@@ -32,6 +32,7 @@ DISPLAY_ENVS = tuple(e for e in ENVS if e not in MATRIX_ENVS)
 FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*([^\n]*)")
 LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]+|$)")
 HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+LINK = re.compile(r"\]\([^()\s]*(?:\s+\"[^\"\n]*\")?\)")
 AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>")
 RAW_TAGS = ("code", "pre", "kbd", "samp", "script", "style")  # their content is shown as it is
 DIRECTIVE = re.compile(r"<!--[ \t]*symattn[ \t]*:([^\n]*?)-->")
@@ -110,10 +111,12 @@ class _Blanker:
         if self.prev_blank and ind >= self.base + 4:
             self.i = self.indented_code(i)
             return True
-        body = line.lstrip(" \t")
+        quote = QUOTE.match(line)
+        body = line[quote.end():] if quote else line
+        body = body.lstrip(" \t")
         fence = FENCE.match(body) if ind < self.base + 4 else None
         if fence and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
-            self.i = self.fenced(i + len(line) - len(body), fence)
+            self.i = self.fenced(i + len(line) - len(body), fence, quoted=bool(quote))
             self.prev_blank = False
             return True
         item = LIST_ITEM.match(body)
@@ -134,19 +137,19 @@ class _Blanker:
             i = self.eol(i) + 1
         return len(s)
 
-    def fenced(self, i: int, fence) -> int:
+    def fenced(self, i: int, fence, *, quoted: bool) -> int:
         """Skip a fenced code block opened at ``i``; a ```math fence is kept as a $$ formula."""
         s, mark = self.s, fence.group(1)
         math = fence.group(2).split()[:1] == ["math"]
         j = self.eol(i) + 1
-        close = re.compile(rf"[ \t]*{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$")
+        close = re.compile(rf"(?:{QUOTE.pattern})?[ \t]*{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$")
         while j <= len(s):
             end = self.eol(j)
             if close.match(s, j, end):
                 if math:
                     self.out[i:i + 2] = "$$"
-                    self.keep(self.eol(i) + 1, j, quoted=False)
-                    k = j + _indent(s[j:end])
+                    self.keep(self.eol(i) + 1, j, quoted=quoted)
+                    k = s.index(mark[0], j)
                     self.out[k:k + 2] = "$$"
                 return end
             j = end + 1
@@ -157,7 +160,7 @@ class _Blanker:
 
     def inline(self, i: int):
         """One step of the scan at ``i``: a formula, code, HTML or an escape is skipped whole."""
-        c = self.s[i]
+        s, c = self.s, self.s[i]
         if c == "\\":
             self.i = self.backslash(i)
         elif c == "$":
@@ -166,6 +169,8 @@ class _Blanker:
             self.i = self.code_span(i)
         elif c == "<":
             self.i = self.html(i)
+        elif c == "]" and LINK.match(s, i):
+            self.i = LINK.match(s, i).end()  # [text](https://x.org/?q=$1): a link's address is not math
         else:
             self.i = i + 1
 
@@ -288,6 +293,9 @@ class _Blanker:
         """Copy ``s[i:end]`` as it is, except ``%`` comments (to the line's end or ``end``) and,
         in a block quote, the ``>`` that start its lines."""
         s, k = self.s, i
+        m = QUOTE.match(s, k) if quoted and (k == 0 or s[k - 1] == "\n") else None
+        if m:
+            k = m.end()
         while k < end:
             c = s[k]
             if c == "\n":
