@@ -73,8 +73,6 @@ class _Blanker:
         self.s = text
         self.out = [c if c == "\n" else " " for c in text]
         self.i = 0
-        self.line = 1
-        self.line_start = 0
         self.prev_blank = True  # an indented code block starts only after a blank line
         self.base = 0  # the content column of the list item the text is in (0: none)
         self.unclosed: dict = {}  # closer -> a limit before which a search for it already failed
