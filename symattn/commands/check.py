@@ -12,32 +12,57 @@ import sys
 from ..errors import DerivationError, SymattnError
 
 TEX_SUFFIXES = (".tex", ".latex", ".ltx")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+NOTEBOOK_SUFFIXES = (".ipynb",)
+FORMATS = ("tex", "notation", "markdown", "notebook")
+MAX_NOTEBOOK_CHARS = 50_000_000  # a notebook carries its outputs (images): read more of it than of a text
 
 
 def file_format(path: str, fmt: str | None = None) -> str:
-    """``tex`` for ``.tex``/``.latex``/``.ltx`` in any case (or ``fmt`` when given), else ``notation``."""
+    """``fmt`` when given, else by the suffix in any case: ``tex`` (``.tex``/``.latex``/``.ltx``),
+    ``markdown`` (``.md``/``.markdown``), ``notebook`` (``.ipynb``), else ``notation``."""
     if fmt is not None:
         return fmt
-    return "tex" if path.lower().endswith(TEX_SUFFIXES) else "notation"
+    name = path.lower()
+    for suffixes, kind in ((TEX_SUFFIXES, "tex"), (MARKDOWN_SUFFIXES, "markdown"), (NOTEBOOK_SUFFIXES, "notebook")):
+        if name.endswith(suffixes):
+            return kind
+    return "notation"
 
 
 def load(path: str, budget: float, fmt: str | None = None):
-    """Parse and check the file: LaTeX (``.tex``, ``.latex``, or ``fmt="tex"``) or the plain notation."""
+    """Parse and check the file: LaTeX, Markdown, a notebook's markdown cells or the plain notation."""
     from ..derivation import check_statements, parse_notation
-    from ..derivation.latex import parse_latex
 
+    kind = file_format(path, fmt)
+    limit = MAX_NOTEBOOK_CHARS if kind == "notebook" else 1_000_000  # the readers refuse what is longer
     with open(path, encoding="utf-8") as fh:
-        text = fh.read(1_000_001)
-    tex = file_format(path, fmt) == "tex"
-    if tex:
-        from ..derivation.scalars import is_scalar_document
+        text = fh.read(limit + 1)
+    if len(text) > limit and kind == "notebook":
+        raise SymattnError(f"the notebook is longer than {limit} characters; clear its outputs "
+                           "(jupyter nbconvert --clear-output) or copy its markdown cells into a .md file")
+    if kind == "tex":
+        from ..derivation.documents import check_latex
 
-        if is_scalar_document(text):  # \max, \leftarrow: numbers and vectors, read by the scalar reader
-            from ..derivation.scalar_check import check_scalar_document
+        return check_latex(text, source=path, budget=budget)
+    if kind == "markdown":
+        from ..derivation.markdown import check_markdown
 
-            return check_scalar_document(text, source=path, budget=budget)
-    stmts = parse_latex(text) if tex else parse_notation(text)
-    return check_statements(stmts, source=path, budget=budget, dialect="latex" if tex else "notation")
+        return check_markdown(text, source=path, budget=budget)
+    if kind == "notebook":
+        from ..derivation.notebook import check_notebook
+
+        return check_notebook(text, source=path, budget=budget)
+    return check_statements(parse_notation(text), source=path, budget=budget, dialect="notation")
+
+
+def _located(file: str, exc: DerivationError) -> str:
+    """``FILE:LINE:COLUMN: Kind: message``, or ``FILE: cell C, line L, column K: Kind: detail`` in a notebook."""
+    cell = getattr(exc, "cell", None)
+    if cell is None:
+        return f"{file}:{exc.line}:{exc.column}: {type(exc).__name__}: {exc}"
+    tail = f"\n  expected {exc.expected}" if exc.expected else ""
+    return f"{file}: cell {cell}, line {exc.line}, column {exc.column}: {type(exc).__name__}: {exc.detail}{tail}"
 
 
 def _error(args, message: str, exc=None) -> int:
@@ -49,6 +74,8 @@ def _error(args, message: str, exc=None) -> int:
         err = {"kind": type(exc).__name__ if exc is not None else "Error", "message": message}
         if isinstance(exc, DerivationError):
             err.update(message=exc.detail, line=exc.line, column=exc.column, expected=exc.expected)
+            if getattr(exc, "cell", None) is not None:
+                err["cell"] = exc.cell
         print(json.dumps({"source": args.file, "ok": False, "error": err, "steps": []}, indent=2,
                          ensure_ascii=False))
     return 2
@@ -96,7 +123,7 @@ def cmd_check(args) -> int:
     except UnicodeDecodeError as exc:
         return _error(args, f"symattn check: {args.file} is not UTF-8 text (byte {exc.start})", exc)
     except DerivationError as exc:
-        return _error(args, f"{args.file}:{exc.line}:{exc.column}: {type(exc).__name__}: {exc}", exc)
+        return _error(args, _located(args.file, exc), exc)
     except SymattnError as exc:
         return _error(args, f"{args.file}: {type(exc).__name__}: {exc}", exc)
     if args.json:
@@ -120,13 +147,14 @@ def positive_seconds(text: str) -> float:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="check a derivation (.txt notation or .tex) step by step")
-    p.add_argument("file", nargs="?", help="the derivation: .tex (LaTeX subset) or plain notation")
+    p = sub.add_parser("check", help="check a derivation (.txt notation, .tex, .md or .ipynb) step by step")
+    p.add_argument("file", nargs="?", help="the derivation: .tex (LaTeX subset), .md (Markdown with LaTeX "
+                                           "formulas), .ipynb (its markdown cells) or plain notation")
     p.add_argument("--example", metavar="NAME", help="check a bundled example instead of a FILE (see --list-examples)")
     p.add_argument("--list-examples", action="store_true", help="list the bundled examples and exit")
-    p.add_argument("--format", choices=("tex", "notation"), default=None,
-                   help="read FILE as LaTeX or as the plain notation (default: by its suffix; .tex and .latex "
-                        "in any case are LaTeX)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="read FILE as LaTeX, the plain notation, Markdown or a notebook (default: by its suffix "
+                        "in any case: .tex .latex .ltx, .md .markdown, .ipynb; anything else is the notation)")
     fmt = p.add_mutually_exclusive_group()  # two formats of one report: give one
     fmt.add_argument("--json", action="store_true", help="print the report as JSON (an error object if FILE "
                                                        "cannot be read)")
