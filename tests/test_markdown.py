@@ -72,9 +72,9 @@ def test_a_step_position_is_in_the_markdown_file():
 
 
 @pytest.mark.parametrize("note, found, at", [
-    ("# 注\n\nここで$\\underset{a}{b}$です。\n", "\\underset", (3, 5)),
+    ("# 注\n\nここで$\\nabla_{a} b$です。\n", "\\nabla", (3, 5)),
     ("Text\n\n```\n$ $\n```\n\n$$ \\mathbf{Q} \\in M^{n \\times n}\n", "never closed", (7, 1)),
-    ("> quoted\n> $$ \\mathbf{Q} \\in M^{n \\times n},\n>  \\mathbf{K} \\odot \\mathbf{Q} $$\n", "\\odot", (3, 15)),
+    ("> quoted\n> $$ \\mathbf{Q} \\in M^{n \\times n},\n>  \\mathbf{K} \\nabla \\mathbf{Q} $$\n", "\\nabla", (3, 15)),
     ("a\n\n    code\n\nb\n\\begin{align*} x &= \\max y \\end{align*}\n", "found 'y'", (6, 26)),
     ("<!-- symattn: convention: diagonal -->\n", "diagonal", (1, 27)),
 ])
@@ -186,11 +186,11 @@ def test_a_notebook_reads_its_markdown_cells_in_order():
 
 def test_a_notebook_error_names_its_cell():
     nb = notebook(("markdown", "Let $\\mathbf{A} \\in M^{n \\times n}$."), ("code", "x = 1"),
-                  ("markdown", "Then:\n$$ \\mathbf{A} \\odot \\mathbf{A} $$"))
+                  ("markdown", "Then:\n$$ \\mathbf{A} \\nabla \\mathbf{A} $$"))
     with pytest.raises(DerivationError) as info:
         check_notebook(nb)
     assert (info.value.cell, info.value.line, info.value.column) == (3, 2, 15)
-    assert str(info.value).startswith("cell 3, line 2, column 15: unsupported LaTeX command \\odot")
+    assert str(info.value).startswith("cell 3, line 2, column 15: unsupported LaTeX command \\nabla")
     with pytest.raises(ParseError) as info:  # an error of the Markdown itself
         check_notebook(notebook(("code", ""), ("markdown", "ok\n$$ never closed")))
     assert (info.value.cell, info.value.line, info.value.column) == (2, 2, 1)
@@ -228,7 +228,7 @@ def test_cli_exit_codes(tmp_path, capsys):
     (tmp_path / "good.markdown").write_text(good, encoding="utf-8")
     (tmp_path / "bad.md").write_text(TRANSPOSE_NOTE, encoding="utf-8")
     (tmp_path / "notes.txt").write_text(TRANSPOSE_NOTE, encoding="utf-8")
-    (tmp_path / "broken.md").write_text("ok\n\n  $$ \\odot $$\n", encoding="utf-8")
+    (tmp_path / "broken.md").write_text("ok\n\n  $$ \\nabla $$\n", encoding="utf-8")
     (tmp_path / "nb.ipynb").write_text(NOTEBOOK, encoding="utf-8")
     (tmp_path / "torn.ipynb").write_text(NOTEBOOK[:50], encoding="utf-8")
     assert main(["check", str(tmp_path / "good.markdown")]) == 0
@@ -240,10 +240,10 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert f"{tmp_path / 'broken.md'}:3:6: ParseError" in capsys.readouterr().err
     assert main(["check", str(tmp_path / "torn.ipynb")]) == 2
     assert "not a notebook: the JSON is malformed" in capsys.readouterr().err
-    nb = notebook(("code", ""), ("markdown", "a\n  $$ \\odot $$"))
-    (tmp_path / "odot.ipynb").write_text(nb, encoding="utf-8")
-    assert main(["check", "--json", str(tmp_path / "odot.ipynb")]) == 2
+    nb = notebook(("code", ""), ("markdown", "a\n  $$ \\nabla $$"))
+    (tmp_path / "nabla.ipynb").write_text(nb, encoding="utf-8")
+    assert main(["check", "--json", str(tmp_path / "nabla.ipynb")]) == 2
     captured = capsys.readouterr()
-    assert f"{tmp_path / 'odot.ipynb'}: cell 2, line 2, column 6: ParseError: " in captured.err
+    assert f"{tmp_path / 'nabla.ipynb'}: cell 2, line 2, column 6: ParseError: " in captured.err
     err = json.loads(captured.out)["error"]
     assert (err["cell"], err["line"], err["column"]) == (2, 2, 6)

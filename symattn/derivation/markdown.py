@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from ..errors import ParseError
-from .latex import ENVS, MATRIX_ENVS
+from .latex_lexer import ENVS, MATRIX_ENVS
 from .model import DEFAULT_BUDGET
 
 DISPLAY_ENVS = tuple(e for e in ENVS if e not in MATRIX_ENVS)
