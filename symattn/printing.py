@@ -540,13 +540,16 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
     def _print_Score(self, expr):
         return self._apply(str(expr.function), *expr.args[1:])
 
+    def _print_Apply(self, expr):
+        return self._apply(str(expr.function), expr.argument)
+
     def _print_Permutation(self, expr):
         """The permutation matrix by its name, as in text (two permutations never print alike)."""
         return self._name(expr.name)
 
 
 _MATHML_NODES = {"Softmax", "HeadSum", "HeadStack", "HeadConcat", "BlockDiag", "FamilyMember", "CausalMask",
-                 "PaddingMask", "Visible", "Score", "Permutation"}
+                 "PaddingMask", "Visible", "Score", "Apply", "Permutation"}
 
 
 def mathml(expr, names: dict | None = None, display: bool = False) -> str:

@@ -21,6 +21,7 @@ from .multihead import paper_self_attention as paper_self_attention
 from .numeric_nodes import Exp as Exp
 from .numeric_nodes import Exp2 as Exp2
 from .numeric_nodes import Log as Log
+from .score import Apply as Apply
 from .score import Score as Score
 from .score import ScoreFunction as ScoreFunction
 from .shapes import check_shapes as check_shapes

@@ -54,6 +54,38 @@ class Score(MatrixExpr):
         return rf"{self.function}\left({q}, {k}\right)"
 
 
+class Apply(Score):
+    """g(X): a map the document names but never defines, applied to one matrix, uninterpreted.
+
+    Whatever is proved with it holds for every map g, so a step that depends on what g does is
+    never proved. It is a :class:`Score` whose second argument is the constant all-ones matrix of
+    ``out_rows`` columns (g(X) = f(X, 1) for an uninterpreted f), so the proof engine and the audit
+    treat it as they treat f; its value has out_rows rows and the columns of X.
+
+    >>> import sympy as sp
+    >>> from symattn import dims
+    >>> n, d = dims("n d")
+    >>> Apply("LN", sp.MatrixSymbol("X", d, n)).shape
+    (d, n)
+    """
+
+    def __new__(cls, f, X, out_rows=None):
+        X = as_matrix(X, "X", f"{f}(X)")
+        if not isinstance(out_rows, MatrixExpr):  # rebuilt from its args, the constant comes back as it is
+            out_rows = sp.OneMatrix(X.rows, X.rows if out_rows is None else out_rows)
+        return super().__new__(cls, f, X, out_rows)
+
+    @property
+    def argument(self):
+        return self.args[1]
+
+    def _sympystr(self, printer):
+        return f"{self.function}({printer._print(self.argument)})"
+
+    def _latex(self, printer):
+        return rf"\operatorname{{{self.function}}}\left({printer._print(self.argument)}\right)"
+
+
 class ScoreFunction:
     """An uninterpreted score function f, applied as ``f(Q, K)``.
 

@@ -102,6 +102,22 @@ class _Members:
         return self.member(sp.sympify(k))
 
 
+# Functions papers use whose meaning the reader would get wrong as an uninterpreted map of the
+# argument's shape: refused, with what to write instead.
+NOT_UNINTERPRETED = {
+    "diag": "the product with the diagonal matrix written out, or ScaleRows in Python",
+    "Diag": "the product with the diagonal matrix written out, or ScaleRows in Python",
+    "tr": "the trace written as a sum, or the step about the matrices themselves",
+    "Tr": "the trace written as a sum, or the step about the matrices themselves",
+    "trace": "the trace written as a sum, or the step about the matrices themselves",
+    "det": "the step about the matrices themselves",
+    "vec": "the matrices themselves",
+    "rank": "the matrices themselves",
+    "argmax": "the step about the scores themselves",
+    "argmin": "the step about the scores themselves",
+}
+
+
 class Scope:
     """The declarations of a derivation, and the elaboration of expressions under them."""
 
@@ -138,6 +154,8 @@ class Scope:
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
         self.features: dict[str, tuple] = {}  # phi : R^D -> R^C: name -> (D, C)
         self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
+        self.uninterpreted_maps: dict[str, tuple] = {}  # \mathrm{LN}(X) never defined: name -> argument shape
+        self.uninterpreted_noted = 0
         self.rows_read = 0  # how many times such a row was read (a step's sides compare the count)
 
     # declarations ----------------------------------------------------------
@@ -1243,11 +1261,44 @@ class Scope:
             self.match_extra(node, d)
             vals = self.args(node, L, len(d.params))
             return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
+        if self.is_function_name(name) and len(node.args) == 1 and not isinstance(node.args[0], ast.Dots):
+            return self.uninterpreted(node, L)
         target = self._name(name, L)
         if len(node.args) != 1:
             self.fail(node, f"{name.text()} is not a function", "a product written as A (B)")
         arg = self._expr(node.args[0], L)
         return self.multiply(target, name, arg, node.args[0])
+
+    def is_function_name(self, name) -> bool:
+        """A name the file never declares, typeset as a function's (\\mathrm{LN}, \\operatorname{FFN},
+        \\sigma, \\tanh, f, g) rather than as a matrix's (a capital letter such as W stays an unknown symbol)."""
+        if not self.is_undefined_name(name) or name.sup is not None:
+            return False
+        if name.base in NOT_UNINTERPRETED:
+            self.fail(name, f"{name.base} is a function whose meaning changes the shape or the kind of its value "
+                      "(diag of a vector is a matrix, tr of a matrix a number), which is not read",
+                      NOT_UNINTERPRETED[name.base])
+        return (name.font in ("mathrm", "operatorname", "mathsf", "text", "textrm") or len(name.base) > 1
+                or name.base in ("f", "g"))
+
+    def uninterpreted(self, node, L):
+        """``\\mathrm{LN}(X)``: an uninterpreted map of X, of X's shape; every step proved with it holds
+        for every such map, so a step that depends on what the map does is not proved."""
+        fname = key_of(node.target)
+        arg = self._expr(node.args[0], L)
+        if not is_matrix(arg):
+            self.fail(node.args[0], f"{node.target.text()} of the scalar {node.args[0].text()}: a function the "
+                      "file does not define is read only on matrices", f"declare {node.target.text()}")
+        seen = self.uninterpreted_maps.setdefault(fname, arg.shape)
+        if seen != arg.shape and not (same_dim(seen[0], arg.rows) and same_dim(seen[1], arg.cols)):
+            self.fail(node, f"{node.target.text()} is applied to a {shape_text(arg)} matrix here and to a "
+                      f"{sp.sstr(seen[0])} × {sp.sstr(seen[1])} one elsewhere",
+                      "one shape per function the file does not define, or a declaration of each map")
+        if len(self.uninterpreted_maps) > self.uninterpreted_noted:
+            self.uninterpreted_noted = len(self.uninterpreted_maps)
+            self.notes.append(f"{node.target.text()} is not defined by the file: read as an uninterpreted map of "
+                              f"its argument, with the argument's shape (a step proved holds for every such map)")
+        return D.Apply(fname, arg)
 
     def args(self, node, L, count):
         if len(node.args) != count or any(isinstance(a, ast.Dots) for a in node.args):

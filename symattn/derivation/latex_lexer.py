@@ -29,7 +29,8 @@ GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto", "lceil"
 SYNONYMS = {"tfrac": ("cmd", "frac"), "dfrac": ("cmd", "frac"), "cfrac": ("cmd", "frac"),
             "coloneqq": ("op", ":="), "coloneq": ("op", ":="), "triangleq": ("op", ":="),
             "equiv": ("op", "="), "rightarrow": ("cmd", "to"),
-            "exp": ("ident", "exp"), "log": ("ident", "log"), "ell": ("ident", "ell")}
+            "exp": ("ident", "exp"), "log": ("ident", "log"), "ell": ("ident", "ell"),
+            "tanh": ("ident", "tanh"), "sigmoid": ("ident", "sigmoid")}
 DOTS = ("cdots", "dots", "ldots", "vdots", "ddots", "dotsc", "dotsb", "dotsm")
 # Decorations are part of a name (\hat{x} is the name x̂, another name than x): the combining mark each
 # adds. Wide and narrow forms are the same decoration, as are \bar and \overline.

@@ -197,6 +197,12 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             continue
         s.verdict, s.status, s.general = v, v.status, v.general
         s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
+        maps = _uninterpreted_maps(L, R)
+        if v.status == "refuted" and maps:  # refuted for one map, the paper means another: undecided
+            s.status = "unknown"
+            s.error = (f"the sides differ for some map {', '.join(maps)} (the counterexample below): the step depends "
+                       f"on what {', '.join(maps)} does, which the file does not define, so it is neither proved nor "
+                       "refuted")
         if s.assumptions and v.proved:
             s.scope += "; under " + ", ".join(s.assumptions)
         if s.orientation:
@@ -207,6 +213,11 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         for s in report.steps:
             if s.status in ("refuted", "ill-formed"):
                 s.diagnosis = diagnose_step(s, budget=min(budget, 10.0))
+
+
+def _uninterpreted_maps(*exprs) -> list[str]:
+    """The names of the maps the file does not define (\\mathrm{LN}(X)) in the expressions."""
+    return sorted({str(x.function) for e in exprs for x in sp.preorder_traversal(e) if isinstance(x, D.Apply)})
 
 
 def _verify_positions(s, L, R, budget):
@@ -322,41 +333,47 @@ def _as_one_by_one(L, R):
     return lift(L), lift(R)
 
 
-def _declared_then_defined(stmts):
+def _declared_then_defined(stmts) -> dict:
     """``c \\in \\mathbb{R}^{d_c}`` and then ``c = W h``: the paper gives c its shape, then defines it. A claim
-    that a declared, otherwise free matrix equals an expression without it could only be refuted; it is
-    read as the definition (its shape checked against the declaration), and the report lists it."""
+    that a declared, otherwise free matrix equals an expression without it could only be refuted; such a
+    chain is read as the definition (its shape checked against the declaration), or, where the
+    definition cannot be read, as a step as before. Returns id(chain) -> the declared shape."""
     declared = {}
     for st in stmts:
         if isinstance(st, ast.Declare) and st.index is None:
             for n in st.names:
-                declared.setdefault(key_of(n), []).append((st, n))
-    defined = {}
+                declared.setdefault(key_of(n), []).append(st.shape)
+    out, seen = {}, set()
     for st in stmts:
         if not (isinstance(st, ast.Chain) and st.links and st.links[0][0] == "=" and not st.bind
-                and isinstance(st.first, ast.Name)):
+                and st.shape is None and isinstance(st.first, ast.Name)):
             continue
-        k = key_of(st.first)
-        if len(declared.get(k, ())) != 1 or k in defined:
+        k, first = key_of(st.first), st.first
+        if len(declared.get(k, ())) != 1 or k in seen:
             continue
-        if any(isinstance(n, ast.Name) and key_of(n) == k for _, _, e in st.links for n in ast.nodes_of(e)):
-            continue  # the name is on both sides: a claim about it
-        defined[k] = declared[k][0]
-    if not defined:
-        return stmts
-    out, shaped = [], set()
-    for st in stmts:
-        if isinstance(st, ast.Declare) and any(d is st for d, _ in defined.values()):
-            names = tuple(n for n in st.names if key_of(n) not in defined or defined[key_of(n)][0] is not st)
-            if names:
-                out.append(ast.Declare(st.pos, names, st.shape, st.index, st.upper))
-            continue
-        if isinstance(st, ast.Chain) and isinstance(st.first, ast.Name) and key_of(st.first) in defined \
-                and key_of(st.first) not in shaped and st.shape is None and st.links[0][0] == "=":
-            shaped.add(key_of(st.first))
-            st = ast.Chain(st.pos, st.first, st.links, defined[key_of(st.first)][0].shape, st.bind)
-        out.append(st)
+        if any(isinstance(n, ast.Name) and (key_of(n) == k or (n.base == first.base and n.sup == first.sup))
+               for _, _, e in st.links for n in ast.nodes_of(e)):
+            continue  # the name, or a block or member of it (W^O and W^O_i), on both sides: a claim about it
+        if isinstance(st.links[0][2], (ast.Block, ast.Cases)):
+            continue  # X = [x_1, ..., x_n] names the columns of X; a block or a mask is read as before
+        seen.add(k)
+        out[id(st)] = declared[k][0]
     return out
+
+
+def _define_declared(scope: Scope, st, shape) -> bool:
+    """Define the declared matrix ``st.first`` by the chain's first right side, of the declared shape;
+    False (and the declaration kept) where the definition cannot be read."""
+    k = key_of(st.first)
+    saved = scope.matrices.pop(k, None)
+    if saved is None:
+        return False
+    try:
+        scope.define(ast.Define(st.pos, st.first, (), st.links[0][2], shape))
+    except DerivationError:
+        scope.matrices[k] = saved
+        return False
+    return True
 
 
 def _stated_equalities(stmts):
@@ -392,7 +409,8 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     start = time.perf_counter()
     scope = Scope()
     scope.dialect = dialect
-    stmts = _declared_then_defined(_stated_equalities(stmts))
+    stmts = _stated_equalities(stmts)
+    redefined = _declared_then_defined(stmts)
     for st in stmts:
         if isinstance(st, ast.Assume):
             _assume(scope, st)
@@ -430,6 +448,10 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.define(st)
             params = f"({', '.join(p.text() for p in st.params)})" if st.params else ""
             definitions.append(f"{st.target.text()}{params} := {st.body.text()}")
+        elif id(st) in redefined and _define_declared(scope, st, redefined[id(st)]):
+            definitions.append(f"{st.first.text()} := {st.links[0][2].text()}  (declared, then written with '=')")
+            if len(st.links) > 1:
+                chains.append(ast.Chain(st.links[1][1], st.first, st.links[1:], st.shape))
         elif _is_definition(scope, st):
             first = st.first
             target, params = (first.target, first.args) if isinstance(first, ast.Call) else (first, ())
