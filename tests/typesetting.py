@@ -732,18 +732,24 @@ def rename(text: str, rng: random.Random, ctx: Context) -> str:
 
 def sums(text: str, rng: random.Random, ctx: Context) -> str:
     r"""The limits of a sum ``\sum_{i=1}^{n}`` written ``\sum_{i=1}^n`` (a one-token bound),
-    ``\sum\limits_{i=1}^{n}``, ``\sum_{i = 1}^{n}`` or ``\sum_{i \in [n]}`` (``\sum^{n}_{i=1}``, the limits
-    in the other order, is refused by both readers: see the known failures in the test)."""
+    ``\sum\limits_{i=1}^{n}``, ``\sum_{i = 1}^{n}``, ``\sum_{i \in [n]}``, or ``\sum_i`` where the file declares
+    ``i = 1, \dots, n`` (``\sum^{n}_{i=1}``, the limits in the other order, is refused by both readers: see
+    the known failures in the test)."""
     pat = re.compile(r"\\sum(?:\\limits)?\s*_\{\s*([A-Za-z])\s*=\s*1\s*\}\s*\^\s*(\{[^{}]*\}|[A-Za-z0-9])")
+    ranges = {} if ctx.scalar else dict(re.findall(
+        r"(?<![\\\w])([A-Za-z])\s*=\s*1\s*,\s*(?:\\[lc]?dots|\.\.\.)\s*,\s*([A-Za-z])(?![A-Za-z_])", text))
 
     def one(m):
         i, up = m.group(1), m.group(2)
         inner = up[1:-1].strip() if up.startswith("{") else up
-        forms = [f"\\sum_{{{i}=1}}^{{{inner}}}", f"\\sum\\limits_{{{i}=1}}^{{{inner}}}", f"\\sum_{{{i} = 1}}^{{{inner}}}"]
+        forms = [f"\\sum_{{{i}=1}}^{{{inner}}}", f"\\sum\\limits_{{{i}=1}}^{{{inner}}}",
+                 f"\\sum_{{{i} = 1}}^{{{inner}}}"]
         if not ctx.scalar:  # the scalar reader refuses \sum_{k \in [j-1]}: see KNOWN
             forms.append(f"\\sum_{{{i} \\in [{inner}]}}")
         if len(tokenize(inner)) == 1:
             forms.append(f"\\sum_{{{i}=1}}^{inner}")
+        if ranges.get(i) == inner:  # i = 1, ..., h declared: the bare \sum_i runs over it
+            forms += [f"\\sum_{i}", f"\\sum_{{{i}}}"]
         return rng.choice(forms) + " "
 
     return map_formulas(text, lambda b, f: tokenize(pat.sub(one, untokenize(b))))
@@ -839,8 +845,8 @@ def macros(text: str, rng: random.Random, ctx: Context) -> str:
         if isinstance(p, Formula):
             for k, t in enumerate(p.body):
                 nxt = _skip(p.body, k + 1, len(p.body))
-                if (t.kind == "word" and t.cmd in ("mathrm", "operatorname") and t.arg.isalpha()
-                        and t.arg.isascii() and len(t.arg) > 2 and nxt < len(p.body) and _is_open(p.body, nxt) is not None):
+                if (t.kind == "word" and t.cmd in ("mathrm", "operatorname") and t.arg.isalpha() and t.arg.isascii()
+                        and len(t.arg) > 2 and nxt < len(p.body) and _is_open(p.body, nxt) is not None):
                     names.add(t.arg)
     used = set(re.findall(r"\\([A-Za-z]+)", text))
     ops = sorted(n for n in names if n not in used and rng.random() < 0.6)
