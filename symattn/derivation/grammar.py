@@ -355,11 +355,15 @@ class Parser:
                         self.fail("a second superscript", "one label per name", op)
                     sup = label
                     transpose.append(op)
+                    if self.at_op("_") and sub is None and self.dialect == "latex":
+                        continue  # W^{h\,T}_Q: the subscript, printed below the mark, is the name's
                     if self.at_op("_"):
                         self.fail("a subscript after the transpose mark", "the subscript before ^T", op)
                     break
                 if label is None:
                     transpose.append(op)
+                    if self.at_op("_") and sub is None and self.dialect == "latex":
+                        continue  # K^\top_{1:t}
                     if self.at_op("_"):
                         self.fail("a subscript after the transpose mark", "the subscript before ^T", op)
                     break
@@ -588,6 +592,8 @@ class Parser:
     def sum(self, t: Token):
         """``sum_{h=1}^{H} body``: the body is the rest of the product."""
         p = (t.line, t.col)
+        if self.dialect == "latex" and self.at_op("^"):  # \sum^{H}_{h=1}: the limits in the other order
+            self.swap_limits()
         self.expect_op("_", "_{h=1}^{H} after the sum")
         if self.dialect == "latex" and self.at("ident"):  # \sum_i: over the declared range of i
             return self.sum_body(p, self.next().value, None)
@@ -614,6 +620,27 @@ class Parser:
         self.expect_op("}", "'}' closing _{h=1")
         self.expect_op("^", "^{H}, the number of heads")
         return self.sum_body(p, idx.value, self.subscript())
+
+    def swap_limits(self):
+        """``^{H}_{h=1}`` after \\sum: reorder the tokens to ``_{h=1}^{H}`` (the same in print)."""
+        def group(k):  # the end of the script that starts at token k (after '^' or '_')
+            if not self.at("op", "{", k - self.i):
+                return k + 1
+            depth = 0
+            for j in range(k, len(self.toks)):
+                t = self.toks[j]
+                if t.kind == "op" and t.value in ("{", "}"):
+                    depth += 1 if t.value == "{" else -1
+                    if depth == 0:
+                        return j + 1
+            self.fail("the upper limit of the sum is never closed", "'}'")
+
+        up_end = group(self.i + 1)
+        if not self.at("op", "_", up_end - self.i):
+            return
+        low_end = group(up_end + 1)
+        toks = self.toks
+        toks[self.i:low_end] = toks[up_end:low_end] + toks[self.i:up_end]
 
     def sum_body(self, p, index, upper):
         self.enter()

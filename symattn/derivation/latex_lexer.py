@@ -420,8 +420,9 @@ class Lexer:
         self.out.extend(sub.run(eof=False))
 
     def word(self, name, i):
-        """``\\mathbf{W}``, ``\\mathrm{head_i}``, ``\\text{where}``, ``\\operatorname{Self-Attention}``."""
-        word = self.braced(name).strip()
+        """``\\mathbf{W}``, ``\\mathrm{head_i}``, ``\\text{where}``, ``\\operatorname{Self-Attention}``;
+        also one letter without braces, ``\\mathbf Q``, ``\\mathsf T``."""
+        word = self.argument(name).strip()
         if name == "mathsf" and word == "T":
             self.emit("top", "\\mathsf{T}", i)
             return
@@ -499,6 +500,10 @@ class Lexer:
             return
         if name in SKIP_WITH_ARG:
             self.braced(name)
+            return
+        if name in ("intertext", "shortintertext"):  # \intertext{where}: prose between two rows
+            self.braced(name)
+            self.emit("op", ",", i)
             return
         if name in ("begin", "end"):
             env = self.braced(name).strip()
