@@ -35,13 +35,29 @@ RIGHTS = ["2 K{s}", "K{s} + K{s}", "K{s}", "{X}{s}", "{X}{s} - K{s}"]
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.sampled_from("QABXYZ"), st.sampled_from(PARTS), st.lists(st.sampled_from(RIGHTS), min_size=1, max_size=3))
-def test_a_chain_from_a_declared_matrix_or_a_part_of_it_is_never_a_definition(X, part, rights):
+@given(st.sampled_from("QABXYZ"), st.sampled_from(PARTS[1:]), st.lists(st.sampled_from(RIGHTS), min_size=1,
+                                                                    max_size=3))
+def test_a_chain_from_a_part_of_a_declared_matrix_is_never_a_definition(X, part, rights):
     chain = " = ".join([X + part] + [r.format(X=X, s=part) for r in rights])
     text = HEADER.format(X=X) + "\n\n$$ " + chain + " $$\n"
     r = check(text, budget=2.0, diagnose=False)
     assert r.definitions == [], (chain, r.definitions)
     assert len(r.steps) == len(rights) and r.steps[0].lhs.startswith(X), (chain, [s.lhs for s in r.steps])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from("QABXYZ"), st.lists(st.sampled_from(RIGHTS), min_size=1, max_size=3))
+def test_a_declared_matrix_then_written_with_equals_is_defined_only_by_an_expression_without_it(X, rights):
+    # c \in R^{d_c}, then c = W h: the paper defines c (a claim that a free matrix equals an expression
+    # without it could only be refuted); a right side that holds X itself is a claim about X
+    chain = " = ".join([X] + [r.format(X=X, s="") for r in rights])
+    r = check(HEADER.format(X=X) + "\n\n$$ " + chain + " $$\n", budget=2.0, diagnose=False)
+    if any("{X}" in r for r in rights) or X == "K":
+        assert r.definitions == [] and len(r.steps) == len(rights), (chain, r.definitions)
+    else:
+        assert len(r.definitions) == 1 and r.definitions[0].startswith(f"{X} := "), (chain, r.definitions)
+        assert "declared, then written with '='" in r.definitions[0]
+        assert len(r.steps) == len(rights) - 1
 
 
 def test_a_false_claim_about_a_row_is_refuted_not_read_as_a_definition():

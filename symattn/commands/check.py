@@ -9,51 +9,15 @@ import argparse
 import math
 import sys
 
+from ..derivation.documents import FORMATS, file_format  # noqa: F401 (the CLI's --format choices)
 from ..errors import DerivationError, SymattnError
-
-TEX_SUFFIXES = (".tex", ".latex", ".ltx")
-MARKDOWN_SUFFIXES = (".md", ".markdown")
-NOTEBOOK_SUFFIXES = (".ipynb",)
-FORMATS = ("tex", "notation", "markdown", "notebook")
-MAX_NOTEBOOK_CHARS = 50_000_000  # a notebook carries its outputs (images): read more of it than of a text
-
-
-def file_format(path: str, fmt: str | None = None) -> str:
-    """``fmt`` when given, else by the suffix in any case: ``tex`` (``.tex``/``.latex``/``.ltx``),
-    ``markdown`` (``.md``/``.markdown``), ``notebook`` (``.ipynb``), else ``notation``."""
-    if fmt is not None:
-        return fmt
-    name = path.lower()
-    for suffixes, kind in ((TEX_SUFFIXES, "tex"), (MARKDOWN_SUFFIXES, "markdown"), (NOTEBOOK_SUFFIXES, "notebook")):
-        if name.endswith(suffixes):
-            return kind
-    return "notation"
 
 
 def load(path: str, budget: float, fmt: str | None = None):
     """Parse and check the file: LaTeX, Markdown, a notebook's markdown cells or the plain notation."""
-    from ..derivation import check_statements, parse_notation
+    from ..derivation.documents import check_file
 
-    kind = file_format(path, fmt)
-    limit = MAX_NOTEBOOK_CHARS if kind == "notebook" else 1_000_000  # the readers refuse what is longer
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read(limit + 1)
-    if len(text) > limit and kind == "notebook":
-        raise SymattnError(f"the notebook is longer than {limit} characters; clear its outputs "
-                           "(jupyter nbconvert --clear-output) or copy its markdown cells into a .md file")
-    if kind == "tex":
-        from ..derivation.documents import check_latex
-
-        return check_latex(text, source=path, budget=budget)
-    if kind == "markdown":
-        from ..derivation.markdown import check_markdown
-
-        return check_markdown(text, source=path, budget=budget)
-    if kind == "notebook":
-        from ..derivation.notebook import check_notebook
-
-        return check_notebook(text, source=path, budget=budget)
-    return check_statements(parse_notation(text), source=path, budget=budget, dialect="notation")
+    return check_file(path, budget=budget, fmt=fmt)
 
 
 def _located(file: str, exc: DerivationError) -> str:

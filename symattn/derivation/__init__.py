@@ -6,6 +6,7 @@ both hand-written recursive-descent parsers that never execute the text.
 
 from .api import Derivation as Derivation
 from .diagnose import Diagnosis as Diagnosis
+from .documents import check_file as check_file
 from .model import Report as Report
 from .model import Step as Step
 from .model import check_statements as check_statements

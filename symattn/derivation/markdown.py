@@ -321,6 +321,6 @@ def check_markdown(text: str, *, source: str = "<markdown>", budget: float = DEF
     >>> [s.status for s in r.steps], r.ok
     (['proved'], True)
     """
-    from .documents import check_latex
+    from .latex_document import check_latex
 
     return check_latex(markdown_to_latex(text), source=source, budget=budget, diagnose=diagnose)

@@ -112,7 +112,7 @@ def check_notebook(text: str, *, source: str = "<notebook>", budget: float = DEF
     An error is raised at its cell (``exc.cell``) and its line in that cell; the steps of the
     report keep positions in the joined cells, and a note of the report says where each cell starts.
     """
-    from .documents import check_latex
+    from .latex_document import check_latex
 
     cells = read_notebook(text)
     try:

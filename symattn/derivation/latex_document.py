@@ -1,0 +1,20 @@
+"""Check a LaTeX derivation text: a file of matrices (:mod:`.latex`), or of numbers and vectors
+(:mod:`.scalars`, chosen when its formulas use ``\\max``, ``\\leftarrow`` or ``\\gets``)."""
+
+from __future__ import annotations
+
+from .model import DEFAULT_BUDGET, Report
+
+
+def check_latex(text: str, *, source: str = "<tex>", budget: float = DEFAULT_BUDGET,
+                diagnose: bool = True) -> Report:
+    """Parse and check a LaTeX derivation; the report has one entry per step."""
+    from .latex import parse_latex
+    from .model import check_statements
+    from .scalars import is_scalar_document
+
+    if is_scalar_document(text):
+        from .scalar_check import check_scalar_document
+
+        return check_scalar_document(text, source=source, budget=budget, diagnose_steps=diagnose)
+    return check_statements(parse_latex(text), source=source, budget=budget, diagnose=diagnose, dialect="latex")
