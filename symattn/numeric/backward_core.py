@@ -26,7 +26,7 @@ import numpy as np
 
 from ..lowering import runtime
 from . import parallel, workspace
-from .blocked import MIN_TILE, TILE_BYTES, _mask_block_
+from .blocked import MIN_TILE, TILE_BYTES
 
 #: keys per block when the scores of a group of heads do not fit in TILE_BYTES
 KEY_BLOCK = 512
@@ -145,8 +145,9 @@ def _step(q, k, v, do, L, D, mask, partial_causal, i0, j0, offset, dq, dk, dv):
     s = np.matmul(q, k.swapaxes(-1, -2), out=workspace.take("bw_scores", (g, t, b), dtype))
     if mask is not None:
         s += mask
-    if partial_causal:
-        _mask_block_(s, i0, j0, offset)
+    if partial_causal:  # key j hidden from query i when j > i + offset: a boolean (t, b), no index arrays
+        hide = (j0 + np.arange(b))[None, :] > (i0 + offset + np.arange(t))[:, None]
+        np.copyto(s, -np.inf, where=hide)
     s -= L[..., None]
     with np.errstate(under="ignore"):
         p = np.exp(s, out=s)                                        # line P
