@@ -12,8 +12,8 @@ W^O, the way ``bench.py`` runs torch), both with every core of the process. The 
 symattn / torch (below 1: symattn faster). Forward + backward is printed beside it.
 
 Memory: each implementation's backward at (1, n, 256, 4), causal, in a child process of its own;
-the peak resident set during the backward minus the resident set just before it (inputs, weights
-and the forward's saved tensors already there), from ``ru_maxrss``.
+the peak resident set during the backward (VmHWM, reset just before it through /proc/self/clear_refs)
+minus the resident set just before it (inputs, weights and the forward's saved tensors already there).
 
 On a shared machine the wall times are noisy (other processes take cores): read the ratios as
 rough, and rerun before trusting a difference of 10-20%.
@@ -117,16 +117,32 @@ def _rss_mib():
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def _reset_peak():
+    """Reset the process's peak resident set (VmHWM) to its current size (Linux: clear_refs 5), so
+    that the peak read after the backward is the backward's, not the import's or the forward's."""
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+
+
+def _peak_mib():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def memory_child(impl_name, n):
     """Run in a child: one forward, then the backward; print JSON (RSS before, peak during, seconds)."""
     x, W, dout = _inputs(1, n, 256, 4, np.float32)
     impl = (Symattn if impl_name == "symattn" else Torch)(x, W, dout, 4, causal=True)
     impl.forward()
     before = _rss_mib()
+    _reset_peak()
     start = time.perf_counter()
     impl.backward()
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _peak_mib()
     print(json.dumps({"before": before, "peak": peak, "seconds": seconds}))
 
 
@@ -147,7 +163,7 @@ def main():
     p.add_argument("--shapes", default="S1,S2,S3")
     p.add_argument("--dtypes", default="float32,float64")
     p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--memory-n", type=int, default=16384)
+    p.add_argument("--memory-n", type=int, default=32768)
     p.add_argument("--no-memory", action="store_true")
     p.add_argument("--memory-only", action="store_true")
     p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
