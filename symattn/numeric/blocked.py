@@ -190,7 +190,7 @@ def _with_ones(v):
     return v_aug
 
 
-def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
+def _attend(q, k, v, mask, i0, causal, offset, block_size, out, lse=None):
     """softmax(Q Kᵀ + M) V for one tile of queries starting at query i0 (keys already cut to
     the last one a causal tile can see), by the kernels of ``blockwise_logsumexp_merge``.
 
@@ -204,7 +204,9 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
     base e. If ``unshifted_is_accurate`` says no, the tile is computed again with the row max as
     the shift (in base e, from the query tile as given). The choice is made per tile, from that
     tile's numbers alone, so the result does not depend on which thread ran what first. The
-    result is written into ``out``."""
+    result is written into ``out``; with ``lse`` (an array of the tile's rows, (..., t)), each row's
+    log-sum-exp L = c + log l of its scores as well (c the shift, l the denominator U 1 carries):
+    the statistic the backward recomputes P = exp(S - L 1ᵀ) from."""
     m, d_v = k.shape[-2], v.shape[-1]
     blocks = [(j0, min(m, j0 + block_size)) for j0 in range(0, m, block_size)]
     batch, dtype = runtime.batch_of(q, k), np.result_type(q, k)
@@ -237,8 +239,11 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
             else:
                 U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
     if unshifted_is_accurate(U, m, v):
+        if lse is not None:  # the shift was c = 0: L = log l
+            with np.errstate(divide="ignore"):
+                np.log(U[..., d_v], out=lse)
         return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
-    if len(blocks) == 1:  # one block: claim 0, the row max as the shift
+    if len(blocks) == 1 and lse is None:  # one block: claim 0, the row max as the shift
         s = scores(0, m)
         return run("deferred", S=s, c=rowmax(s), V=v, out=out)
     U = c_prev = None
@@ -257,6 +262,9 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out):
             c_1 = np.where(c_prev == -np.inf, c, c_prev).astype(s.dtype, copy=False)
             U = run("merge_step", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c, c_1=c_1)
         c_prev = c_max
+    if lse is not None:  # L = c + log l, c the last (finite) shift; -inf for a row that saw no key
+        with np.errstate(divide="ignore"):
+            np.add(c[..., 0], np.log(U[..., d_v]), out=lse)
     return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
 
 
@@ -278,14 +286,18 @@ def key_block(rows: int, m: int, itemsize: int) -> int:
     return -(-m // count)
 
 
-def _item(q, k, v, mask, sel, i0, i1, causal, offset, block_size, out):
-    """The work item (batch slice ``sel``, queries i0..i1) of softmax(Q Kᵀ + M) V, into ``out``;
-    ``block_size`` None: keys in blocks of ``key_block``."""
+def _item(q, k, v, mask, sel, i0, i1, causal, offset, block_size, out, lse=None):
+    """The work item (batch slice ``sel``, queries i0..i1) of softmax(Q Kᵀ + M) V, into ``out``
+    (and each row's log-sum-exp into ``lse``, when given); ``block_size`` None: keys in blocks
+    of ``key_block``."""
     m = k.shape[-2]
     last_key = m if not causal else min(m, i1 + offset)  # query i sees keys j <= i + offset
     target = out[sel][..., i0:i1, :]  # sel may be () with batch axes: the queries are always axis -2
+    lse_rows = None if lse is None else lse[sel][..., i0:i1]
     if last_key <= 0:  # no key at all for this tile: every row fully masked
         target[...] = np.nan
+        if lse_rows is not None:
+            lse_rows[...] = -np.inf
         return
     qs = _part(q, sel)[..., i0:i1, :]
     ks, vs = _part(k, sel)[..., :last_key, :], _part(v, sel)[..., :last_key, :]
@@ -293,7 +305,7 @@ def _item(q, k, v, mask, sel, i0, i1, causal, offset, block_size, out):
     if block_size is None:
         rows = math.prod(runtime.batch_of(qs, ks)) * (i1 - i0)
         block_size = key_block(rows, last_key, qs.dtype.itemsize)
-    _attend(qs, ks, vs, ms, i0, causal, offset, block_size, target)
+    _attend(qs, ks, vs, ms, i0, causal, offset, block_size, target, lse_rows)
 
 
 def attend_tile(q, k, v, mask, causal, out):
@@ -312,15 +324,17 @@ def attend_tile(q, k, v, mask, causal, out):
 
 
 def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | None = None,
-                 tile: int | None = None, out=None):
+                 tile: int | None = None, out=None, lse=None):
     """softmax(Q Kᵀ + M) V for scaled queries, one query tile and key block at a time.
 
     ``mask``: additive (0 / -inf) scores broadcasting to (..., n, m); ``causal``: add the causal
     mask (query i sees keys j <= i + m - n). ``block_size``: keys per block (default: all keys
     in blocks of about TILE_BYTES of scores); ``tile``: queries per tile (default: about ITEM_BYTES
     of scores per work item); ``out``: an array (or a view) of the result's shape and dtype to write it into.
-    The work items (a group of heads, a tile of queries) run on every core (``parallel``). A row
-    that sees no key (fully masked) gives NaN.
+    ``lse``: an array of shape (batch..., n) and the result's dtype that receives each query row's
+    log-sum-exp L = log Σ_j exp(s_ij) (the saved statistic of the backward; -inf for a row that
+    sees no key). The work items (a group of heads, a tile of queries) run on every core
+    (``parallel``). A row that sees no key (fully masked) gives NaN.
     """
     q, k, v = (checks.array(nm, a) for nm, a in (("q", q), ("k", k), ("v", v)))
     n, m, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
@@ -352,10 +366,12 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
         for name, a in (("q", q), ("k", k), ("v", v), ("mask", mask)):
             if a is not None and np.may_share_memory(out, a):
                 raise InputError(f"blocked_core: out overlaps {name}; the result would overwrite its own input")
+    if lse is not None and (lse.shape != batch + (n,) or lse.dtype != dtype):
+        raise ShapeError(f"blocked_core: lse should be {batch + (n,)} {np.dtype(dtype)}, got {lse.shape} {lse.dtype}")
     items = _plan(batch, n, min(planned, m), np.dtype(dtype).itemsize, tile, runtime.cores())
 
     def work(item):
-        _item(q, k, v, mask, *item, causal, offset, block_size, out)
+        _item(q, k, v, mask, *item, causal, offset, block_size, out, lse)
 
     parallel.run_items(work, items)
     return out

@@ -283,8 +283,10 @@ def attention(query, key, value, *, convention="row", mask=None, causal=False, s
 
 
 def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num_kv_heads=None, b_q=None,
-                        b_k=None, b_v=None, b_o=None, mask=None, causal=False, block_size=None):
-    """``symattn.numeric.multihead_attention`` on Dask arrays, per chunk of batch elements.
+                        b_k=None, b_v=None, b_o=None, mask=None, causal=False, block_size=None,
+                        return_saved=False):
+    """``symattn.numeric.multihead_attention`` on Dask arrays, per chunk of batch elements
+    (``return_saved`` is refused: the backward runs on NumPy arrays).
 
     Self-attention stays self-attention: when query, key and value are one Dask array, each
     chunk gets one array (the fused QKV projection)."""
@@ -293,6 +295,9 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
 
     from .multihead import multihead_attention as numpy_multihead
 
+    if return_saved:
+        raise InputError("multihead_attention: return_saved=True needs NumPy arrays, not Dask arrays "
+                         "(compute them first: the backward keeps the whole batch)")
     _no_batched_mask(mask, 3, "multihead_attention")
     if query is key and key is value:
         arrays = _aligned([("query", query)], da)

@@ -12,6 +12,7 @@ import functools
 import inspect
 
 from . import attention as _attention
+from . import backward as _backward
 from . import blocked as _blocked
 from . import checks, dask_arrays
 from . import decode as _decode
@@ -56,3 +57,5 @@ multihead_attention = _front(_multihead.multihead_attention, dask_arrays.multihe
                              ("query", "key", "value"), _head_counts)
 attention_pool = _front(_pooling.attention_pool, dask_arrays.attention_pool, ("x",), _one_head_count)
 mean_pool = _front(_pooling.mean_pool, dask_arrays.mean_pool, ("x",))
+# the backward takes NumPy arrays only (what it needs was saved by a NumPy forward)
+multihead_attention_backward = _backward.multihead_attention_backward

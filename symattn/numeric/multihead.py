@@ -32,6 +32,7 @@ from ..lowering import runtime
 from . import blocked, checks, parallel, workspace
 from .blocked import blocked_core
 from .kernels import get, run
+from .saved import Saved
 
 
 def _positions_after_heads(x):
@@ -72,17 +73,21 @@ def _head_mask(mask, H, G, r):
     raise ShapeError(f"mask: its axis -3 ({heads}) must be 1 or num_heads = {H} (shape {mask.shape})")
 
 
-def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num_kv_heads=None,
-                        b_q=None, b_k=None, b_v=None, b_o=None, mask=None, causal=False, block_size=None):
-    """Multi-head attention, (..., n, d_model) -> (..., n, d_model).
+class _Operands:
+    """The checked operands of a multi-head call (``_checked``): the arrays, weights (``W``) and
+    bias rows (``b``), the sizes H, G, d_k, d_v, n, m, the batch axes ``lead``, the mask with
+    its head axis split as (G, r) and the dtype."""
 
-    query: (..., n, d_model); key, value: (..., m, d_model); w_q: (d_model, H·d_k) used as
-    ``query @ w_q``; w_k, w_v: (d_model, G·d_k), (d_model, G·d_v) with G = num_kv_heads (default
-    H; 1 is MQA); w_o: (H·d_v, d_model); biases: (width,) or (1, width). ``mask``: boolean
-    (True = attend) or float added to the scores, broadcasting to (..., H, n, m); ``causal``:
-    query i sees keys j <= i + m - n. A fully masked row gives NaN. ``block_size``: use the
-    key-blocked online-softmax kernel with this block (automatic for very long sequences).
-    """
+    __slots__ = ("x_q", "x_k", "x_v", "W", "b", "sizes", "n", "m", "lead", "mask", "dtype")
+
+    def __init__(self, **fields):
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+
+def _checked(what, query, key, value, w_q, w_k, w_v, w_o, num_heads, num_kv_heads, b_q, b_k, b_v, b_o, mask):
+    """The operands of ``what`` (multihead_attention or its backward), checked: errors name the
+    operand and both shapes."""
     H, G = checks.head_counts(num_heads, num_kv_heads)
     r = H // G
     x_q, x_k, x_v = (checks.array(nm, a) for nm, a in (("query", query), ("key", key), ("value", value)))
@@ -92,46 +97,74 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
             raise ShapeError(f"{nm}: expected a matrix, got shape {w.shape}")
     d_model = x_q.shape[-1]
     for nm, x in (("key", x_k), ("value", x_v)):
-        checks.same("multihead_attention", "query's d_model", d_model, f"{nm}'s d_model", x.shape[-1])
-    checks.same("multihead_attention", "key's number of positions m", x_k.shape[-2],
-                "value's number of positions m", x_v.shape[-2])
+        checks.same(what, "query's d_model", d_model, f"{nm}'s d_model", x.shape[-1])
+    checks.same(what, "key's number of positions m", x_k.shape[-2], "value's number of positions m", x_v.shape[-2])
     for nm in ("w_q", "w_k", "w_v"):
-        checks.same("multihead_attention", "d_model of query", d_model, f"the rows of {nm}", W[nm].shape[0])
-    d_k = checks.divide("multihead_attention", "the columns of w_q (H·d_k)", W["w_q"].shape[1],
-                        "num_heads", H)
-    checks.same("multihead_attention", "the columns of w_k", W["w_k"].shape[1],
-                f"num_kv_heads·d_k = {G}·{d_k}", G * d_k)
-    d_v = checks.divide("multihead_attention", "the columns of w_v (G·d_v)", W["w_v"].shape[1],
-                        "num_kv_heads", G)
+        checks.same(what, "d_model of query", d_model, f"the rows of {nm}", W[nm].shape[0])
+    d_k = checks.divide(what, "the columns of w_q (H·d_k)", W["w_q"].shape[1], "num_heads", H)
+    checks.same(what, "the columns of w_k", W["w_k"].shape[1], f"num_kv_heads·d_k = {G}·{d_k}", G * d_k)
+    d_v = checks.divide(what, "the columns of w_v (G·d_v)", W["w_v"].shape[1], "num_kv_heads", G)
     if W["w_o"].shape != (H * d_v, d_model):
-        raise ShapeError(f"multihead_attention: w_o should be (num_heads·d_v, d_model) = "
+        raise ShapeError(f"{what}: w_o should be (num_heads·d_v, d_model) = "
                          f"({H * d_v}, {d_model}), got {W['w_o'].shape}")
     dtype = np.result_type(x_q, x_k, x_v, *W.values())
     b = {nm: checks.bias_row(nm, bb, wd, dtype) for nm, bb, wd in (
         ("b_q", b_q, H * d_k), ("b_k", b_k, G * d_k), ("b_v", b_v, G * d_v), ("b_o", b_o, d_model))}
     n, m = x_q.shape[-2], x_k.shape[-2]
-    lead = checks.batches("multihead_attention", query=x_q, key=x_k, value=x_v)
+    lead = checks.batches(what, query=x_q, key=x_k, value=x_v)
     mask = checks.additive_mask(mask, n, m, dtype)
     _check_mask_batches(mask, lead, H, query=x_q, key=x_k, value=x_v)
     mask = _head_mask(mask, H, G, r)
-    sizes = {"H": H, "G": G, "d_k": d_k, "d_v": d_v}
+    return _Operands(x_q=x_q, x_k=x_k, x_v=x_v, W=W, b=b, sizes={"H": H, "G": G, "d_k": d_k, "d_v": d_v},
+                     n=n, m=m, lead=lead, mask=mask, dtype=dtype)
 
-    biased = any(b[nm] is not None for nm in ("b_q", "b_k", "b_v"))
-    if biased:
-        zeros = {"b_q": H * d_k, "b_k": G * d_k, "b_v": G * d_v}
-        bias = {nm: b[nm] if b[nm] is not None else np.zeros((1, w), dtype) for nm, w in zeros.items()}
-    fused = {"b^Q": bias["b_q"], "b^K": bias["b_k"], "b^V": bias["b_v"]} if biased else {}
-    if x_q is x_k and x_k is x_v and _per_element_fits(x_q, mask, block_size, H, n, dtype):
+
+def fused_biases(b, sizes) -> dict:
+    """The biases b^Q, b^K, b^V for the projection kernels (absent ones as zero rows) when any is
+    given, else empty."""
+    if all(b[nm] is None for nm in ("b_q", "b_k", "b_v")):
+        return {}
+    H, G, d_k, d_v = sizes["H"], sizes["G"], sizes["d_k"], sizes["d_v"]
+    dtype = next(b[nm].dtype for nm in ("b_q", "b_k", "b_v") if b[nm] is not None)
+    widths = {"b_q": H * d_k, "b_k": G * d_k, "b_v": G * d_v}
+    full = {nm: b[nm] if b[nm] is not None else np.zeros((1, w), dtype) for nm, w in widths.items()}
+    return {"b^Q": full["b_q"], "b^K": full["b_k"], "b^V": full["b_v"]}
+
+
+def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num_kv_heads=None,
+                        b_q=None, b_k=None, b_v=None, b_o=None, mask=None, causal=False, block_size=None,
+                        return_saved=False):
+    """Multi-head attention, (..., n, d_model) -> (..., n, d_model).
+
+    query: (..., n, d_model); key, value: (..., m, d_model); w_q: (d_model, H·d_k) used as
+    ``query @ w_q``; w_k, w_v: (d_model, G·d_k), (d_model, G·d_v) with G = num_kv_heads (default
+    H; 1 is MQA); w_o: (H·d_v, d_model); biases: (width,) or (1, width). ``mask``: boolean
+    (True = attend) or float added to the scores, broadcasting to (..., H, n, m); ``causal``:
+    query i sees keys j <= i + m - n. A fully masked row gives NaN. ``block_size``: use the
+    key-blocked online-softmax kernel with this block (automatic for very long sequences).
+    ``return_saved``: return (result, :class:`~symattn.numeric.saved.Saved`), what
+    ``multihead_attention_backward`` needs: each row's log-sum-exp, the projections and the heads
+    (all linear in n; the call then takes the step-by-step path, the projections and heads in
+    fresh arrays).
+    """
+    ops = _checked("multihead_attention", query, key, value, w_q, w_k, w_v, w_o, num_heads, num_kv_heads,
+                   b_q, b_k, b_v, b_o, mask)
+    x_q, x_k, x_v, W, b, sizes, mask = ops.x_q, ops.x_k, ops.x_v, ops.W, ops.b, ops.sizes, ops.mask
+    fused = fused_biases(b, sizes)
+    if (not return_saved and x_q is x_k and x_k is x_v
+            and _per_element_fits(x_q, mask, block_size, sizes["H"], ops.n, ops.dtype)):
         return _per_element(x_q, W, fused, b["b_o"], sizes, mask, causal)
     # the projections and the heads live in this thread's scratch buffers (``workspace``),
-    # reused call after call; only the result is a fresh array
-    return _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
+    # reused call after call; only the result is a fresh array (and, with return_saved, what is saved)
+    return _stepwise(x_q, x_k, x_v, W, b, fused, sizes, ops.n, ops.m, mask, causal, block_size, return_saved)
 
 
-def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size):
+def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size, save=False):
     """The batch through each step in turn: the projections, the attention core of every head
     (``blocked_core``), the output projection. ``fused``: the biases b^Q, b^K, b^V (absent ones as
-    zeros) when any is given, else empty."""
+    zeros) when any is given, else empty. ``save``: return (result, Saved), the projections and
+    heads in fresh arrays and each row's log-sum-exp computed by the core."""
+    take = _fresh if save else workspace.take
     H, G, d_k, d_v = sizes["H"], sizes["G"], sizes["d_k"], sizes["d_v"]
     r = H // G
     biased = bool(fused)
@@ -141,13 +174,13 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
         if not _splits(math.prod(x_q.shape[:-1]), x_q.shape[-1], width):
             kind = np.result_type(x_q, W["w_q"], W["w_k"], W["w_v"], *fused.values())
             proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
-                       **fused, **sizes, out=workspace.take("qkv", x_q.shape[:-1] + (width,), kind))
+                       **fused, **sizes, out=take("qkv", x_q.shape[:-1] + (width,), kind))
         else:  # the same product in two steps: the scaled weights side by side once, X W_cat (+ 1 b_cat) by rows
             w_cat = run("qkv_weights", **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]}, **sizes)
             extra = {"b_cat": run("qkv_bias_row", **fused, **sizes)} if biased else {}
             kind = np.result_type(x_q, w_cat, *extra.values())
             proj = _by_rows(f"qkv_apply{suffix}", "X", x_q, {"W_cat": w_cat, **extra, **sizes},
-                            workspace.take("qkv", x_q.shape[:-1] + (width,), kind))
+                            take("qkv", x_q.shape[:-1] + (width,), kind))
         q = proj[..., : H * d_k]
         k = proj[..., H * d_k: (H + G) * d_k]
         v = proj[..., (H + G) * d_k:]
@@ -155,7 +188,7 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
         def project(part, x, w, bb, dims):
             extra = {f"b^{part.upper()}": bb} if biased else {}
             kind = np.result_type(x, w, *extra.values())  # the kernel's dtype
-            scratch = workspace.take(part, x.shape[:-1] + (w.shape[1],), kind)
+            scratch = take(part, x.shape[:-1] + (w.shape[1],), kind)
             return _by_rows(f"proj_{part}{suffix}", "X", x, {f"W^{part.upper()}": w, **extra, **dims}, scratch)
         q = project("q", x_q, W["w_q"], fused["b^Q"] if biased else None, {"H": H, "d_k": d_k})
         k = project("k", x_k, W["w_k"], fused["b^K"] if biased else None, {"G": G, "d_k": d_k})
@@ -164,16 +197,27 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size)
     k5 = _split(k, m, G, 1, d_k)            # (..., G, 1, m, d_k)
     v5 = _split(v, m, G, 1, d_v)            # (..., G, 1, m, d_v)
     lead = np.broadcast_shapes(q5.shape[:-4], k5.shape[:-4], v5.shape[:-4])
-    z = workspace.take("heads", lead + (n, G, r, d_v), np.result_type(q, k, v))  # the heads side by side
+    z = take("heads", lead + (n, G, r, d_v), np.result_type(q, k, v))  # the heads side by side
     heads = _positions_after_heads(z)        # (..., G, r, n, d_v): a view, the core writes into z
+    lse = np.empty(lead + (G, r, n), heads.dtype) if save else None  # (..., H, n) once reshaped
+    rows = lse
     if r == 1:  # one query head per group: the heads are the last batch axis (work items group them)
         q5, k5, v5, heads = (a[..., 0, :, :] for a in (q5, k5, v5, heads))
         mask = mask if mask is None or mask.ndim == 2 else mask[..., 0, :, :]
-    blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size, out=heads)
+        rows = None if lse is None else lse[..., 0, :]
+    blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size, out=heads, lse=rows)
     z = z.reshape(lead + (n, H * d_v))      # (..., n, H·d_v): [head_1 ... head_H]
     name, extra = ("output_bias", {"b^O": b["b_o"]}) if b["b_o"] is not None else ("output", {})
     result = np.empty(lead + (n, W["w_o"].shape[1]), np.result_type(z, W["w_o"], *extra.values()))
-    return _by_rows(name, "Z", z, {"W^O": W["w_o"], **extra, "H": H, "d_v": d_v}, result)
+    result = _by_rows(name, "Z", z, {"W^O": W["w_o"], **extra, "H": H, "d_v": d_v}, result)
+    if not save:
+        return result
+    return result, Saved(lse.reshape(lead + (H, n)), q, k, v, z)
+
+
+def _fresh(name, shape, dtype):
+    """A new array (``workspace.take``'s signature): what the forward saves must outlive the call."""
+    return np.empty(shape, dtype)
 
 
 #: a product X W runs as work items over slices of X's rows (``_by_rows``) when it has at least
