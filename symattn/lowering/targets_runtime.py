@@ -99,8 +99,10 @@ def check_size(expected, size, array_name, axis_name, text):
 
 def _broadcast(*batches):
     """The broadcast of batch shapes (NumPy's rule), or a ShapeError."""
-    out = []
-    for axis in range(max((len(b) for b in batches), default=0)):
+    out, longest = [], 0
+    for b in batches:  # plain loops, no builtins with keywords: torch.compile(fullgraph=True) traces them
+        longest = len(b) if len(b) > longest else longest
+    for axis in range(longest):
         sizes = {b[len(b) - 1 - axis] for b in batches if axis < len(b)} - {1}
         if len(sizes) > 1:
             raise ShapeError(f"batch axes do not broadcast: {', '.join(str(tuple(b)) for b in batches)}")
@@ -133,7 +135,10 @@ def chain(xp, coeff, *arrays):
     """coeff · A_1 ... A_k, cheapest parenthesization, the scalar applied to the smallest operand."""
     arrays = list(arrays)
     if not (isinstance(coeff, (int, float)) and coeff == 1):  # an array: one coefficient per batch element
-        small = min(range(len(arrays)), key=lambda t: math.prod(arrays[t].shape))
+        small = 0
+        for t in range(1, len(arrays)):
+            if math.prod(arrays[t].shape) < math.prod(arrays[small].shape):
+                small = t
         arrays[small] = coeff * arrays[small]
 
     return _multiply_in_order(chain_order([tuple(a.shape) for a in arrays]), arrays)
