@@ -381,3 +381,15 @@ def test_import_symattn_does_not_import_torch():
     code = "import symattn, symattn.torch, sys; assert 'torch' not in sys.modules, 'torch imported'"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_readme_example_runs():
+    """The README's ```py block of this module (``tests/test_readme.py`` runs the ```python blocks,
+    which must run without torch)."""
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```py\n(.*?)```", readme, flags=re.S) if "symattn.torch" in b]
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "README symattn.torch block", "exec"), {"__name__": "readme_torch"})
