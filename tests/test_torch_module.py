@@ -393,3 +393,35 @@ def test_the_readme_example_runs():
     blocks = [b for b in re.findall(r"```py\n(.*?)```", readme, flags=re.S) if "symattn.torch" in b]
     assert len(blocks) == 1
     exec(compile(blocks[0], "README symattn.torch block", "exec"), {"__name__": "readme_torch"})
+
+
+def test_generated_torch_kernels_compile_fullgraph():
+    """The GQA kernel (heads read through an index array) and the multi-head function of
+    ``targets_multihead`` trace in one graph: no builtins with keywords, no int() of a tensor."""
+    _compile_or_skip()
+    import sympy as sp
+
+    import symattn as sa
+    from symattn.lowering.targets_multihead import multihead_attention
+
+    torch._dynamo.reset()
+    n, d, d_k, G, r = sa.dims("n d d_k G r")
+    X = sp.MatrixSymbol("X", n, d)
+    fam = [sa.Family(f"W^{s}", *((d_k, d) if s == "O" else (d, d_k))) for s in "QKVO"]
+    kernel = sa.lower(sa.gqa(X, X, X, *fam, H=G * r, G=G, convention="row"), target="torch")
+    assert "take_heads" in kernel.source
+    g = torch.Generator().manual_seed(0)
+    arrays = [torch.randn(s, generator=g, dtype=DT) for s in ((5, 8), (4, 8, 3), (2, 8, 3), (2, 8, 3), (4, 3, 8))]
+    compiled = torch.compile(lambda *a: kernel(*a), fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(compiled(*arrays), kernel(*arrays), **TOL)
+
+    ours, ref = pair(batch_first=True)
+    x = torch.randn(N, S, E, dtype=DT)
+    w = [ref.in_proj_weight[i * E:(i + 1) * E].T for i in range(3)] + [ref.out_proj.weight.T]
+    b = [ref.in_proj_bias[i * E:(i + 1) * E][None] for i in range(3)] + [ref.out_proj.bias[None]]
+
+    def mh(x):
+        return multihead_attention(x, x, x, *w, num_heads=H, b_q=b[0], b_k=b[1], b_v=b[2], b_o=b[3])
+
+    torch.testing.assert_close(torch.compile(mh, fullgraph=True, backend="aot_eager")(x),
+                               ref(x, x, x, need_weights=False)[0], **TOL)
