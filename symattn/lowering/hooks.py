@@ -48,13 +48,16 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.heads import FamilyMember
+from ..errors import LoweringError
 from .feature_maps import fold_feature_maps
 from .numpy_printer import BatchedNumPyPrinter, has_symattn_node
+from .printer import identifier
 
 #: SymPy classes that may be the root of an expression holding a symattn node
 SYMPY_ROOTS = (sp.MatMul, sp.MatAdd, sp.Transpose, sp.MatrixSlice, sp.BlockMatrix, sp.BlockDiagMatrix,
@@ -84,6 +87,28 @@ class StockNumPyPrinter(BatchedNumPyPrinter):
     numpy_name = "symattn_numpy"
     float_name = "symattn_float"
 
+    def print_root(self, expr) -> str:
+        if self.stacked is None:
+            from .numpy_printer import stacked_families
+
+            self.stacked = {fam: self._named(sp.sstr(FamilyMember(fam, sp.Symbol("h"), rows, cols)))
+                            for fam, (rows, cols) in stacked_families(expr).items()}
+        return super().print_root(expr)
+
+    def _leaf(self, e) -> str:
+        return self._named(super()._leaf(e))
+
+    def _named(self, code: str) -> str:
+        """``code``, the name of a matrix input, when it is a Python identifier; else a LoweringError."""
+        if not code.isidentifier():
+            fix = code.replace("^", "_") if code.replace("^", "_").isidentifier() else "W_Q"
+            raise LoweringError(
+                f"{code}: sympy.lambdify names the function's parameters after the matrices, so a matrix "
+                f"name must be a Python identifier ({fix}, not {code}). Name the matrix or the family so "
+                f"(sa.Family({fix.rsplit('_', 1)[0]!r}, ...) for the heads of a family), or use "
+                f"symattn.lower(expr), which takes any name ({code} becomes {identifier(code, set())})")
+        return code
+
 
 def batched_code(expr, printer, cls=StockNumPyPrinter) -> str:
     """``expr`` printed by the batched printer ``cls`` with the settings of ``printer``; the helpers
@@ -93,7 +118,7 @@ def batched_code(expr, printer, cls=StockNumPyPrinter) -> str:
     expr = fold_feature_maps(expr)
     code = batched.print_root(expr)
     if cls in (BatchedNumPyPrinter, StockNumPyPrinter):
-        guard = shape_guard(batched, expr)
+        guard = " and ".join(g for g in (shape_guard(batched, expr), size_guard(batched, expr, code)) if g)
         code = f"({guard} and {code})" if guard else code
     imports = getattr(printer, "module_imports", None)
     if imports is not None:
@@ -128,6 +153,25 @@ def shape_guard(batched, expr) -> str:
     if not seen:
         return ""
     return f"{batched.helper('shapes_agree')}({', '.join(seen.values())})"
+
+
+def size_guard(batched, expr, code: str) -> str:
+    """Code that checks, before anything is computed, that every size no input's shape shows (a
+    padding mask's valid length, a size of a ones matrix, ...) was given as an argument of lambdify and
+    is a whole number (:func:`~symattn.lowering.runtime.sizes_given`); '' when the shapes show all that
+    ``code`` reads.
+    Each size is read by a lambda, so a name that lambdify did not define is reported, not a NameError."""
+    from .kernel import dimension_symbols
+
+    def read_by_name(d):  # the code reads the size by its bare name (no input axis binds it)
+        return re.search(rf"(?<![\w.'\"]){re.escape(batched._print(d))}(?![\w'\"])", code) is not None
+
+    missing = sorted((d for d in dimension_symbols(expr) if d not in (batched.dims or {}) and read_by_name(d)),
+                     key=str)
+    if not missing:
+        return ""
+    pairs = ", ".join(f"({str(d)!r}, lambda: {batched._print(d)})" for d in missing)
+    return f"{batched.helper('sizes_given')}({pairs})"
 
 
 def _numpycode(self, printer, **kwargs):

@@ -22,6 +22,14 @@ symattn_numpy = np
 symattn_float = float
 
 
+#: why a boolean array is refused where a matrix is read: as numbers, True would be added as 1
+BOOLEAN_MASK = (
+    "the expression would use it as numbers (True as 1), and added to scores that is no mask. symattn's "
+    "masks are additive: 0 where a key is visible, -inf where it is hidden. Convert it: "
+    "numpy.where(allowed, 0.0, -numpy.inf) when True means attend (scaled_dot_product_attention), "
+    "numpy.where(masked, -numpy.inf, 0.0) when True means masked (nn.MultiheadAttention)")
+
+
 def as_inputs(named):
     """Convert (name, value) or (name, value, least number of axes) to float arrays of one common
     dtype (float32 stays float32). A family with a head axis needs 3 axes: (..., H, rows, cols)."""
@@ -38,6 +46,8 @@ def as_inputs(named):
     arrays = []
     for name, value, *least in named:
         a = np.asarray(value)
+        if a.dtype.kind == "b":
+            raise InputError(f"{name}: got dtype bool (boolean), shape {a.shape}; {BOOLEAN_MASK}")
         if a.dtype.kind not in "f":
             what = {"i": "integer", "u": "unsigned integer", "b": "boolean", "c": "complex"}
             raise InputError(
@@ -77,6 +87,8 @@ def shapes_agree(*leaves):
     bound: dict = {}
     batches: list = []
     for value, name, rows, cols, stacked in leaves:
+        if getattr(value, "dtype", None) is not None and np.dtype(value.dtype).kind == "b":
+            raise InputError(f"{name}: got dtype bool (boolean), shape {np.shape(value)}; {BOOLEAN_MASK}")
         shape = np.shape(value)
         if len(shape) < (3 if stacked else 2):
             what = "the heads of a family, (..., H, rows, cols)" if stacked else "a matrix (at least 2 axes)"
@@ -92,6 +104,25 @@ def shapes_agree(*leaves):
     except ValueError as exc:
         shown = ", ".join(f"{name} {shape}" for name, shape, b in batches if b)
         raise ShapeError(f"the batch axes (all but the matrix axes) do not broadcast: {shown}") from exc
+    return True
+
+
+def sizes_given(*sizes):
+    """True when every (name, read) pair reads a whole number, else an InputError naming the size
+    (stock ``sympy.lambdify`` calls this for the sizes that no input's shape shows): ``read()`` is a
+    lambda of the generated function, so a size that lambdify was not given is reported here."""
+    for name, read in sizes:
+        try:
+            value = read()
+        except NameError:
+            value = None
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+            if isinstance(value, float) and value.is_integer() and value >= 1:
+                continue
+            raise InputError(
+                f"the size {name} is shown by no input's shape, so it cannot be inferred: list the symbol "
+                f"{name} among lambdify's arguments, sympy.lambdify([..., {name}], expr), and pass its value "
+                f"(a positive whole number; got {value!r})")
     return True
 
 

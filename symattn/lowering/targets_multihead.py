@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..defs.softmax import Softmax
 from ..errors import HeadError, ShapeError
 from .lower import lower_theorem
 from .targets import check_target
@@ -32,11 +33,16 @@ _KERNELS: dict = {}
 def _spec(name: str):
     import symattn.proofs.rewrites as R
 
-    if name.startswith("core"):
+    if name.startswith(("core", "weights")):
         q, k, v = R.head_inputs(True)
-        claim = 2 if name == "core_causal" else 0
-        return ("scale_folds_into_query_projection", claim, "rhs",
-                {"inputs": {q: R.Q, k: R.K, v: R.V}, "args": [R.Q, R.K, R.V]})
+        masked = name.endswith("_mask")
+        claim = 2 if name == "core_causal" else 1 if masked else 0
+        opts = {"inputs": {q: R.Q, k: R.K, v: R.V}, "args": [R.Q, R.K, R.V] + ([R.M] if masked else [])}
+        if name.startswith("weights"):  # the softmax of that side: the attention weights, softmax(Q Kᵀ [+ M])
+            rhs = R.scale_fold_sides(R.M if masked else None, True)[1]
+            opts["part"] = next(x for x in sp.preorder_traversal(rhs) if isinstance(x, Softmax))
+            opts["args"] = [R.Q, R.K] + ([R.M] if masked else [])
+        return ("scale_folds_into_query_projection", claim, "rhs", opts)
     if name.startswith("qkv"):
         return ("fused_qkv_projection", 0 if name.endswith("bias") else 1, "lhs", {})
     if name.startswith("proj"):
@@ -50,8 +56,9 @@ def _spec(name: str):
 
 
 def kernel(name: str, target: str):
-    """The proved kernel ``name`` (qkv, qkv_bias, proj_q, ..., core, core_causal, output, output_bias)
-    lowered for ``target``, cached."""
+    """The proved kernel ``name`` lowered for ``target``, cached: qkv, qkv_bias, proj_q, ..., proj_v_bias
+    (projections), core, core_mask, core_causal (softmax(Q Kᵀ [+ M | + causal mask]) V), weights,
+    weights_mask (the softmax alone: the attention weights), output, output_bias."""
     return _lowered(name, target)[0]
 
 

@@ -99,8 +99,10 @@ def check_size(expected, size, array_name, axis_name, text):
 
 def _broadcast(*batches):
     """The broadcast of batch shapes (NumPy's rule), or a ShapeError."""
-    out = []
-    for axis in range(max((len(b) for b in batches), default=0)):
+    out, longest = [], 0
+    for b in batches:  # plain loops, no builtins with keywords: torch.compile(fullgraph=True) traces them
+        longest = len(b) if len(b) > longest else longest
+    for axis in range(longest):
         sizes = {b[len(b) - 1 - axis] for b in batches if axis < len(b)} - {1}
         if len(sizes) > 1:
             raise ShapeError(f"batch axes do not broadcast: {', '.join(str(tuple(b)) for b in batches)}")
@@ -118,8 +120,12 @@ def chain_order(shapes):
         for i in range(k - length + 1):
             j = i + length - 1
             batch = math.prod(_broadcast(*[tuple(shapes[t][:-2]) for t in range(i, j + 1)]))
-            cost[i, j], split[i, j] = min(
-                (cost[i, s] + cost[s + 1, j] + batch * dims[i] * dims[s + 1] * dims[j + 1], s) for s in range(i, j))
+            best = None
+            for s in range(i, j):  # a loop, not min() of a generator: torch.compile traces it
+                c = cost[i, s] + cost[s + 1, j] + batch * dims[i] * dims[s + 1] * dims[j + 1]
+                if best is None or c < best[0]:
+                    best = (c, s)
+            cost[i, j], split[i, j] = best
 
     return _order_tree(split, 0, k - 1)
 
@@ -133,7 +139,10 @@ def chain(xp, coeff, *arrays):
     """coeff · A_1 ... A_k, cheapest parenthesization, the scalar applied to the smallest operand."""
     arrays = list(arrays)
     if not (isinstance(coeff, (int, float)) and coeff == 1):  # an array: one coefficient per batch element
-        small = min(range(len(arrays)), key=lambda t: math.prod(arrays[t].shape))
+        small = 0
+        for t in range(1, len(arrays)):
+            if math.prod(arrays[t].shape) < math.prod(arrays[small].shape):
+                small = t
         arrays[small] = coeff * arrays[small]
 
     return _multiply_in_order(chain_order([tuple(a.shape) for a in arrays]), arrays)
@@ -228,6 +237,20 @@ def exp2(xp, x):
 
 def log(xp, x):
     return xp.log(x)
+
+
+def _traced(x) -> bool:
+    """True when ``x`` is being traced (``torch.compile``, ``jax.jit``): its entries are not known."""
+    kind = type(x).__module__
+    if kind.startswith("torch"):
+        import torch
+
+        return torch.compiler.is_compiling()
+    if kind.startswith("jax"):
+        import jax
+
+        return isinstance(x, jax.core.Tracer)
+    return False
 
 
 def solve_size(value, symbol, text):
@@ -365,8 +388,11 @@ class Ops:
                                  f"{stacked.shape[-3]} heads on its axis -3 (expected {count})")
             return stacked[..., index - 1, :, :]
         flat = xp.astype(xp.reshape(index, (-1,)), xp.int64)
-        top = int(xp.max(flat)) if flat.shape[0] else 0
-        if flat.shape[0] and (int(xp.min(flat)) < 1 or top > stacked.shape[-3]):
+        # the bounds are checked on concrete arrays only: under torch.compile or jax.jit the entries are
+        # not known (reading them would be a data-dependent guard and, on a GPU, a device-to-host sync)
+        checked = flat.shape[0] > 0 and not _traced(flat)
+        top = int(xp.max(flat)) if checked else 0
+        if checked and (int(xp.min(flat)) < 1 or top > stacked.shape[-3]):
             raise ShapeError(f"{family}: the expression reads head {top} but the array holds "
                              f"{stacked.shape[-3]} heads on its axis -3 (expected {count})")
         picked = xp.take(stacked, flat - 1, axis=stacked.ndim - 3)  # the standard's take is one-dimensional

@@ -23,6 +23,11 @@ def inputs_torch(named):
     if not pairs:
         return [], torch, torch.float64, torch.device("cpu")
     for (name, a), ndim in zip(pairs, least):
+        if a.dtype == torch.bool:
+            raise InputError(f"{name}: got dtype torch.bool, shape {tuple(a.shape)}; as numbers True would be "
+                             "added as 1, which is no mask. The kernels' masks are additive (0 where a key is visible, "
+                             "-inf where it is hidden): torch.zeros(m.shape).masked_fill(~m, -math.inf) when "
+                             "True means attend, .masked_fill(m, -math.inf) when True means masked")
         if not a.is_floating_point():
             raise InputError(f"{name}: attention kernels work on real floating-point tensors; got dtype "
                              f"{a.dtype}; convert it with .float() or .double() first")

@@ -1,0 +1,414 @@
+"""``MultiheadAttention``: a drop-in ``torch.nn.MultiheadAttention`` whose forward is proved kernels.
+
+    head_h = softmax((query W_h^Q + b_h^Q)(key W_h^K + b_h^K)ᵀ/sqrt(d_k) + M) (value W_h^V + b_h^V)
+    output = [head_1 ... head_H] W^O + b^O
+
+The steps and what justifies each (``MultiheadAttention.provenance`` lists them with the verdicts):
+
+- the in-projection: one GEMM for Q, K and V when query, key and value are one tensor
+  (``fused_qkv_projection``, lhs), else each block of its rhs; the scale 1/sqrt(d_k) folded into
+  W^Q and b^Q (``scale_folds_into_query_projection``);
+- the attention core softmax(Q Kᵀ [+ M]) V with the heads as an array axis: the rhs of
+  ``scale_folds_into_query_projection`` (claim 0 without a mask, 1 with an additive mask M, 2 with
+  the causal mask), which the torch printer lowers to one ``scaled_dot_product_attention`` call;
+- when the weights are returned (or dropped out): the softmax of that rhs alone (its subexpression
+  softmax(Q Kᵀ [+ M])), then the product with V, which is code;
+- the output projection after the heads are side by side (``heads_concatenate_before_output_projection``).
+
+What is code rather than a theorem, said plainly: the layout (batch-first or not, unbatched inputs),
+the reshapes that put the heads on an axis and back, the masks (boolean to -inf, the key-padding
+mask added to the attention mask, the padding for ``add_bias_kv`` and ``add_zero_attn``), the key
+and value rows of ``add_bias_kv`` and ``add_zero_attn``, dropout, and for GQA the repeat of the
+key/value heads (expand + reshape, as Llama's repeat_kv; that head h then reads group
+floor(h / (H/G)) is ``repeat_kv_head_h_reads_group_floor``).
+
+The kernels are lowered (their claims taken from the verdict cache, or proved) when the module is
+constructed, never inside ``forward``, so ``torch.compile(module, fullgraph=True)`` traces plain
+tensor code.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..errors import HeadError, InputError, ShapeError
+from .targets_multihead import _lowered
+
+__all__ = ["MultiheadAttention", "Step", "attention_mask"]
+
+_TARGET = "torch"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the forward: what it does, when it runs, and the theorem (claim, side, verdict)
+    whose proved side it is, or ``theorem=None`` when the step is code written by hand."""
+
+    step: str
+    when: str
+    theorem: str | None
+    claim: int | None = None
+    side: str = ""
+    status: str = "code"
+    note: str = ""
+
+    def __str__(self):
+        src = (f"{self.theorem}, claim {self.claim}, {self.side} ({self.status})" if self.theorem
+               else f"code{': ' + self.note if self.note else ''}")
+        return f"{self.step} [{self.when}]: {src}"
+
+
+def _from_kernel(step: str, when: str, name: str, note: str = "") -> Step:
+    p = _lowered(name, _TARGET)[0].provenance
+    return Step(step, when, p.theorem, p.claim, p.side, p.status, note)
+
+
+def attention_mask(mask, dtype, *, true_means: str = "masked", name: str = "attn_mask"):
+    """An additive float mask (0 where a key is visible, -inf where it is not) from a boolean or
+    float mask. ``true_means="masked"`` is ``nn.MultiheadAttention``'s convention for both of its
+    masks (True = not allowed to attend); ``"attend"`` is ``scaled_dot_product_attention``'s (True =
+    may attend). A float mask is added to the scores as it is (converted to ``dtype``). Integer and
+    complex masks are refused: they say neither which keys are hidden nor what to add."""
+    if mask is None:
+        return None
+    if true_means not in ("masked", "attend"):
+        raise InputError(f"true_means must be 'masked' or 'attend', got {true_means!r}")
+    if mask.dtype == torch.bool:
+        hidden = mask if true_means == "masked" else ~mask
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(hidden, -math.inf)
+    if not mask.is_floating_point():
+        meaning = "True = masked" if true_means == "masked" else "True = attend"
+        raise InputError(f"{name}: a mask is boolean ({meaning}) or floating-point (added to the scores); "
+                         f"got dtype {mask.dtype}, shape {tuple(mask.shape)}")
+    return mask if mask.dtype == dtype else mask.to(dtype)
+
+
+def _to_heads(x, heads: int):
+    """(N, L, heads·d) -> (N, heads, L, d)."""
+    n, length, width = x.shape
+    return x.view(n, length, heads, width // heads).transpose(1, 2)
+
+
+def _from_heads(z):
+    """(N, H, L, d) -> (N, L, H·d)."""
+    n, heads, length, d = z.shape
+    return z.transpose(1, 2).reshape(n, length, heads * d)
+
+
+class MultiheadAttention(nn.Module):
+    """``torch.nn.MultiheadAttention`` with the same constructor, forward, return values and
+    ``state_dict`` (``load_state_dict`` works both ways), its forward made of proved kernels.
+
+    ``num_kv_heads`` (G, default ``num_heads``): grouped-query attention, G key/value heads shared
+    by H/G query heads each (G = 1 is multi-query attention); query head h reads key/value head
+    floor(h / (H/G)). With G < H the key and value projections are narrower than the query's, so
+    the parameters are ``q_proj_weight`` (E, E), ``k_proj_weight`` (G·head_dim, kdim),
+    ``v_proj_weight`` (G·head_dim, vdim), ``in_proj_bias`` (E + 2·G·head_dim: query, key, value),
+    ``out_proj`` and, with ``add_bias_kv``, ``bias_k`` and ``bias_v`` of shape (1, 1, G·head_dim).
+    With G = H the parameters are exactly ``nn.MultiheadAttention``'s.
+
+    ``provenance``: the steps of the forward, each with the theorem it is lowered from or "code".
+    """
+
+    __constants__ = ["batch_first"]
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None, *, num_kv_heads=None):
+        for what, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise HeadError(f"{what} must be a positive integer, got {value!r}")
+        if embed_dim % num_heads:
+            raise HeadError(f"embed_dim = {embed_dim} does not split into num_heads = {num_heads} heads "
+                            f"(embed_dim must be divisible by num_heads)")
+        kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        if isinstance(kv_heads, bool) or not isinstance(kv_heads, int) or kv_heads <= 0 or num_heads % kv_heads:
+            raise HeadError(f"num_kv_heads must be a positive integer that divides num_heads = {num_heads}, "
+                            f"got {num_kv_heads!r}")
+        if not 0.0 <= float(dropout) <= 1.0:
+            raise InputError(f"dropout must be a probability in [0, 1], got {dropout!r}")
+        factory = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self.num_heads, self.num_kv_heads = num_heads, kv_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        kv_width = kv_heads * self.head_dim
+        # one packed in_proj_weight exactly when nn.MultiheadAttention has one
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim and kv_heads == num_heads
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = nn.Parameter(torch.empty((embed_dim, embed_dim), **factory))
+            self.k_proj_weight = nn.Parameter(torch.empty((kv_width, self.kdim), **factory))
+            self.v_proj_weight = nn.Parameter(torch.empty((kv_width, self.vdim), **factory))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = nn.Parameter(torch.empty((3 * embed_dim, embed_dim), **factory))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = nn.Parameter(torch.empty(embed_dim + 2 * kv_width, **factory))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        # the class torch uses, so that a quantization pass treats both modules alike
+        self.out_proj = nn.modules.linear.NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **factory)
+        if add_bias_kv:
+            self.bias_k = nn.Parameter(torch.empty((1, 1, kv_width), **factory))
+            self.bias_v = nn.Parameter(torch.empty((1, 1, kv_width), **factory))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+        self._bias = bool(bias)
+        self.provenance = self._lower_kernels()
+
+    def _reset_parameters(self):
+        """torch's initialization, in torch's order: with the same seed both modules start equal."""
+        if self._qkv_same_embed_dim:
+            nn.init.xavier_uniform_(self.in_proj_weight)
+        else:
+            nn.init.xavier_uniform_(self.q_proj_weight)
+            nn.init.xavier_uniform_(self.k_proj_weight)
+            nn.init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            nn.init.constant_(self.in_proj_bias, 0.0)
+            nn.init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            nn.init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            nn.init.xavier_normal_(self.bias_v)
+
+    # -- the kernels, lowered (and their claims proved or read from the verdict cache) here -------
+
+    def _lower_kernels(self) -> tuple:
+        b = "_bias" if self._bias else ""
+        steps = [
+            Step("layout", "always", None, note="batch-first or sequence-first and unbatched inputs are "
+                 "moved to (N, L, E) and back by transposes"),
+            _from_kernel("in-projection, one GEMM for query, key and value", "query is key is value, kdim = "
+                         "vdim = embed_dim", "qkv" + b, "the scale 1/sqrt(d_k) folded into W^Q and b^Q"),
+        ]
+        steps += [_from_kernel(f"in-projection of the {part}", "query, key and value are not one tensor",
+                               f"proj_{part[0]}{b}") for part in ("query", "key", "value")]
+        if self.bias_k is not None or self.add_zero_attn:
+            steps.append(Step("extra key/value rows", "add_bias_kv or add_zero_attn", None,
+                              note="bias_k/bias_v or a zero row appended to the keys and values; the masks "
+                                   "get a column of zeros"))
+        steps.append(Step("heads as an array axis", "always", None,
+                          note="(N, L, H·d) viewed as (N, H, L, d) and back"))
+        if self.num_kv_heads != self.num_heads:
+            from .lower import proved_claim
+
+            v = proved_claim("repeat_kv_head_h_reads_group_floor", 0)
+            steps.append(Step("key/value heads repeated for GQA", "num_kv_heads < num_heads",
+                              "repeat_kv_head_h_reads_group_floor", 0, "both sides", v.status,
+                              "code (expand + reshape, Llama's repeat_kv); the theorem says that head h then "
+                              "reads group floor(h / (H/G)), GQA's definition"))
+        steps += [
+            Step("masks", "attn_mask or key_padding_mask", None,
+                 note="boolean masks (True = not allowed) become -inf, float masks are added; the key "
+                      "padding mask is added to the attention mask"),
+            _from_kernel("attention core (scaled_dot_product_attention)", "no mask, weights not needed",
+                         "core"),
+            _from_kernel("attention core with an additive mask (scaled_dot_product_attention)",
+                         "a mask, weights not needed", "core_mask"),
+            _from_kernel("attention core with the causal mask (scaled_dot_product_attention)",
+                         "is_causal with L = S, no key_padding_mask, weights not needed", "core_causal"),
+            Step("causal mask", "is_causal with L != S, or without attn_mask where one is needed", None,
+                 note="the top-left causal mask of scaled_dot_product_attention's is_causal, built by hand"),
+            _from_kernel("attention weights softmax(Q Kᵀ)", "need_weights or dropout, no mask", "weights"),
+            _from_kernel("attention weights softmax(Q Kᵀ + M)", "need_weights or dropout, a mask", "weights_mask"),
+            Step("dropout of the weights", "training with dropout > 0", None,
+                 note="torch.nn.functional.dropout on the weights, as nn.MultiheadAttention"),
+            Step("weights times values", "need_weights or dropout", None,
+                 note="P V, the outer product of the attention core's side, written by hand so that P is kept"),
+            Step("weights averaged over heads", "need_weights and average_attn_weights", None, note="mean"),
+            _from_kernel("output projection after the heads are side by side", "always", "output" + b),
+        ]
+        for name in ("core", "core_mask", "core_causal", "weights", "weights_mask", "output" + b):
+            _lowered(name, _TARGET)
+        return tuple(steps)
+
+    def __setstate__(self, state):
+        if "_qkv_same_embed_dim" not in state:  # checkpoints of torch 1.1, as nn.MultiheadAttention
+            state["_qkv_same_embed_dim"] = True
+        super().__setstate__(state)
+
+    # -- forward -----------------------------------------------------------------------------------
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        """As ``nn.MultiheadAttention.forward``: returns (attn_output, attn_weights or None).
+
+        query (L, N, E), key (S, N, kdim), value (S, N, vdim), or (N, L, E) ... with ``batch_first``,
+        or (L, E) ... unbatched; key_padding_mask (N, S) or (S,), boolean (True = ignore the key) or
+        float (added); attn_mask (L, S) or (N·num_heads, L, S), boolean (True = not allowed) or float;
+        ``is_causal``: a hint that attn_mask is the causal mask, used as torch uses it (without a key
+        padding mask and without weights the causal mask is applied and attn_mask ignored). Unlike
+        torch, ``is_causal`` without ``attn_mask`` is accepted: the causal mask (top-left, as
+        ``scaled_dot_product_attention``) is built.
+        """
+        same = query is key and key is value
+        batched = query.dim() == 3
+        self._check(query, key, value, key_padding_mask, attn_mask, batched)
+        if not batched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif not self.batch_first:
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+        dtype = query.dtype
+        N, L, _ = query.shape
+        S = key.shape[1]
+        H, G = self.num_heads, self.num_kv_heads
+        q, k, v = self._project(query, key, value, same)  # (N, L, E), (N, S, G·d), (N, S, G·d)
+        attn = attention_mask(attn_mask, dtype)
+        pad = attention_mask(key_padding_mask, dtype, name="key_padding_mask")
+        causal_hint = is_causal and pad is None and not need_weights
+        if causal_hint:
+            attn = None  # torch: the hint replaces the mask
+        if attn is not None:
+            attn = attn.unsqueeze(0) if attn.dim() == 2 else attn.view(N, H, L, S)
+        if pad is not None:
+            pad = pad.view(N, 1, 1, S)
+        extra = 0
+        if self.bias_k is not None:
+            k = torch.cat([k, self.bias_k.expand(N, 1, -1)], dim=1)
+            v = torch.cat([v, self.bias_v.expand(N, 1, -1)], dim=1)
+            extra += 1
+        q, k, v = _to_heads(q, H), _to_heads(k, G), _to_heads(v, G)
+        if self.add_zero_attn:
+            zero = torch.zeros((N, G, 1, self.head_dim), dtype=k.dtype, device=k.device)
+            k, v = torch.cat([k, zero], dim=2), torch.cat([v, zero], dim=2)
+            extra += 1
+        if extra:
+            attn = None if attn is None else F.pad(attn, (0, extra))
+            pad = None if pad is None else F.pad(pad, (0, extra))
+        keys = S + extra
+        if G != H:  # Llama's repeat_kv: head h reads key/value head floor(h / (H/G))
+            r = H // G
+            k = k[:, :, None].expand(N, G, r, keys, self.head_dim).reshape(N, H, keys, self.head_dim)
+            v = v[:, :, None].expand(N, G, r, keys, self.head_dim).reshape(N, H, keys, self.head_dim)
+        mask = attn if pad is None else pad if attn is None else attn + pad
+        use_weights = need_weights or (self.training and self.dropout > 0.0)
+        causal = False
+        if causal_hint or (is_causal and attn_mask is None):  # the causal mask, top-left as SDPA's is_causal
+            if mask is None and not use_weights and L == keys:
+                causal = True  # the proved causal kernel (bottom-right aligned, the same when L = S)
+            else:
+                blocked = _top_left_causal(L, keys, dtype, q.device)
+                mask = blocked if mask is None else mask + blocked
+        if mask is not None:
+            mask = mask.expand(*mask.shape[:-2], L, keys)
+        if use_weights:
+            weights = self._call("weights" if mask is None else "weights_mask", Q=q, K=k,
+                                 **({} if mask is None else {"M": mask}))  # (N, H, L, keys)
+            if self.training and self.dropout > 0.0:
+                weights = F.dropout(weights, p=self.dropout)
+            heads = weights @ v
+        else:
+            name = "core_causal" if causal else "core" if mask is None else "core_mask"
+            heads = self._call(name, Q=q, K=k, V=v, **({} if mask is None else {"M": mask}))
+            weights = None
+        z = _from_heads(heads)  # (N, L, H·d)
+        arrays = {"Z": z, "W^O": self.out_proj.weight.mT}
+        if self._bias:
+            arrays["b^O"] = self.out_proj.bias[None]
+        out = self._call("output_bias" if self._bias else "output", **arrays)
+        if not batched:
+            out = out.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)
+        if not need_weights:
+            return out, None
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        return out, weights.squeeze(0) if not batched else weights
+
+    def _call(self, name, **arrays):
+        kernel, extra = _lowered(name, _TARGET)
+        sizes = {"H": self.num_heads, "G": self.num_kv_heads, "d_k": self.head_dim, "d_v": self.head_dim}
+        return kernel(**arrays, **{d: sizes[d] for d in extra})
+
+    def _weights(self):
+        """W^Q, W^K, W^V as (in_features, out_features) views (``x @ w``) and the bias rows."""
+        E, kv = self.embed_dim, self.num_kv_heads * self.head_dim
+        if self._qkv_same_embed_dim:
+            W = self.in_proj_weight
+            w = (W[:E].mT, W[E:E + kv].mT, W[E + kv:].mT)
+        else:
+            w = (self.q_proj_weight.mT, self.k_proj_weight.mT, self.v_proj_weight.mT)
+        if self.in_proj_bias is None:
+            return w, (None, None, None)
+        b = self.in_proj_bias
+        return w, (b[None, :E], b[None, E:E + kv], b[None, E + kv:])
+
+    def _project(self, query, key, value, same):
+        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._weights()
+        b = "_bias" if self._bias else ""
+        if same and self._qkv_same_embed_dim:
+            arrays = {"X": query, "W^Q": w_q, "W^K": w_k, "W^V": w_v}
+            if self._bias:
+                arrays.update({"b^Q": b_q, "b^K": b_k, "b^V": b_v})
+            qkv = self._call("qkv" + b, **arrays)
+            E = self.embed_dim
+            return qkv[..., :E], qkv[..., E:2 * E], qkv[..., 2 * E:]
+        out = []
+        for part, x, w, bias in (("q", query, w_q, b_q), ("k", key, w_k, b_k), ("v", value, w_v, b_v)):
+            P = part.upper()
+            arrays = {"X": x, f"W^{P}": w, **({f"b^{P}": bias} if self._bias else {})}
+            out.append(self._call(f"proj_{part}{b}", **arrays))
+        return tuple(out)
+
+    def _check(self, query, key, value, key_padding_mask, attn_mask, batched):
+        """ShapeErrors that name the operand and its shape (torch raises AssertionError or
+        RuntimeError for the same inputs)."""
+        shapes = {nm: tuple(x.shape) for nm, x in (("query", query), ("key", key), ("value", value))}
+        if query.dim() not in (2, 3):
+            raise ShapeError(f"query: expected (L, N, E), (N, L, E) with batch_first, or (L, E) unbatched; "
+                             f"got shape {shapes['query']}")
+        for nm, x in (("key", key), ("value", value)):
+            if x.dim() != query.dim():
+                raise ShapeError(f"{nm}: a {'batched' if batched else 'unbatched'} query {shapes['query']} needs "
+                                 f"a {query.dim()}-D {nm}, got shape {shapes[nm]}")
+        for nm, x, width, what in (("query", query, self.embed_dim, "embed_dim"), ("key", key, self.kdim, "kdim"),
+                                   ("value", value, self.vdim, "vdim")):
+            if x.shape[-1] != width:
+                raise ShapeError(f"{nm}: its last axis should be {what} = {width}, got shape {shapes[nm]}")
+        seq = 1 if batched and self.batch_first else 0
+        if key.shape[:-1] != value.shape[:-1]:
+            raise ShapeError(f"key {shapes['key']} and value {shapes['value']}: they should have the same "
+                             f"sequence length and batch size")
+        if batched and query.shape[1 - seq] != key.shape[1 - seq]:
+            raise ShapeError(f"query {shapes['query']} and key {shapes['key']}: batch sizes differ (axis "
+                             f"{1 - seq})")
+        L, S = query.shape[seq], key.shape[seq]
+        N = query.shape[1 - seq] if batched else 1
+        if key_padding_mask is not None:
+            want = (N, S) if batched else (S,)
+            if tuple(key_padding_mask.shape) != want:
+                raise ShapeError(f"key_padding_mask: expected shape {want} (batch size, source length S), got "
+                                 f"{tuple(key_padding_mask.shape)}")
+        if attn_mask is not None:
+            three = (N * self.num_heads, L, S)
+            if tuple(attn_mask.shape) not in ((L, S), three):
+                raise ShapeError(f"attn_mask: expected shape {(L, S)} (target length L, source length S) or "
+                                 f"{three} (batch size · num_heads, L, S), got {tuple(attn_mask.shape)}")
+
+    def extra_repr(self):
+        gqa = f", num_kv_heads={self.num_kv_heads}" if self.num_kv_heads != self.num_heads else ""
+        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}{gqa}, dropout={self.dropout}, "
+                f"batch_first={self.batch_first}")
+
+
+def _top_left_causal(n, m, dtype, device):
+    """-inf where key j > query i (``scaled_dot_product_attention``'s ``is_causal``)."""
+    hidden = torch.ones((n, m), dtype=torch.bool, device=device).triu(1)
+    return torch.zeros((n, m), dtype=dtype, device=device).masked_fill(hidden, -math.inf)
