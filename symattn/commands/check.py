@@ -15,6 +15,7 @@ TEX_SUFFIXES = (".tex", ".latex", ".ltx")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 NOTEBOOK_SUFFIXES = (".ipynb",)
 FORMATS = ("tex", "notation", "markdown", "notebook")
+STDIN, STDIN_NAME = "-", "<stdin>"  # FILE '-' reads standard input (its format: --format, else the notation)
 MAX_NOTEBOOK_CHARS = 50_000_000  # a notebook carries its outputs (images): read more of it than of a text
 
 
@@ -31,13 +32,17 @@ def file_format(path: str, fmt: str | None = None) -> str:
 
 
 def load(path: str, budget: float, fmt: str | None = None):
-    """Parse and check the file: LaTeX, Markdown, a notebook's markdown cells or the plain notation."""
+    """Parse and check the file (``-``: standard input): LaTeX, Markdown, a notebook's markdown
+    cells or the plain notation."""
     from ..derivation import check_statements, parse_notation
 
     kind = file_format(path, fmt)
     limit = MAX_NOTEBOOK_CHARS if kind == "notebook" else 1_000_000  # the readers refuse what is longer
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read(limit + 1)
+    if path == STDIN:
+        text, path = sys.stdin.read(limit + 1), STDIN_NAME
+    else:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(limit + 1)
     if len(text) > limit and kind == "notebook":
         raise SymattnError(f"the notebook is longer than {limit} characters; clear its outputs "
                            "(jupyter nbconvert --clear-output) or copy its markdown cells into a .md file")
@@ -116,8 +121,9 @@ def cmd_check(args) -> int:
     elif args.file is None:
         print("symattn check: give a FILE, --example NAME or --list-examples", file=sys.stderr)
         return 2
+    source, args.file = args.file, STDIN_NAME if args.file == STDIN else args.file  # messages say <stdin>
     try:
-        report = load(args.file, args.budget, getattr(args, "format", None))
+        report = load(source, args.budget, getattr(args, "format", None))
     except OSError as exc:
         return _error(args, f"symattn check: cannot read {args.file}: {exc.strerror}", exc)
     except UnicodeDecodeError as exc:
@@ -147,9 +153,19 @@ def positive_seconds(text: str) -> float:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="check a derivation (.txt notation, .tex, .md or .ipynb) step by step")
+    p = sub.add_parser(
+        "check", help="check a derivation (.txt notation, .tex, .md or .ipynb) step by step",
+        description="Check a derivation step by step: every step e_(k-1) = e_k is proved for all dimensions, "
+                    "proved at given dimensions, refuted with a certified counterexample, or left unknown. "
+                    "Prints the step table and, for the first step that is not proved, its counterexample and "
+                    "the likely slip (a transpose dropped, softmax on the other axis, the scale dropped, ...). "
+                    "FILE is LaTeX (.tex), Markdown (.md), a notebook (.ipynb) or the plain notation (anything "
+                    "else), or '-' for standard input; --example NAME checks a derivation shipped with symattn "
+                    "(--list-examples lists them). Exit status: 0 when every step is proved, 1 when one is not, "
+                    "2 when the file cannot be read.")
     p.add_argument("file", nargs="?", help="the derivation: .tex (LaTeX subset), .md (Markdown with LaTeX "
-                                           "formulas), .ipynb (its markdown cells) or plain notation")
+                                           "formulas), .ipynb (its markdown cells) or plain notation; '-' reads "
+                                           "standard input (give --format unless it is the notation)")
     p.add_argument("--example", metavar="NAME", help="check a bundled example instead of a FILE (see --list-examples)")
     p.add_argument("--list-examples", action="store_true", help="list the bundled examples and exit")
     p.add_argument("--format", choices=FORMATS, default=None,
