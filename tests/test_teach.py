@@ -197,6 +197,23 @@ def test_trace_lines_keep_the_engines_text_and_survive_pickling():
     assert w.explain() == v.explain() and list(w.trace) == list(v.trace)
 
 
+def test_a_trace_line_prints_two_different_bound_indices_differently_in_its_engine_form():
+    """JSON and the verdict cache keep a trace line's engine form: there, ``K[_k, _k]`` for an entry
+    indexed by two different bound indices would read as a diagonal entry."""
+    from symattn.proof.verdict import TraceLine
+
+    K = sp.MatrixSymbol("K", m, n)
+    i, j = sp.Dummy("k", integer=True), sp.Dummy("k", integer=True)
+    total = sp.Sum(sp.Sum(K[i, j], (i, 0, m - 1)), (j, 0, n - 1))
+    line = TraceLine("sum: {} and {}", total, K[j, i])
+    assert line == "sum: Sum(K[_k, _k'], (_k, 0, m - 1), (_k', 0, n - 1)) and K[_k', _k]"
+    same = sp.Dummy("k")
+    assert TraceLine("{} = {}", same, same) == "_k = _k"  # one index keeps one name across the line
+    v = sa.verify(sa.softmax(K), sa.softmax(K + sp.OneMatrix(m, 1) * sp.MatrixSymbol("c", 1, n)))
+    entries = [t for t in v.as_dict()["trace"] if "B: entry" in t]
+    assert v.proved and entries and not [t for t in entries if re.search(r"\[(_\w+), \1\]", t)]
+
+
 def test_report_command_writes_a_page_for_the_named_theorems(tmp_path, capsys):
     out = tmp_path / "new" / "dir"
     names = ["column_row_transpose", "mistake_transpose_keeps_order"]
