@@ -98,3 +98,13 @@ def test_every_file_a_readme_shell_command_names_exists():
     assert len(named) >= 6
     missing = [w for w in named if not (ROOT / w).is_file()]
     assert not missing, f"README shell commands name files that do not exist: {missing}"
+
+
+def test_the_readme_counts_the_trust_base_as_the_code_does():
+    """The README's count of the trust base is the length of ``TRUST_BASE`` (it went stale twice by hand)."""
+    from symattn.proof.trust import TRUST_BASE
+
+    said = re.search(r"There are (\d+) entries: (\d+) rules checked by instances\s+and (\d+) axioms", README)
+    assert said, "the README no longer states the size of the trust base in the form this test reads"
+    axioms = sum(r.family is None for r in TRUST_BASE)
+    assert tuple(map(int, said.groups())) == (len(TRUST_BASE), len(TRUST_BASE) - axioms, axioms)
