@@ -107,12 +107,25 @@ class NotationParser(Parser):
         finally:
             self.stop_words = set()
 
+    def declared_dim(self):
+        """A dimension of a declared shape; a constant one that is not positive (``-3``, ``2 - 2``)
+        is refused here, where it is written."""
+        start = self.peek()
+        node = self.dim()
+        value = _constant(node)
+        if value is not None and value < 1:
+            written = node.text()
+            shown = str(value) if written.replace(" ", "") == str(value) else f"{written} = {value}"
+            self.fail(f"the dimension {shown} is not positive", "a positive integer or a "
+                      "dimension name such as d_k (matrices have at least one row and one column)", start)
+        return node
+
     def declaration(self, p, names):
-        rows = self.dim()
+        rows = self.declared_dim()
         if not (self.at("ident", "x")):
             self.fail(f"found {self.peek().show()}", "'x' between rows and columns, as in Q: d_k x n")
         self.next()
-        cols = self.dim()
+        cols = self.declared_dim()
         shape = ast.Shape(p, rows, cols)
         index = upper = None
         if self.at("ident", "for"):
@@ -126,6 +139,26 @@ class NotationParser(Parser):
             self.next()
             index, upper = idx.value, self.range_upper()
         return ast.Declare(p, tuple(names), shape, index, upper)
+
+
+def _constant(node):
+    """The value of a dimension written with numbers only (``3``, ``-3``, ``2 (1 - 2)``), else None."""
+    if isinstance(node, ast.Num):
+        return node.value
+    if isinstance(node, ast.Group):
+        return _constant(node.body)
+    if not isinstance(node, (ast.Mul, ast.Add)):
+        return None
+    parts = node.factors if isinstance(node, ast.Mul) else [t for _, t in node.terms]
+    values = [_constant(x) for x in parts]
+    if None in values:
+        return None
+    if isinstance(node, ast.Mul):
+        out = 1
+        for v in values:
+            out *= v
+        return out
+    return sum(sign * v for (sign, _), v in zip(node.terms, values))
 
 
 def logical_lines(tokens: list[Token]) -> list[list[Token]]:
