@@ -191,7 +191,8 @@ class ReadablePrinter(StrPrinter):
         arg = expr.arg
         s = self._print(arg)
         atomic = isinstance(arg, sp.MatrixSymbol) or type(arg).__name__ == "FamilyMember" or re.fullmatch(r"\w+", s)
-        return f"{s}ᵀ" if atomic else f"({s})ᵀ"
+        call = type(arg).__name__ == "Softmax"  # Softmax(X)ᵀ reads as the transpose of the call, as written
+        return f"{s}ᵀ" if atomic or call else f"({s})ᵀ"
 
     def _print_Inverse(self, expr):
         s = self._print(expr.arg)

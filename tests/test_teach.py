@@ -148,10 +148,28 @@ def test_theorem_and_result_display():
     assert str(res).startswith("column_row_transpose: proved, general")
 
 
+def test_a_claim_is_shown_as_written_and_its_canonical_form_in_the_trace_labelled_so():
+    """verify(softmax(X).T, softmax(X.T)) was shown as softmax_row(Xᵀ) = Softmax(Xᵀ): SymPy rewrote the
+    transpose the student wrote before symattn saw it."""
+    X = sp.MatrixSymbol("X", m, n)
+    written = sa.softmax(X).T
+    assert written.doit() == sa.Softmax(X.T, 1) and sa.verify(written, written.doit()).proved
+    v = sa.verify(written, sa.softmax(X.T))
+    assert v.status == "refuted" and v.lhs == written
+    html = v._repr_html_()
+    assert "<mi>Softmax</mi><mrow><mo>(</mo><mi>X</mi><mo>)</mo></mrow></mrow><mo>)</mo></mrow><mo>&#8868;</mo>" in html
+    assert r"\operatorname{Softmax}\left(X\right)\right)^{\top}" in v._repr_markdown_()
+    trace = v.explain()
+    assert "canonical lhs: softmax_row(Xᵀ)" in trace and "canonical rhs: Softmax(Xᵀ)" in trace
+    from symattn.printing import text
+
+    assert text(v.lhs) == "Softmax(X)ᵀ" and text(sa.softmax(X, 1).T) == "softmax_row(X)ᵀ"
+
+
 def test_derivation_report_displays_in_a_notebook():
     X = sp.MatrixSymbol("X", m, n)
     r = sa.check_steps([sa.softmax(X).T, sa.softmax(X.T, 1)])
-    assert r.steps[0].lhs == "softmax_row(Xᵀ)"  # readable default texts
+    assert r.steps[0].lhs == "Softmax(X)ᵀ"  # readable default texts, as the claim was written
     assert "$$" in r._repr_markdown_()
     assert "<math" in r._repr_html_()
     assert str(r).startswith("<python>")
@@ -188,7 +206,7 @@ def test_trace_lines_keep_the_engines_text_and_survive_pickling():
     from symattn.proof.verdict import TraceLine
 
     X = sp.MatrixSymbol("X", m, n)
-    line = TraceLine("canonical lhs: {}", sa.softmax(X).T)
+    line = TraceLine("canonical lhs: {}", sa.softmax(X).T.doit())
     assert line == "canonical lhs: Softmax(X.T, 1)"  # the engine's form, as JSON and tests see it
     assert line.readable() == "canonical lhs: softmax_row(Xᵀ)"
     assert ("A: " + line).readable() == "A: canonical lhs: softmax_row(Xᵀ)"
