@@ -170,7 +170,7 @@ def test_a_mask_outside_a_softmax_argument_is_rejected():
     assert sa.verify(sa.softmax((X + M) / 2), sa.softmax(X / 2 + M / 2)).status == "proved"
 
 
-# --- inputs that were accepted and should not be (issue 24, point 7) ---------------------------------
+# --- inputs that were accepted and should not be ----------------------------------
 
 
 @pytest.mark.parametrize("names, message", [

@@ -82,7 +82,7 @@ def test_expression_bombs_are_rejected_quickly(text, message):
     assert time.perf_counter() - start < 5.0  # a guard against hangs, not a benchmark
 
 
-# --- the score setting: every documented value can be written (issue 24, point 2) ------------------
+# --- the score setting: every documented value can be written -------------------
 
 SCORED = "Q: d_k x n\nK, V: d_k x m\nAttention(Q, K, V) = V softmax(K^T Q / sqrt(d_k))\n"
 

@@ -125,7 +125,7 @@ def test_report_renders_in_headless_chromium(report_dir, tmp_path):
     assert shot.stat().st_size > 5 * blank.stat().st_size, "the screenshot is as empty as a blank page"
 
 
-# --- the library from Python: symattn.library(), symattn.theorem(NAME) (issue 24, point 5) -----------
+# --- the library from Python: symattn.library(), symattn.theorem(NAME) ------------
 
 
 def test_the_library_and_one_theorem_are_public_and_are_the_registry():
