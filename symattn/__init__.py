@@ -85,9 +85,18 @@ from .errors import InputError as InputError
 from .errors import LoweringError as LoweringError
 from .errors import ParseError as ParseError
 from .errors import UnknownSymbolError as UnknownSymbolError
+from .errors import UnknownTheoremError as UnknownTheoremError
 from .lowering import Kernel as Kernel
 from .lowering import lower_theorem as lower_theorem
 from .lowering.lower import lower as lower
 
+# isort: split
+# the theorem library: symattn.library() (every theorem by name), symattn.theorem(NAME) (one);
+# symattn.theorems.prove(theorem) proves one now (symattn.theorems.theorem is the decorator that registers one)
+from .theorems import Theorem as Theorem
+from .theorems import library as library
+from .theorems import named as theorem  # noqa: F401 (symattn.theorem(NAME): the lookup, not the decorator)
+
+# isort: split
 # the notebook displays and readable text of the objects above, attached from the top floor
 from .teach import display as _display  # noqa: E402, F401

@@ -2,13 +2,16 @@
 
 The repository's ``examples/`` folder is installed as ``symattn/examples`` (in the repository,
 ``symattn/examples`` links to it), so ``symattn check --example NAME`` works without a checkout.
-A name is the file's path below that folder, ``/``-separated, with or without its extension:
+A name is the file's path below that folder, ``/``-separated; a shorter name (the path without
+its extension, the file name with or without it) is accepted when it fits one file only:
 
 >>> names = examples()
 >>> "seed000_multihead.tex" in names and "seed000_multihead.txt" in names
 True
->>> example("seed000_row_form").name
+>>> example("seed000_row_form.tex").name
 'seed000_row_form.tex'
+>>> example("vaswani2017").relative_to(folder()).as_posix()
+'papers/vaswani2017.tex'
 """
 
 from __future__ import annotations
@@ -50,18 +53,30 @@ def summary(path: Path, width: int = 100) -> str:
     return ""
 
 
-def example(name: str) -> Path:
-    """The bundled example called ``name`` (its extension may be left out when only one file fits).
+def _fits(name: str, key: str) -> bool:
+    """Whether the example ``name`` (its path below the folder) is what ``key`` names: the path or
+    the file name, each with or without its extension."""
+    base = name.rsplit("/", 1)[-1]
+    return key in (name, name.rsplit(".", 1)[0], base, base.rsplit(".", 1)[0])
 
-    Raises :class:`InputError` naming the bundled examples when no file, or more than one, fits."""
+
+def example(name: str) -> Path:
+    """The bundled example called ``name``: its path as ``--list-examples`` prints it
+    (``papers/vaswani2017.tex``), or any shorter name that fits one file only: the path without
+    its extension, the file name (``vaswani2017.tex``), the file name without its extension
+    (``vaswani2017``).
+
+    Raises :class:`InputError` naming the bundled examples when no file fits, and naming every
+    file that fits when more than one does (nothing is picked silently)."""
     names = examples()
     key = name.strip().removeprefix("examples/")
     if key in names:
-        return names[key]
-    fits = [n for n in names if n.rsplit(".", 1)[0] == key]
+        return names[key]  # the exact path, as --list-examples prints it
+    fits = [n for n in names if _fits(n, key)]
     if len(fits) == 1:
         return names[fits[0]]
     if fits:
-        raise InputError(f"the example name {name!r} fits {len(fits)} files: {', '.join(fits)}; give the extension")
+        raise InputError(f"the example name {name!r} fits {len(fits)} files: {', '.join(fits)}; "
+                         "give one of these paths (as --list-examples prints them)")
     listing = ", ".join(names) or "none are installed"
     raise InputError(f"no bundled example is called {name!r}; the bundled examples are: {listing}")

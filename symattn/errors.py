@@ -29,6 +29,10 @@ class ClaimError(SymattnError, ValueError):
     """A malformed claim or request: floating-point numbers, two matrices with one name, a bad ``at``."""
 
 
+class UnknownTheoremError(SymattnError, LookupError):
+    """A theorem name that the library does not have (the message names the closest ones)."""
+
+
 class SoundnessError(SymattnError, AssertionError):
     """A bug in symattn: a claim the prover called proved is false at an exact instance.
 

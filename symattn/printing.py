@@ -191,7 +191,8 @@ class ReadablePrinter(StrPrinter):
         arg = expr.arg
         s = self._print(arg)
         atomic = isinstance(arg, sp.MatrixSymbol) or type(arg).__name__ == "FamilyMember" or re.fullmatch(r"\w+", s)
-        return f"{s}ᵀ" if atomic else f"({s})ᵀ"
+        call = type(arg).__name__ == "Softmax"  # Softmax(X)ᵀ reads as the transpose of the call, as written
+        return f"{s}ᵀ" if atomic or call else f"({s})ᵀ"
 
     def _print_Inverse(self, expr):
         s = self._print(expr.arg)
@@ -331,6 +332,33 @@ def balanced_cut(s: str, limit: int | None) -> str:
         elif ch in _CLOSE and stack and stack[-1] == ch:
             stack.pop()
     return cut.rstrip() + " …" + "".join(reversed(stack))
+
+
+class DistinctDummyPrinter(StrPrinter):
+    """SymPy's ``str`` form, except that two different Dummies never print alike: the first Dummy
+    of a name prints as SymPy prints it (``_k``), the next ones with primes (``_k'``, ``_k''``), so
+    ``K[_k', _k]`` shows two bound indices where ``str`` shows ``K[_k, _k]``. One printer keeps its
+    names across every expression it prints (the expressions of one trace line)."""
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._dummies: dict = {}
+
+    def _print_Dummy(self, expr):
+        name = self._dummies.get(expr)
+        if name is None:
+            name = f"_{expr.name}"
+            while name in self._dummies.values():
+                name += "'"
+            self._dummies[expr] = name
+        return name
+
+
+def plain(*exprs) -> list[str]:
+    """``sympy.sstr`` of each expression, with distinct Dummies printed distinctly (see
+    :class:`DistinctDummyPrinter`; one index keeps one name across the expressions)."""
+    printer = DistinctDummyPrinter()
+    return [printer.doprint(e) for e in exprs]
 
 
 def text(expr, limit: int | None = None, names: dict | None = None) -> str:

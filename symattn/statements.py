@@ -35,8 +35,14 @@ class Theorem:
             self._built = [out] if isinstance(out, tuple) else list(out)
         return list(self._built)
 
+    def __str__(self) -> str:
+        return show("theorem_text", self, fallback=lambda th: f"{th.name}: {th.statement}")
+
     def _repr_markdown_(self):
         return show("theorem_markdown", self)
+
+    def _repr_html_(self):
+        return show("theorem_html", self)
 
 
 

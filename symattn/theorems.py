@@ -26,6 +26,7 @@ to use the cache; :func:`prove_all` runs theorems in parallel processes.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import importlib
 import multiprocessing
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 
 from . import statements
 from .displays import show
-from .errors import SymattnError
+from .errors import SymattnError, UnknownTheoremError
 from .proof import Verdict, verdict_cache, verify
 from .proof.scalar import is_scalar_claim, verify_scalar
 from .proof.verdict import TraceLine, readable
@@ -151,6 +152,30 @@ def load_library() -> dict[str, Theorem]:
     for mod in pkgutil.iter_modules(proofs.__path__):
         importlib.import_module(f"symattn.proofs.{mod.name}")
     return REGISTRY
+
+
+def library() -> dict[str, Theorem]:
+    """Every theorem of the library by name: the bundled theorems, the gallery of mistakes
+    (``expect="refuted"``) and any registered with :func:`theorem`; a new dict, in the order the
+    library states them. ``symattn.library()`` is this function."""
+    return dict(load_library())
+
+
+def named(name: str) -> Theorem:
+    """The theorem of the library called ``name`` (``symattn.theorem(name)``); raises
+    :class:`UnknownTheoremError` naming the closest names when there is none.
+
+    >>> th = named("column_row_transpose")
+    >>> th.expect, len(th.claims()) > 0
+    ('proved', True)
+    """
+    lib = load_library()
+    if isinstance(name, str) and name in lib:
+        return lib[name]
+    close = difflib.get_close_matches(str(name), list(lib), n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise UnknownTheoremError(f"no theorem named {name!r} in the library; {hint}symattn.library() lists the "
+                              f"{len(lib)} theorems (symattn prove and symattn prove --gallery print them)")
 
 
 def _library_sources(th: Theorem) -> tuple | None:

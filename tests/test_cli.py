@@ -65,3 +65,35 @@ def test_help_texts_are_plain_text_without_markup(capsys):
         assert text.strip(), argv
         for markup in (":mod:", ":func:", ":class:", "``"):
             assert markup not in text, (argv, markup, text)
+
+
+def test_every_subcommand_help_has_a_description_after_its_usage(capsys):
+    """``symattn COMMAND --help`` says what the command does, not only its options."""
+    import pkgutil
+
+    import pytest
+
+    from symattn import commands
+
+    for name in (m.name for m in pkgutil.iter_modules(commands.__path__)):
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        paragraphs = capsys.readouterr().out.split("\n\n")
+        assert len(paragraphs) > 2, name
+        second = paragraphs[1].strip()
+        assert not second.startswith(("positional arguments", "options")), (name, second)
+        assert len(second.split()) >= 12, (name, second)
+
+
+def test_check_reads_standard_input_with_a_format(monkeypatch, capsys):
+    import io
+    import pathlib
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "examples" / "papers" / "vaswani2017.tex").read_text()
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert main(["check", "--format", "tex", "-", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["source"] == "<stdin>" and len(report["steps"]) == 3
+    monkeypatch.setattr("sys.stdin", io.StringIO("Q: n x\n"))
+    assert main(["check", "-"]) == 2
+    assert capsys.readouterr().err.startswith("<stdin>:1:7: ParseError")

@@ -161,3 +161,15 @@ def test_parallel_trace_reads_as_the_serial_one(capsys, cache_dir):
         outs.append(re.sub(r"\d+\.\d+", "#", capsys.readouterr().out))
     assert outs[0] == outs[1]
     assert "⌊" in outs[1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["prove", "--no-check"], "--no-check lists the trust base without checking it; use it with --trust"),
+    (["prove", "column_row_transpose", "--no-check"], "use it with --trust"),
+    (["prove", "--trust", "--json"], "--json is for the theorem library, not the trust base"),
+    (["prove", "--trust", "--gallery", "--cached"], "--gallery, --cached are for the theorem library"),
+])
+def test_prove_refuses_an_option_it_would_ignore(argv, message, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and not captured.out

@@ -1,5 +1,7 @@
 """Bad input gives a symattn error that says what was wrong and what was expected."""
 
+import re
+
 import pytest
 import sympy as sp
 
@@ -166,3 +168,55 @@ def test_a_mask_outside_a_softmax_argument_is_rejected():
     with pytest.raises(ShapeError, match=r"may only be added to the scores inside a Softmax"):
         sa.verify(sa.softmax(X - M), sa.softmax(X))
     assert sa.verify(sa.softmax((X + M) / 2), sa.softmax(X / 2 + M / 2)).status == "proved"
+
+
+# --- inputs that were accepted and should not be ----------------------------------
+
+
+@pytest.mark.parametrize("names, message", [
+    ("-n", "a sign is not part of a name"),
+    ("+n", "a sign is not part of a name"),
+    ("1n", "a name starts with a letter"),
+    ("x+y", "does not read expressions"),
+    ("x + y", "does not read expressions"),
+    ("(a b)", "does not read expressions"),
+    ("x:3", "ranges such as x:3 are not read"),
+    ("d^k", "is not a dimension's name"),
+    ("n n", "'n' given twice"),
+    ("n, m, n", "'n' given twice"),
+])
+def test_dims_refuses_a_word_that_is_not_one_new_name(names, message):
+    with pytest.raises(DimensionError, match=re.escape(message)):
+        sa.dims(names)
+
+
+def test_dims_makes_one_positive_integer_symbol_per_name_and_prints_it_as_written():
+    written = ["n", "d_k", "d_model", "n2", "n'", "θ", "N_kv"]
+    made = sa.dims(" ".join(written))
+    assert [str(s) for s in made] == written
+    assert all(s.is_integer and s.is_positive for s in made)
+    assert sa.dims("n, m") == sa.dims("n m") and str(sa.dims("p")) == "p"
+
+
+@pytest.mark.parametrize("t", [1.5, sp.Rational(3, 2), sp.Float(2.0), sp.Symbol("x", integer=False), "t", True])
+def test_rope_refuses_a_position_that_is_not_an_integer(t):
+    with pytest.raises(sa.ClaimError, match="rope: the position t = "):
+        sa.rope(t, sa.dims("p"))
+
+
+@pytest.mark.parametrize("t", [0, 3, -2, sp.Symbol("a", integer=True), sp.Symbol("a", integer=True) - 1])
+def test_rope_takes_an_integer_position(t):
+    assert sa.rope(t, sa.dims("p")).shape == (2 * sa.dims("p"), 2 * sa.dims("p"))
+
+
+@pytest.mark.parametrize("rows, shown", [("-3", "-3"), ("0", "0"), ("2 - 2", "2 - 2 = 0"),
+                                         ("2 (1 - 2)", "2 (1 - 2) = -2")])
+def test_a_declared_constant_dimension_that_is_not_positive_is_a_derivation_error(rows, shown):
+    """It raised SymPy's raw ValueError (a traceback from symattn check) for a negative number."""
+    from symattn.derivation import check_statements, parse_notation
+    from symattn.errors import DerivationError
+
+    with pytest.raises(DerivationError, match=re.escape(f"the dimension {shown} is not positive")):
+        sa.Derivation().declare("Q", rows, "n")
+    with pytest.raises(DerivationError, match=re.escape(f"line 1, column 4: the dimension {shown} is not positive")):
+        check_statements(parse_notation(f"Q: {rows} x n\nQ = Q\n"))

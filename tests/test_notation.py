@@ -1,5 +1,7 @@
 """The plain notation: statements, and errors that name the line, the column and what fits."""
 
+import re
+
 import pytest
 
 from symattn.derivation import ast, check_statements, parse_notation
@@ -78,3 +80,44 @@ def test_expression_bombs_are_rejected_quickly(text, message):
     with pytest.raises(DerivationError, match=message):
         check_statements(parse_notation(text))
     assert time.perf_counter() - start < 5.0  # a guard against hangs, not a benchmark
+
+
+# --- the score setting: every documented value can be written -------------------
+
+SCORED = "Q: d_k x n\nK, V: d_k x m\nAttention(Q, K, V) = V softmax(K^T Q / sqrt(d_k))\n"
+
+
+@pytest.mark.parametrize("score, proved", [("scaled_dot", True), ("dot", False), ("f", False)])
+def test_every_documented_score_reads_in_the_notation_in_latex_and_from_python(score, proved):
+    """scaled_dot, the documented default, was a ParseError ("found '_'") in all three."""
+    import symattn as sa
+    from symattn.derivation.documents import check_latex
+
+    plain = check_statements(parse_notation(f"score: {score}\n" + SCORED))
+    latex = check_latex(f"%: score: {score}\n\\[Q \\in M^{{d_k \\times n}}, K \\in M^{{d_k \\times m}}, "
+                        f"V \\in M^{{d_k \\times m}}\\]\n\\[\\mathrm{{Attention}}(Q, K, V) = V \\mathrm{{softmax}}"
+                        f"(K^T Q / \\sqrt{{d_k}})\\]\n")
+    d = sa.Derivation(score=score).declare("Q", "d_k", "n").declare("K, V", "d_k", "m")
+    python = d.chain("Attention(Q, K, V)", "V softmax(K^T Q / sqrt(d_k))").check()
+    for report in (plain, latex, python):
+        assert [s.status == "proved" for s in report.steps] == [proved], report.steps
+    assert check_statements(parse_notation(SCORED)).steps[0].status == "proved"  # scaled_dot is the default
+
+
+@pytest.mark.parametrize("score, message", [
+    ("softmax", "softmax is a word of the notation, not a name for the score function"),
+    ("Attention", "Attention is a word of the notation"),
+    ("exp", "exp is a word of the notation"),
+    ("scaled", "the score scaled is not one symattn knows"),
+    ("scaled_Dot", "the score scaled_Dot is not one symattn knows"),
+    ("f_1", "the score f_1 is not one symattn knows (a score function's name is one word)"),
+])
+def test_a_score_that_is_a_word_of_the_notation_or_not_one_word_is_refused(score, message):
+    """Derivation(score="softmax") became an uninterpreted function named softmax."""
+    import symattn as sa
+
+    with pytest.raises(ParseError, match=re.escape(message)) as info:
+        parse_notation(f"score: {score}\n")
+    assert "scaled_dot" in info.value.expected
+    with pytest.raises(ParseError, match=re.escape(f"Derivation(score={score!r}): {message}")):
+        sa.Derivation(score=score)

@@ -389,7 +389,7 @@ def test_list_examples_prints_every_example_with_its_first_comment(capsys):
 
 
 def test_check_example_checks_the_bundled_file_like_the_file_itself(capsys):
-    assert main(["check", "--example", "seed000_row_form", "--json"]) == 0
+    assert main(["check", "--example", "seed000_row_form.tex", "--json"]) == 0
     by_name = json.loads(capsys.readouterr().out)
     assert main(["check", str(ROOT / "examples" / "seed000_row_form.tex"), "--json"]) == 0
     by_path = json.loads(capsys.readouterr().out)
@@ -403,9 +403,31 @@ def test_check_example_fails_like_the_file_on_a_corrupted_example(capsys):
     assert "likely slip" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("name", ["vaswani2017", "vaswani2017.tex", "papers/vaswani2017",
+                                  "papers/vaswani2017.tex", "examples/papers/vaswani2017.tex"])
+def test_check_example_finds_a_file_in_a_subfolder_by_any_name_that_fits_it_alone(name):
+    assert bundled.example(name) == bundled.examples()["papers/vaswani2017.tex"]
+
+
+def test_every_example_name_resolves_to_its_file_or_is_refused_naming_every_file_it_fits():
+    names = bundled.examples()
+    for path in names:
+        base = path.rsplit("/", 1)[-1]
+        for key in {path, path.rsplit(".", 1)[0], base, base.rsplit(".", 1)[0]}:
+            fits = sorted(n for n in names if key in (n, n.rsplit(".", 1)[0], n.rsplit("/", 1)[-1],
+                                                      n.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+            if key in names or len(fits) == 1:
+                assert bundled.example(key) == names[key if key in names else fits[0]]
+            else:
+                with pytest.raises(bundled.InputError, match=f"fits {len(fits)} files: {', '.join(fits)}"):
+                    bundled.example(key)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["check", "--example", "no_such_derivation"], "no bundled example is called 'no_such_derivation'"),
     (["check", "--example", "seed000_multihead"], "fits 2 files: seed000_multihead.tex, seed000_multihead.txt"),
+    (["check", "--example", "seed000_row_form"], "fits 2 files: papers/seed000_row_form.tex, seed000_row_form.tex"),
+    (["check", "--example", "row_form"], "no bundled example is called 'row_form'"),
     (["check"], "give a FILE, --example NAME or --list-examples"),
     (["check", "x.tex", "--example", "seed000_row_form.tex"], "give a FILE or --example NAME, not both"),
 ])

@@ -81,3 +81,30 @@ def test_the_plain_notation_example_is_a_file_that_checks():
     body = path.read_text(encoding="utf-8")
     assert f"```\n{body}```" in README, "the README's plain-notation block differs from examples/readme_notation.txt"
     assert main(["check", str(path)]) == 0
+
+
+def test_every_file_a_readme_shell_command_names_exists():
+    """The commands of the README's ```sh blocks run as written: each path they name is in the repository
+    (a placeholder such as ``derivation.txt`` would fail for whoever copies the line)."""
+    import shlex
+
+    named = []
+    for block in re.findall(r"```sh\n(.*?)```", README, flags=re.S):
+        for line in block.splitlines():
+            words = shlex.split(line.split("  #", 1)[0], comments=True)
+            if "symattn" not in words:
+                continue
+            named += [w for w in words if re.search(r"\.(tex|txt|md|ipynb|py)$", w)]
+    assert len(named) >= 6
+    missing = [w for w in named if not (ROOT / w).is_file()]
+    assert not missing, f"README shell commands name files that do not exist: {missing}"
+
+
+def test_the_readme_counts_the_trust_base_as_the_code_does():
+    """The README's count of the trust base is the length of ``TRUST_BASE`` (it went stale twice by hand)."""
+    from symattn.proof.trust import TRUST_BASE
+
+    said = re.search(r"There are (\d+) entries: (\d+) rules checked by instances\s+and (\d+) axioms", README)
+    assert said, "the README no longer states the size of the trust base in the form this test reads"
+    axioms = sum(r.family is None for r in TRUST_BASE)
+    assert tuple(map(int, said.groups())) == (len(TRUST_BASE), len(TRUST_BASE) - axioms, axioms)

@@ -16,9 +16,11 @@ X = sp.MatrixSymbol("X", m, n)
 def test_shape_and_transpose_law():
     S = sa.softmax(X)
     assert S.shape == (m, n)
-    assert S.T == sa.Softmax(X.T, 1)
+    assert S.T == sp.Transpose(S)  # kept as written (shown as the user typed it) ...
+    assert S.T.doit() == sa.Softmax(X.T, 1)  # ... and the transpose law applied by rewriting
+    assert sp.transpose(S) == sa.Softmax(X.T, 1)
     assert S.T.T == S
-    assert sa.softmax(X, axis=1).T == sa.Softmax(X.T, 0)
+    assert sa.softmax(X, axis=1).T.doit() == sa.Softmax(X.T, 0)
 
 
 def test_entry_normalizes_the_column():

@@ -148,10 +148,28 @@ def test_theorem_and_result_display():
     assert str(res).startswith("column_row_transpose: proved, general")
 
 
+def test_a_claim_is_shown_as_written_and_its_canonical_form_in_the_trace_labelled_so():
+    """verify(softmax(X).T, softmax(X.T)) was shown as softmax_row(Xᵀ) = Softmax(Xᵀ): SymPy rewrote the
+    transpose the student wrote before symattn saw it."""
+    X = sp.MatrixSymbol("X", m, n)
+    written = sa.softmax(X).T
+    assert written.doit() == sa.Softmax(X.T, 1) and sa.verify(written, written.doit()).proved
+    v = sa.verify(written, sa.softmax(X.T))
+    assert v.status == "refuted" and v.lhs == written
+    html = v._repr_html_()
+    assert "<mi>Softmax</mi><mrow><mo>(</mo><mi>X</mi><mo>)</mo></mrow></mrow><mo>)</mo></mrow><mo>&#8868;</mo>" in html
+    assert r"\operatorname{Softmax}\left(X\right)\right)^{\top}" in v._repr_markdown_()
+    trace = v.explain()
+    assert "canonical lhs: softmax_row(Xᵀ)" in trace and "canonical rhs: Softmax(Xᵀ)" in trace
+    from symattn.printing import text
+
+    assert text(v.lhs) == "Softmax(X)ᵀ" and text(sa.softmax(X, 1).T) == "softmax_row(X)ᵀ"
+
+
 def test_derivation_report_displays_in_a_notebook():
     X = sp.MatrixSymbol("X", m, n)
     r = sa.check_steps([sa.softmax(X).T, sa.softmax(X.T, 1)])
-    assert r.steps[0].lhs == "softmax_row(Xᵀ)"  # readable default texts
+    assert r.steps[0].lhs == "Softmax(X)ᵀ"  # readable default texts, as the claim was written
     assert "$$" in r._repr_markdown_()
     assert "<math" in r._repr_html_()
     assert str(r).startswith("<python>")
@@ -188,13 +206,30 @@ def test_trace_lines_keep_the_engines_text_and_survive_pickling():
     from symattn.proof.verdict import TraceLine
 
     X = sp.MatrixSymbol("X", m, n)
-    line = TraceLine("canonical lhs: {}", sa.softmax(X).T)
+    line = TraceLine("canonical lhs: {}", sa.softmax(X).T.doit())
     assert line == "canonical lhs: Softmax(X.T, 1)"  # the engine's form, as JSON and tests see it
     assert line.readable() == "canonical lhs: softmax_row(Xᵀ)"
     assert ("A: " + line).readable() == "A: canonical lhs: softmax_row(Xᵀ)"
     v = sa.verify(sa.softmax(X).T, sa.softmax(X.T))
     w = pickle.loads(pickle.dumps(v))
     assert w.explain() == v.explain() and list(w.trace) == list(v.trace)
+
+
+def test_a_trace_line_prints_two_different_bound_indices_differently_in_its_engine_form():
+    """JSON and the verdict cache keep a trace line's engine form: there, ``K[_k, _k]`` for an entry
+    indexed by two different bound indices would read as a diagonal entry."""
+    from symattn.proof.verdict import TraceLine
+
+    K = sp.MatrixSymbol("K", m, n)
+    i, j = sp.Dummy("k", integer=True), sp.Dummy("k", integer=True)
+    total = sp.Sum(sp.Sum(K[i, j], (i, 0, m - 1)), (j, 0, n - 1))
+    line = TraceLine("sum: {} and {}", total, K[j, i])
+    assert line == "sum: Sum(K[_k, _k'], (_k, 0, m - 1), (_k', 0, n - 1)) and K[_k', _k]"
+    same = sp.Dummy("k")
+    assert TraceLine("{} = {}", same, same) == "_k = _k"  # one index keeps one name across the line
+    v = sa.verify(sa.softmax(K), sa.softmax(K + sp.OneMatrix(m, 1) * sp.MatrixSymbol("c", 1, n)))
+    entries = [t for t in v.as_dict()["trace"] if "B: entry" in t]
+    assert v.proved and entries and not [t for t in entries if re.search(r"\[(_\w+), \1\]", t)]
 
 
 def test_report_command_writes_a_page_for_the_named_theorems(tmp_path, capsys):

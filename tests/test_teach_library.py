@@ -123,3 +123,42 @@ def test_report_renders_in_headless_chromium(report_dir, tmp_path):
     assert shot.exists() and blank.exists()
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 5 * blank.stat().st_size, "the screenshot is as empty as a blank page"
+
+
+# --- the library from Python: symattn.library(), symattn.theorem(NAME) ------------
+
+
+def test_the_library_and_one_theorem_are_public_and_are_the_registry():
+    import symattn as sa
+    from symattn.theorems import REGISTRY, load_library
+
+    lib = sa.library()
+    assert lib == load_library() and lib is not REGISTRY  # a copy: changing it changes no registry
+    assert "column_row_transpose" in lib and "mistake_transpose_keeps_order" in lib
+    assert all(sa.theorem(name) is th for name, th in lib.items())
+    assert isinstance(sa.theorem("column_row_transpose"), sa.Theorem)
+
+
+def test_a_misspelt_theorem_name_is_an_error_naming_the_closest():
+    import pytest
+
+    import symattn as sa
+
+    with pytest.raises(sa.UnknownTheoremError, match="did you mean column_row_transpose"):
+        sa.theorem("column_row_transpos")
+    with pytest.raises(LookupError, match="no theorem named 'zzz' in the library; symattn.library"):
+        sa.theorem("zzz")
+
+
+def test_a_theorem_shows_itself_as_text_and_as_html_with_its_claims():
+    import xml.dom.minidom
+
+    import symattn as sa
+
+    th = sa.theorem("mistake_transpose_keeps_order")
+    said = str(th)
+    assert said.startswith("mistake_transpose_keeps_order (expected: refuted)\n  (A B)ᵀ = Aᵀ Bᵀ")
+    assert "claim 1: " in said and "why: " in said
+    html = th._repr_html_()
+    xml.dom.minidom.parseString(html.replace("&InvisibleTimes;", "&#8290;"))  # well formed
+    assert html.count("<math") == len(th.claims()) and "expected: refuted" in html

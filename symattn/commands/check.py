@@ -12,12 +12,19 @@ import sys
 from ..derivation.documents import FORMATS, file_format  # noqa: F401 (the CLI's --format choices)
 from ..errors import DerivationError, SymattnError
 
+STDIN, STDIN_NAME = "-", "<stdin>"  # FILE '-' reads standard input (its format: --format, else the notation)
+
 
 def load(path: str, budget: float, fmt: str | None = None):
-    """Parse and check the file: LaTeX, Markdown, a notebook's markdown cells or the plain notation."""
-    from ..derivation.documents import check_file
+    """Parse and check the file (``-``: standard input): LaTeX, Markdown, a notebook's markdown
+    cells or the plain notation."""
+    from ..derivation.documents import MAX_CHARS, MAX_NOTEBOOK_CHARS, check_file, check_text
 
-    return check_file(path, budget=budget, fmt=fmt)
+    if path != STDIN:
+        return check_file(path, budget=budget, fmt=fmt)
+    kind = file_format(STDIN_NAME, fmt)
+    text = sys.stdin.read((MAX_NOTEBOOK_CHARS if kind == "notebook" else MAX_CHARS) + 1)
+    return check_text(text, kind, source=STDIN_NAME, budget=budget)
 
 
 def _located(file: str, exc: DerivationError) -> str:
@@ -80,8 +87,9 @@ def cmd_check(args) -> int:
     elif args.file is None:
         print("symattn check: give a FILE, --example NAME or --list-examples", file=sys.stderr)
         return 2
+    source, args.file = args.file, STDIN_NAME if args.file == STDIN else args.file  # messages say <stdin>
     try:
-        report = load(args.file, args.budget, getattr(args, "format", None))
+        report = load(source, args.budget, getattr(args, "format", None))
     except OSError as exc:
         return _error(args, f"symattn check: cannot read {args.file}: {exc.strerror}", exc)
     except UnicodeDecodeError as exc:
@@ -111,9 +119,19 @@ def positive_seconds(text: str) -> float:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="check a derivation (.txt notation, .tex, .md or .ipynb) step by step")
+    p = sub.add_parser(
+        "check", help="check a derivation (.txt notation, .tex, .md or .ipynb) step by step",
+        description="Check a derivation step by step: every step e_(k-1) = e_k is proved for all dimensions, "
+                    "proved at given dimensions, refuted with a certified counterexample, or left unknown. "
+                    "Prints the step table and, for the first step that is not proved, its counterexample and "
+                    "the likely slip (a transpose dropped, softmax on the other axis, the scale dropped, ...). "
+                    "FILE is LaTeX (.tex), Markdown (.md), a notebook (.ipynb) or the plain notation (anything "
+                    "else), or '-' for standard input; --example NAME checks a derivation shipped with symattn "
+                    "(--list-examples lists them). Exit status: 0 when every step is proved, 1 when one is not, "
+                    "2 when the file cannot be read.")
     p.add_argument("file", nargs="?", help="the derivation: .tex (LaTeX subset), .md (Markdown with LaTeX "
-                                           "formulas), .ipynb (its markdown cells) or plain notation")
+                                           "formulas), .ipynb (its markdown cells) or plain notation; '-' reads "
+                                           "standard input (give --format unless it is the notation)")
     p.add_argument("--example", metavar="NAME", help="check a bundled example instead of a FILE (see --list-examples)")
     p.add_argument("--list-examples", action="store_true", help="list the bundled examples and exit")
     p.add_argument("--format", choices=FORMATS, default=None,

@@ -155,7 +155,12 @@ def _sizes_here(at: dict, name: str, claim: int, side: str) -> dict:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("codegen", help="write standalone NumPy modules for the sides of proved theorems")
+    p = sub.add_parser(
+        "codegen", help="write standalone NumPy modules for the sides of proved theorems",
+        description="Write a standalone module (no sympy needed to run it) that computes one side of a proved "
+                    "theorem of the library; its header records the statement, the verdict, the symattn version "
+                    "and the date, and running it (python FILE.py) tests it against the other side of the claim. "
+                    "--all writes every side of every proved theorem into a directory.")
     p.add_argument("theorem", nargs="?", help="the theorem's name (see symattn prove)")
     p.add_argument("--out", required=True,
                    help="the file to write (- for standard output); with --all, a directory (made when missing)")

@@ -172,9 +172,22 @@ def _cache_note(results, width: int | None = None) -> list[str]:
                                                       replace_whitespace=False, drop_whitespace=True) or [""]]
 
 
+#: options of the theorem library that --trust does not take (the trust base has its own table)
+LIBRARY_ONLY = ("json", "gallery", "trace", "cached", "refresh", "ship")
+
+
 def cmd_prove(args) -> int:
     if getattr(args, "trust", False):
+        ignored = [f"--{name}" for name in LIBRARY_ONLY if getattr(args, name, False)]
+        if ignored:
+            print(f"symattn prove --trust: {', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} for the "
+                  "theorem library, not the trust base; --trust takes rule NAMES and --no-check", file=sys.stderr)
+            return 2
         return cmd_trust(args)
+    if getattr(args, "no_check", False):
+        print("symattn prove: --no-check lists the trust base without checking it; use it with --trust "
+              "(symattn prove --trust --no-check)", file=sys.stderr)
+        return 2
     from ..proof import verdict_cache
     from ..theorems import load_library, prove_all
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import sympy as sp
 
 from ..errors import DimensionError
@@ -42,15 +44,48 @@ def index_base(x) -> str:
 h = HeadIndex("h", integer=True, positive=True)
 
 
+#: a dimension's name: a letter, then letters, digits and '_' (d_k, d_model, n2), then primes (n', n'')
+_DIM_NAME = re.compile(r"[^\W\d_][\w]*'*")
+
+
+def _refuse_name(word: str) -> None:
+    """Raise a DimensionError saying why ``word`` is not a dimension's name and what to write."""
+    if word[:1] in "+-" and _DIM_NAME.fullmatch(word[1:]):
+        why = (f"a sign is not part of a name; dims makes positive symbols: write dims({word[1:]!r}) and "
+               f"{word[:1]}{word[1:]} where the expression needs it")
+    elif any(c in word for c in "+-*/()"):
+        why = ("dims names symbols and does not read expressions; name the symbols (n, m = dims(\"n m\")) and "
+               "build the expression from them (n + m)")
+    elif ":" in word:
+        why = "ranges such as x:3 are not read; write the names out (dims(\"x0 x1 x2\"))"
+    elif word[:1].isdigit():
+        why = "a name starts with a letter (n1, not 1n)"
+    else:
+        why = "a name is a letter, then letters, digits and '_' (n, d_k, d_model, n2), then primes (n')"
+    raise DimensionError(f"dims: {word!r} is not a dimension's name: {why}")
+
+
 def dims(names: str) -> tuple[sp.Symbol, ...] | sp.Symbol:
-    """Positive integer symbols for matrix dimensions.
+    """Positive integer symbols for matrix dimensions, one per name (names separated by spaces or
+    commas; a single name gives one symbol).
 
     >>> n, m, d_k = dims("n m d_k")
     >>> n.is_positive, n.is_integer
     (True, True)
+
+    A word that is not a name (``-n``, ``1n``, ``n+m``) and a name given twice are refused with a
+    :class:`DimensionError` that says what to write instead.
     """
     if not isinstance(names, str) or not names.strip():
         raise DimensionError(f"dims: give the names as one string, e.g. dims(\"n m d_k\"), got {names!r}")
+    words = [w for w in re.split(r"[\s,]+", names.strip()) if w]
+    for w in words:
+        if not _DIM_NAME.fullmatch(w):
+            _refuse_name(w)
+    twice = sorted({w for w in words if words.count(w) > 1})
+    if twice:
+        raise DimensionError(f"dims: {', '.join(map(repr, twice))} given twice in {names!r}; each name makes "
+                             "one symbol, so give it once")
     return sp.symbols(names, integer=True, positive=True)
 
 

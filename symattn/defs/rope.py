@@ -14,9 +14,11 @@ q ↦ R_t q; row convention (Llama's rows): q ↦ q R_tᵀ.
 
 from __future__ import annotations
 
+import numbers
+
 import sympy as sp
 
-from ..errors import ShapeError
+from ..errors import ClaimError, ShapeError
 from .attention import check_convention
 from .dims import BoundIndex, check_dimension
 from .heads import Binder, bind
@@ -79,6 +81,21 @@ def llama_theta(p, base=10000):
     return lambda k: sp.Integer(base) ** (-(k - 1) / sp.sympify(p))
 
 
+def position(t, op: str) -> sp.Expr:
+    """``t`` as a SymPy integer expression, after checking that it can be a position: an integer, or
+    an expression not known to be a non-integer (a symbol declared ``integer=True`` is the usual one).
+    A float, a fraction and a non-integer expression are refused with a :class:`ClaimError`."""
+    if isinstance(t, bool) or not isinstance(t, (numbers.Real, sp.Expr)):
+        raise ClaimError(f"{op}: the position t = {t!r} ({type(t).__name__}) is not a number or a symbol; "
+                            "give an integer or an integer symbol (sp.Symbol('t', integer=True))")
+    e = sp.sympify(int(t) if isinstance(t, numbers.Integral) else t)
+    if e.has(sp.Float) or e.is_integer is False:
+        shown = repr(t) if isinstance(t, numbers.Real) and not isinstance(t, sp.Basic) else str(e)
+        raise ClaimError(f"{op}: the position t = {shown} is not an integer; RoPE rotates by whole positions "
+                            "(give an integer, or an integer symbol: sp.Symbol('t', integer=True))")
+    return e
+
+
 def rope(t, p, theta=None) -> BlockDiag:
     """R_t = diag(ρ(t θ_1), ..., ρ(t θ_p)), a (2p) × (2p) rotation; θ defaults to Llama's.
 
@@ -95,7 +112,7 @@ def rope(t, p, theta=None) -> BlockDiag:
     """
     p = check_dimension(p, "rope: number of pairs p = d/2: ")
     theta = llama_theta(p) if theta is None else theta
-    t = sp.sympify(t)
+    t = position(t, "rope")
     return bind(BlockDiag, lambda k: rotation(t * theta(k)), p, base="i", kind=BoundIndex, op="rope")
 
 

@@ -39,6 +39,8 @@ class Softmax(MatrixExpr):
     >>> S.shape
     (m, n)
     >>> S.T
+    Softmax(X).T
+    >>> S.T.doit()
     Softmax(X.T, 1)
     """
 
@@ -72,6 +74,13 @@ class Softmax(MatrixExpr):
 
     def _eval_transpose(self):
         return Softmax(self.arg.T, 1 - self.axis)
+
+    @property
+    def T(self):
+        """Softmax(X)ᵀ as written: an unevaluated transpose, so that a claim is shown as the user
+        typed it. The transpose law Softmax(X, 0)ᵀ = Softmax(Xᵀ, 1) is applied by rewriting
+        (``doit``, ``transpose``, the proof engine's normal forms), never at construction."""
+        return sp.Transpose(self)
 
     def doit(self, **hints):
         arg = self.arg.doit(**hints) if hints.get("deep", True) else self.arg

@@ -50,7 +50,10 @@ class Derivation:
         self.source = source
         self._add(f"convention: {convention}")
         if score is not None:
-            self._add(f"score: {_text(getattr(score, 'name', score))}")
+            try:
+                self._add(f"score: {_text(getattr(score, 'name', score))}")
+            except DerivationError as exc:  # said about the argument, not about a line the caller never wrote
+                raise type(exc)(f"Derivation(score={score!r}): {exc.detail}", 0, 0, exc.expected) from None
 
     def __repr__(self):
         n = len(self.statements) - 1 - sum(isinstance(s, ast.Chain) for s in self.statements)

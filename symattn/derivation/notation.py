@@ -21,10 +21,14 @@ One statement per line; a line that starts with ``=`` continues the chain above 
 from __future__ import annotations
 
 from . import ast
-from .grammar import Parser, chain_or_definition
+from .grammar import VOCABULARY, Parser, chain_or_definition
 from .tokens import Token, tokenize_plain
 
 SETTINGS = ("convention", "score", "heads")
+SCORE_CHOICES = ("scaled_dot (Kᵀ Q / sqrt(d_k), the default), dot (Kᵀ Q), or a new one-word name such as f "
+                 "for an uninterpreted score function f(Q, K)")
+#: words a score function cannot be named: the notation's own functions and keywords
+RESERVED_SCORE_NAMES = frozenset(VOCABULARY) | {"sum", "assume", "x", "for", "in"}
 
 
 class NotationParser(Parser):
@@ -86,11 +90,30 @@ class NotationParser(Parser):
         if v.kind != "ident":
             self.fail(f"found {v.show()}", f"a value for {key.value}")
         self.next()
-        if key.value == "score" and v.value not in ("scaled_dot", "dot"):
-            return ast.ScoreDecl(p, v.value)
+        if key.value == "score":
+            return self.score(p, v)
         if key.value == "convention" and v.value not in ("row", "column"):
             self.fail(f"unknown convention {v.value!r}", "row or column", v)
         return ast.Setting(p, key.value, v.value)
+
+    def score(self, p, v: Token):
+        """``score: scaled_dot`` (the default), ``score: dot``, or ``score: f``: an uninterpreted score
+        function f. The tokens split ``scaled_dot`` at its '_'; they are joined again here."""
+        if v.value == "scaled" and self.at_op("_") and self.at("ident", "dot", 1):
+            self.next()
+            self.next()
+            return ast.Setting(p, "score", "scaled_dot")
+        if v.value == "dot":
+            return ast.Setting(p, "score", "dot")
+        if self.at_op("_", "^") or v.value == "scaled":
+            mark, nxt = self.peek(), self.peek(1)
+            joined = mark.kind == "op" and mark.value in "_^" and nxt.kind in ("ident", "num")
+            written = v.value + (mark.value + nxt.value if joined else "")
+            self.fail(f"the score {written} is not one symattn knows (a score function's name is one word)",
+                      SCORE_CHOICES, v)
+        if v.value in RESERVED_SCORE_NAMES:
+            self.fail(f"{v.value} is a word of the notation, not a name for the score function", SCORE_CHOICES, v)
+        return ast.ScoreDecl(p, v.value)
 
     def range_upper(self):
         one = self.peek()
@@ -107,12 +130,25 @@ class NotationParser(Parser):
         finally:
             self.stop_words = set()
 
+    def declared_dim(self):
+        """A dimension of a declared shape; a constant one that is not positive (``-3``, ``2 - 2``)
+        is refused here, where it is written."""
+        start = self.peek()
+        node = self.dim()
+        value = _constant(node)
+        if value is not None and value < 1:
+            written = node.text()
+            shown = str(value) if written.replace(" ", "") == str(value) else f"{written} = {value}"
+            self.fail(f"the dimension {shown} is not positive", "a positive integer or a "
+                      "dimension name such as d_k (matrices have at least one row and one column)", start)
+        return node
+
     def declaration(self, p, names):
-        rows = self.dim()
+        rows = self.declared_dim()
         if not (self.at("ident", "x")):
             self.fail(f"found {self.peek().show()}", "'x' between rows and columns, as in Q: d_k x n")
         self.next()
-        cols = self.dim()
+        cols = self.declared_dim()
         shape = ast.Shape(p, rows, cols)
         index = upper = None
         if self.at("ident", "for"):
@@ -126,6 +162,26 @@ class NotationParser(Parser):
             self.next()
             index, upper = idx.value, self.range_upper()
         return ast.Declare(p, tuple(names), shape, index, upper)
+
+
+def _constant(node):
+    """The value of a dimension written with numbers only (``3``, ``-3``, ``2 (1 - 2)``), else None."""
+    if isinstance(node, ast.Num):
+        return node.value
+    if isinstance(node, ast.Group):
+        return _constant(node.body)
+    if not isinstance(node, (ast.Mul, ast.Add)):
+        return None
+    parts = node.factors if isinstance(node, ast.Mul) else [t for _, t in node.terms]
+    values = [_constant(x) for x in parts]
+    if None in values:
+        return None
+    if isinstance(node, ast.Mul):
+        out = 1
+        for v in values:
+            out *= v
+        return out
+    return sum(sign * v for (sign, _), v in zip(node.terms, values))
 
 
 def logical_lines(tokens: list[Token]) -> list[list[Token]]:

@@ -19,9 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import sympy as sp
-
 from ..displays import show
+from ..printing import plain as distinct_str
 from ._seal import SEAL
 
 STATUSES = ("proved", "refuted", "unknown")
@@ -31,13 +30,14 @@ class TraceLine(str):
     """A line of a proof trace that keeps the expressions it shows.
 
     As a string it is the engine's form (``sympy.sstr`` of each expression, cut at ``limit``
-    characters), so tests and JSON see what they always saw; :meth:`readable` and :meth:`latex`
+    characters; two different bound indices never print alike: ``K[_k', _k]``, not ``K[_k, _k]``),
+    which JSON and the verdict cache keep; :meth:`readable` and :meth:`latex`
     show the same line in math notation (Σ, subscripts, ᵀ; readable index names, no bracket left
     open), through :mod:`symattn.printing`.
     """
 
     def __new__(cls, template: str, *exprs, limit: int | None = None):
-        plain = template.format(*(sp.sstr(e)[:limit] if limit else sp.sstr(e) for e in exprs))
+        plain = template.format(*(e[:limit] if limit else e for e in distinct_str(*exprs)))
         line = super().__new__(cls, plain)
         line.template, line.exprs, line.limit = template, exprs, limit
         return line

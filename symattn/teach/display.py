@@ -95,6 +95,30 @@ def theorem_markdown(th) -> str:
     return "\n".join(out) + "\n"
 
 
+def _theorem_claims(th):
+    """The claims of ``th``, or the exception its builder raised (shown, not hidden)."""
+    try:
+        return th.claims()
+    except Exception as exc:
+        return exc
+
+
+def theorem_text(th) -> str:
+    """A theorem before it is proved, in plain text: name, statement, what is expected, each claim."""
+    out = [f"{th.name} (expected: {th.expect})", f"  {th.statement}"]
+    if th.explanation:
+        out.append(f"  why: {th.explanation}")
+    claims = _theorem_claims(th)
+    if isinstance(claims, Exception):
+        return "\n".join(out + [f"  its claims cannot be built: {type(claims).__name__}: {claims}"])
+    from ..printing import dummy_names
+
+    for k, (lhs, rhs) in enumerate(claims, 1):
+        names = dummy_names(lhs, rhs)
+        out.append(f"  claim {k}: {text(lhs, 300, names)} = {text(rhs, 300, names)}")
+    return "\n".join(out)
+
+
 # HTML ----------------------------------------------------------------------
 
 
@@ -141,6 +165,23 @@ def _equation(lhs, rhs) -> str:
     strip = lambda s: s[s.index(">") + 1: s.rindex("</math>")]  # noqa: E731
     return (f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"><mrow>{strip(left)}'
             f'<mo>=</mo>{strip(right)}</mrow></math>')
+
+
+def theorem_html(th) -> str:
+    """A theorem before it is proved: its statement, what is expected, and each claim as MathML."""
+    out = [f"<section class='theorem' id='{escape(th.name)}'>",
+           f"<h3><code>{escape(th.name)}</code> <small>expected: {escape(th.expect)}</small></h3>",
+           f"<p class='statement'>{escape(th.statement)}</p>"]
+    if th.explanation:
+        out.append(f"<p class='why'><b>Why:</b> {escape(th.explanation)}</p>")
+    claims = _theorem_claims(th)
+    if isinstance(claims, Exception):
+        out.append(f"<p class='error'>its claims cannot be built: {escape(type(claims).__name__)}: "
+                   f"{escape(str(claims))}</p>")
+    else:
+        out.append("<ol class='claims'>" + "".join(f"<li>{_equation(lhs, rhs)}</li>" for lhs, rhs in claims)
+                   + "</ol>")
+    return "".join(out) + "</section>"
 
 
 def result_html(res, open_trace: bool = False) -> str:
@@ -215,7 +256,9 @@ def result_text(res) -> str:
 
 register(counterexample_html=counterexample_html, counterexample_markdown=counterexample_markdown,
          report_html=report_html, result_html=result_html, result_markdown=result_markdown, result_text=result_text,
-         theorem_markdown=theorem_markdown, verdict_html=verdict_html, verdict_markdown=verdict_markdown)
+         theorem_html=theorem_html, theorem_markdown=theorem_markdown, theorem_text=theorem_text,
+         verdict_html=verdict_html, verdict_markdown=verdict_markdown)
 
 __all__ = ["counterexample_html", "counterexample_markdown", "report_html", "report_markdown", "result_html",
-           "result_markdown", "theorem_markdown", "verdict_html", "verdict_markdown", "text"]
+           "result_markdown", "theorem_html", "theorem_markdown", "theorem_text", "verdict_html", "verdict_markdown",
+           "text"]
