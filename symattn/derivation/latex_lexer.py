@@ -12,7 +12,7 @@ True
 from __future__ import annotations
 
 from ..errors import ParseError
-from .elaborate import ONES
+from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
 
 WORD_COMMANDS = ("mathbf", "boldsymbol", "bm", "mathit", "mathbfit", "operatorname", "mathrm", "mathtt", "text",

@@ -16,7 +16,7 @@ scope is restored afterwards.
 from __future__ import annotations
 
 from . import ast
-from .elaborate import key_of
+from .symbols import key_of
 
 STRICTER = {"<=": "<", "<": "<=", ">=": ">", ">": ">="}
 NEGATED = {"<=": ">", ">": "<=", "<": ">=", ">=": "<"}

@@ -21,7 +21,8 @@ from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
 from . import ast
-from .elaborate import VOCABULARY_ARITY, Scope, family_key, is_matrix, key_of
+from .elaborate import Scope
+from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 
 DEFAULT_BUDGET = 20.0

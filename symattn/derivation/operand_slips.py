@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from . import ast
-from .elaborate import key_of
+from .symbols import key_of
 
 
 def _whole(n: ast.Name) -> ast.Name:
