@@ -39,6 +39,9 @@ def exported_node_classes() -> set:
     return {c for c in found if not any(o is not c and issubclass(o, c) for o in found)}
 
 
+Y2 = sp.MatrixSymbol("Y", n, 2)
+
+
 def _multihead_sum():
     return sa.multihead(Xd, Xd, Xd, WQ, WK, WV, WO, H=H, form="sum")
 
@@ -59,6 +62,9 @@ EXAMPLES = {
     sa.Symmetric: lambda: (sa.Symmetric("S", m) * X, [sa.Symmetric("S", m), X], {}, {}),
     sa.Score: lambda: (sa.attention(Q, K, V, score=sa.ScoreFunction("f")), [Q, K, V, sp.Symbol("f")], {},
                        {"f": lambda q, k: np.swapaxes(k, -1, -2) @ q - 1.0}),
+    # g(X) is f(X, 1) to the evaluator and g(X) to lambdify: the callable takes the second argument or not
+    symattn.defs.Apply: lambda: (symattn.defs.Apply("g", X) * Y2, [X, Y2, sp.Symbol("g")], {},
+                                 {"g": lambda x, *_: x * x - 1.0}),
     sa.FamilyMember: lambda: (WO[1] * sp.MatrixSymbol("Z", d_v, n), [WO[1], sp.MatrixSymbol("Z", d_v, n)], {}, {}),
     sa.HeadSum: lambda: (_multihead_sum(), [Xd, WQ[h], WK[h], WV[h], WO[h]], {}, {}),
     sa.HeadStack: lambda: (sa.head_stack(WV[h] * Xd, H), [Xd, WV[h]], {}, {}),

@@ -17,7 +17,7 @@ from ..defs.mask import CausalMask, PaddingMask
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import Permutation
 from ..defs.rope import BlockDiag
-from ..defs.score import Score
+from ..defs.score import Apply, Score
 from ..defs.softmax import Softmax
 from ..defs.structured import Symmetric
 from ..errors import GradientError
@@ -40,6 +40,7 @@ CONSTANTS = (CausalMask, PaddingMask, Permutation, sp.Identity, sp.ZeroMatrix, s
 #: node class -> why there is no rule yet
 REFUSED = {
     Score: "an uninterpreted score function f(Q, K) would need uninterpreted partial derivatives",
+    Apply: "a map g(X) the document does not define would need an uninterpreted Jacobian",
     FeatureMap: "an uninterpreted feature map would need its own uninterpreted Jacobian",
     HeadSum: "a sum over a symbolic head count H (expand it with a concrete H)",
     HeadStack: "a stack over a symbolic head count H (expand it with a concrete H)",

@@ -515,6 +515,12 @@ class BatchedNumPyPrinter(NumPyPrinter):
         fn = self.names.get(e.function, str(e.function))
         return f"{fn}({self._aligned(e.args[1], want)}, {self._aligned(e.args[2], want)})"
 
+    def _print_Apply(self, e):
+        """g(X), a map the document does not define: the callable input named as the map, of X's array."""
+        want = self._axes(e)
+        fn = self.names.get(e.function, str(e.function))
+        return f"{fn}({self._aligned(e.argument, want)})"
+
     def _print_FeatureMap(self, e):
         """phi(X): the callable input named as the map, applied to the array of X (..., N, D) and
         checked to give (..., N, C) (C when its size is known here); a head axis of X passes through."""
