@@ -44,8 +44,9 @@ def index_base(x) -> str:
 h = HeadIndex("h", integer=True, positive=True)
 
 
-#: a dimension's name: a letter, then letters, digits and '_' (d_k, d_model, n2), then primes (n', n'')
-_DIM_NAME = re.compile(r"[^\W\d_][\w]*'*")
+#: a dimension's name: a letter or '_', then letters, digits and '_' (d_k, d_model, n2, _b0), then primes
+#: (n', n''): a Python identifier with primes
+_DIM_NAME = re.compile(r"[^\W\d][\w]*'*")
 
 
 def _refuse_name(word: str) -> None:
@@ -61,7 +62,7 @@ def _refuse_name(word: str) -> None:
     elif word[:1].isdigit():
         why = "a name starts with a letter (n1, not 1n)"
     else:
-        why = "a name is a letter, then letters, digits and '_' (n, d_k, d_model, n2), then primes (n')"
+        why = "a name is a letter or '_', then letters, digits and '_' (n, d_k, d_model, n2), then primes (n')"
     raise DimensionError(f"dims: {word!r} is not a dimension's name: {why}")
 
 
