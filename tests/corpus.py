@@ -1895,7 +1895,8 @@ def _():
 
 @claim("rope_full_turn_with_unit_frequencies", True, "rope")
 def _():
-    return rope(2 * sp.pi, p, lambda k: 1), sp.Identity(2 * p)
+    # a full turn: position 1 at the frequency 2 pi (positions are whole numbers, as RoPE's are)
+    return rope(1, p, lambda k: 2 * sp.pi), sp.Identity(2 * p)
 
 
 @claim("blockdiag_of_twice_identity_is_identity", False, "rope")
