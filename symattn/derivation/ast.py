@@ -464,9 +464,12 @@ class HeadRange(Node):
 
 @dataclass(frozen=True)
 class ScoreDecl(Node):
-    """``f : M^{..} \\times M^{..} \\to M^{..}`` or ``score: f`` (an uninterpreted score)."""
+    """``f : M^{..} \\times M^{..} \\to M^{..}`` or ``score: f`` (an uninterpreted score); ``domain`` and
+    ``codomain`` hold the declared shapes, when the declaration gives them."""
 
     name: str
+    domain: tuple = ()
+    codomain: Node | None = None
 
 
 @dataclass(frozen=True)

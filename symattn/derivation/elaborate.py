@@ -84,6 +84,7 @@ class Scope(Declarations, Positions):
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
         self.features: dict[str, tuple] = {}  # phi : R^D -> R^C: name -> (D, C)
         self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
+        self.signatures: dict[str, ast.ScoreDecl] = {}  # f : M^{..} x M^{..} -> M^{..}, as declared
         self.uninterpreted_maps: dict[str, tuple] = {}  # \mathrm{LN}(X) never defined: name -> argument shape
         self.uninterpreted_noted = 0
         self.rows_read = 0  # how many times such a row was read (a step's sides compare the count)
@@ -618,6 +619,9 @@ class Scope(Declarations, Positions):
             return D.softmax(X, axis)
         if base == "Attention" and name.sub is None:
             Q, K, V = self.args(node, L, 3)
+            if isinstance(self.score, D.ScoreFunction):
+                q, k = (Q, K) if self.convention == "column" else (Q.T, K.T)  # the row twin applies f to Qᵀ, Kᵀ
+                self.check_signature(node, self.score.name, q, k)
             return D.attention(Q, K, V, score=self.score, convention=self.convention)
         if base == "MultiHead" and name.sub is None:
             Q, K, V = self.args(node, L, 3)
@@ -633,6 +637,7 @@ class Scope(Declarations, Positions):
         if k in self.functions:
             Q, K = self.args(node, L, 2)
             f = self.functions[k]
+            self.check_signature(node, k, *((Q, K) if self.convention == "column" else (Q.T, K.T)))
             return f(Q, K) if self.convention == "column" else f.row(Q, K)
         if k in self.defs and self.defs[k].params:
             d = self.defs[k]
@@ -646,6 +651,24 @@ class Scope(Declarations, Positions):
             self.fail(node, f"{name.text()} is not a function", "a product written as A (B)")
         arg = self._expr(node.args[0], L)
         return self.multiply(target, name, arg, node.args[0])
+
+    def check_signature(self, node, name, Q, K):
+        """f(Q, K) against the signature the file declared for f: its arguments' shapes and its value's,
+        K^T Q's m × n in the column convention (a declaration that disagrees is not silently ignored)."""
+        decl = self.signatures.get(name)
+        if decl is None:
+            return
+        got = [(Q.rows, Q.cols), (K.rows, K.cols), (K.cols, Q.cols)]
+        shapes = list(decl.domain) + [decl.codomain]
+        what = ["its first argument", "its second argument", "its value"]
+        for shape, (r, c), part in zip(shapes, got, what):
+            want = (self.dim(shape.rows), self.dim(shape.cols) if shape.cols is not None else 1)
+            if not (same_dim(want[0], r) and same_dim(want[1], c)):
+                self.fail(node, f"{name} is declared with {part} in M^{{{sp.sstr(want[0])} × {sp.sstr(want[1])}}}, "
+                          f"but here {part} is {sp.sstr(r)} × {sp.sstr(c)}",
+                          f"a signature that fits its use: {name} : M^{{{sp.sstr(got[0][0])} × {sp.sstr(got[0][1])}}}"
+                          f" × M^{{{sp.sstr(got[1][0])} × {sp.sstr(got[1][1])}}} → M^{{{sp.sstr(got[2][0])} × "
+                          f"{sp.sstr(got[2][1])}}}", NotationShapeError)
 
     def is_function_name(self, name) -> bool:
         """A name the file never declares, typeset as a function's (\\mathrm{LN}, \\operatorname{FFN},

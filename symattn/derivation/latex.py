@@ -310,7 +310,7 @@ class LatexParser(Parser):
                           "a feature map between vector spaces, \\phi : \\mathbb{R}^{D} \\to \\mathbb{R}^{C} (it "
                           "then applies to vectors and to the rows of matrices), or the map's rule in the next row: "
                           "(Q, K, V) \\mapsto ...", t)
-            return [ast.ScoreDecl(p, names[0].text())]
+            return [ast.ScoreDecl(p, names[0].text(), tuple(domain), codomain)]
         self.i = save
         first, links = self.chain()
         shape = None

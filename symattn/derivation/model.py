@@ -244,6 +244,8 @@ def _setting(scope: Scope, st):
         f = D.ScoreFunction(st.name)
         scope.functions[st.name] = f
         scope.score = f
+        if st.codomain is not None:
+            scope.signatures[st.name] = st
 
 
 def _is_letter(n) -> bool:
