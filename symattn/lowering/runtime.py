@@ -116,9 +116,11 @@ def sizes_given(*sizes):
             value = read()
         except NameError:
             value = None
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            if isinstance(value, float) and value.is_integer() and value >= 1:
-                continue
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            if value >= 1:
+                continue  # given: its range (a position 1 <= i <= N, a length) is checked where it is used
+            raise InputError(f"{name} = {value}: a size or a position counts from 1 (a positive whole number)")
+        if not (isinstance(value, float) and value.is_integer() and value >= 1):
             raise InputError(
                 f"the size {name} is shown by no input's shape, so it cannot be inferred: list the symbol "
                 f"{name} among lambdify's arguments, sympy.lambdify([..., {name}], expr), and pass its value "
