@@ -208,3 +208,15 @@ def test_prove_trust_exits_nonzero_when_a_rule_fails(monkeypatch, capsys):
 def test_prove_trust_refuses_an_unknown_rule_name(capsys):
     assert main(["prove", "--trust", "no_such_rule"]) == 2
     assert "no rule named no_such_rule" in capsys.readouterr().err
+
+
+def test_the_trust_base_checked_in_processes_is_the_trust_base_checked_here():
+    from symattn.proof.trust import TRUST_BASE, check_trust_base
+
+    names = [r.name for r in TRUST_BASE if r.family is not None][:3]
+    here, forked = check_trust_base(names=names, jobs=1), check_trust_base(names=names, jobs=2)
+    assert [c.rule.name for c in forked] == [c.rule.name for c in here] == names
+    for a, b in zip(here, forked):
+        assert (a.ok, a.exact_instances, a.numeric_instances, a.fired, a.failures) == \
+            (b.ok, b.exact_instances, b.numeric_instances, b.fired, b.failures)
+        assert a.summary() == b.summary()
