@@ -550,3 +550,12 @@ def test_installed_symattn_check_lists_and_runs_a_bundled_example(installed):
     source = Path(done.stdout.splitlines()[0].strip()).resolve()
     assert source.is_relative_to(installed["purelib"].resolve()) and source.name == "seed000_row_form.tex"
     assert "proved" in done.stdout
+
+
+def test_the_slow_list_names_tests_of_files_that_exist():
+    root = Path(__file__).resolve().parent.parent
+    lines = [x.strip() for x in (root / "tests" / "slow_tests.txt").read_text(encoding="utf-8").splitlines()]
+    ids = [x for x in lines if x and not x.startswith("#")]
+    assert len(ids) > 100
+    missing = sorted({i.split("::")[0] for i in ids if not (root / i.split("::")[0]).is_file()})
+    assert not missing, f"slow_tests.txt names tests of files that do not exist: {missing}"
