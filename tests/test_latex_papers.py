@@ -472,3 +472,12 @@ def test_cos_outside_the_rotation_and_a_labelled_subscript_without_it_are_refuse
     text = r"$$ A \in \mathbb{R}^{d \times d} $$ $$ A = R_{\Theta,m} $$"
     (s,) = check(text).steps
     assert s.status == "ill-formed" and "read only for a rotation defined by its pmatrix" in s.error, s.error
+
+
+def test_a_huge_whole_power_of_a_matrix_is_refused_quickly_not_expanded():
+    start = time.perf_counter()
+    (s,) = check(r"$$ A \in \mathbb{R}^{n \times n} $$ $$ A^{999999} = A^{999999} $$").steps
+    assert s.status == "ill-formed" and "read up to ^{64}" in s.error, s.error
+    assert time.perf_counter() - start < 10
+    (s,) = check(r"$$ A \in \mathbb{R}^{n \times n} $$ $$ A^{3} = A A A $$").steps
+    assert s.status == "proved"

@@ -34,6 +34,7 @@ from .patterns import anti_unify, short_text, show_pattern, substitute
 from .positions import Positions
 from .symbols import (
     HOLE,
+    MAX_MATRIX_POWER,
     MAX_WORK,
     NOT_UNINTERPRETED,
     ONES,
@@ -86,7 +87,6 @@ class Scope(Declarations, Positions):
         self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
         self.signatures: dict[str, ast.ScoreDecl] = {}  # f : M^{..} x M^{..} -> M^{..}, as declared
         self.uninterpreted_maps: dict[str, tuple] = {}  # \mathrm{LN}(X) never defined: name -> argument shape
-        self.uninterpreted_noted = 0
         self.rows_read = 0  # how many times such a row was read (a step's sides compare the count)
 
     # declarations ----------------------------------------------------------
@@ -273,6 +273,9 @@ class Scope(Declarations, Positions):
             self.fail(node, f"the power ^{{{node.exponent()}}} of the matrix {node.base.text()}",
                       "a positive whole power of a square matrix (A^2 = A A); inverses and roots of matrices are "
                       "not part of the notation")
+        if node.num > MAX_MATRIX_POWER:
+            self.fail(node, f"the power ^{{{node.num}}} of the matrix {node.base.text()}: whole powers of a matrix are "
+                      f"read up to ^{{{MAX_MATRIX_POWER}}}", "a smaller power, or the claim about the matrix itself")
         out = v
         for _ in range(node.num - 1):
             out = self.multiply(out, node.base, v, node.base)
@@ -690,15 +693,15 @@ class Scope(Declarations, Positions):
         if not is_matrix(arg):
             self.fail(node.args[0], f"{node.target.text()} of the scalar {node.args[0].text()}: a function the "
                       "file does not define is read only on matrices", f"declare {node.target.text()}")
-        seen = self.uninterpreted_maps.setdefault(fname, arg.shape)
-        if seen != arg.shape and not (same_dim(seen[0], arg.rows) and same_dim(seen[1], arg.cols)):
+        if fname not in self.uninterpreted_maps:
+            self.uninterpreted_maps[fname] = arg.shape
+            self.notes.append(f"{node.target.text()} is not defined by the file: read as an uninterpreted map of "
+                              f"its argument, with the argument's shape (a step proved holds for every such map)")
+        seen = self.uninterpreted_maps[fname]
+        if not (same_dim(seen[0], arg.rows) and same_dim(seen[1], arg.cols)):
             self.fail(node, f"{node.target.text()} is applied to a {shape_text(arg)} matrix here and to a "
                       f"{sp.sstr(seen[0])} × {sp.sstr(seen[1])} one elsewhere",
                       "one shape per function the file does not define, or a declaration of each map")
-        if len(self.uninterpreted_maps) > self.uninterpreted_noted:
-            self.uninterpreted_noted = len(self.uninterpreted_maps)
-            self.notes.append(f"{node.target.text()} is not defined by the file: read as an uninterpreted map of "
-                              f"its argument, with the argument's shape (a step proved holds for every such map)")
         return D.Apply(fname, arg)
 
     def args(self, node, L, count):
