@@ -389,7 +389,7 @@ def test_the_readme_example_runs():
     import pathlib
     import re
 
-    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     blocks = [b for b in re.findall(r"```py\n(.*?)```", readme, flags=re.S) if "symattn.torch" in b]
     assert len(blocks) == 1
     exec(compile(blocks[0], "README symattn.torch block", "exec"), {"__name__": "readme_torch"})
