@@ -7,12 +7,9 @@ is the walk-through this test enforces.
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
-
 import pytest
 import sympy as sp
+from node_classes import defs_nodes
 
 import symattn.defs
 import symattn.proof.audit_eval  # noqa: F401  (registers the audit's rules)
@@ -28,18 +25,6 @@ SYMPY_NODES = (sp.MatrixSymbol, sp.MatMul, sp.MatAdd, sp.Transpose, sp.HadamardP
                sp.ZeroMatrix, sp.OneMatrix, sp.BlockMatrix, sp.MatrixSlice, sp.ImmutableMatrix)
 
 PRINTERS = (ReadablePrinter, ReadableLatexPrinter, ReadableMathMLPrinter, BatchedNumPyPrinter)
-
-
-def defs_nodes() -> list[type]:
-    """The public matrix node classes defined in the modules of symattn.defs."""
-    out = []
-    for info in pkgutil.iter_modules(symattn.defs.__path__):
-        mod = importlib.import_module(f"symattn.defs.{info.name}")
-        for name, cls in inspect.getmembers(mod, inspect.isclass):
-            if cls.__module__ == mod.__name__ and issubclass(cls, sp.MatrixExpr) and not name.startswith("_") \
-                    and not inspect.isabstract(cls) and name != "Binder":
-                out.append(cls)
-    return out
 
 
 def _vjp_covers(cls: type) -> str | None:
