@@ -235,7 +235,7 @@ def ye2024():
 
     def line11(g, bad):
         A1, A2, V = setup(g)
-        return (A1 - lam * A2) @ np.ones(N), (1 - lam) * np.ones(N)
+        return (A1 - lam * A2) @ np.ones(N), (1 - lam) * np.ones(N)          # 1_N, the ones vector
     return {10: line10, 11: line11}
 
 
