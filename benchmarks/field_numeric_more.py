@@ -389,6 +389,90 @@ def dong2021():
     return {9: line9, 10: line10}
 
 
+def chen2023():
+    L, Lp, th = 2048, 8192, 0.9
+
+    def setup(g):
+        q, k = g.normal(size=2), g.normal(size=2)
+        return q, k, 3, 11
+
+    def f(x, m):
+        return complex(x[0], x[1]) * np.exp(1j * m * th)
+
+    def fp(x, m):
+        return f(x, m * L / Lp)
+
+    def line9(g, bad):
+        q, k, m, n = setup(g)
+        qm = complex(q[0], q[1]) * np.exp(1j * m * L * th / Lp)
+        rhs = qm * np.conj(complex(k[0], k[1]) * np.exp(1j * n * L * th / Lp))
+        return (fp(q, m) * np.conj(fp(k, n))).real, rhs.real
+
+    def line10(g, bad):
+        q, k, m, n = setup(g)
+        rel = (n - m) if bad else (m - n)
+        return ((fp(q, m) * np.conj(fp(k, n))).real,
+                (complex(q[0], q[1]) * complex(k[0], -k[1]) * np.exp(1j * rel * L * th / Lp)).real)
+    return {9: line9, 10: line10}
+
+
+def gu2022():
+    N, T = 3, 6
+
+    def setup(g):
+        return 0.5 * g.normal(size=(N, N)), g.normal(size=(N, 1)), g.normal(size=(1, N)), g.normal(size=T)
+
+    def run(A, B, C, u):
+        x, y = np.zeros((N, 1)), []
+        for k in range(T):
+            x = A @ x + B * u[k]
+            y.append((C @ x).item())
+        return np.array(y)
+
+    def mp(A, e):
+        return np.linalg.matrix_power(A, e)
+
+    def line9(g, bad):
+        A, B, C, u = setup(g)
+        return run(A, B, C, u)[2], (C @ mp(A, 2) @ B * u[0] + C @ A @ B * u[1] + C @ B * u[2]).item()
+
+    def line10(g, bad):
+        A, B, C, u = setup(g)
+        return run(A, B, C, u), np.array([sum((C @ mp(A, j if bad else k - j) @ B).item() * u[j] for j in range(k + 1))
+                                          for k in range(T)])
+    return {9: line9, 10: line10}
+
+
+def expm(M, terms=40, squarings=8):
+    """The matrix exponential by scaling and squaring a Taylor series (NumPy has none)."""
+    X = M / 2.0 ** squarings
+    E, term = np.eye(len(M)), np.eye(len(M))
+    for k in range(1, terms):
+        term = term @ X / k
+        E = E + term
+    for _ in range(squarings):
+        E = E @ E
+    return E
+
+
+def gu2023():
+    N, dt = 3, 0.7
+
+    def setup(g):
+        A = g.normal(size=(N, N)) - 3 * np.eye(N)       # invertible (eigenvalues near -3)
+        return A, g.normal(size=(N, 1)), np.eye(N)
+
+    def line9(g, bad):
+        A, B, I = setup(g)
+        Bbar = np.linalg.inv(dt * A) @ (expm(dt * A) - I) @ (dt * B)
+        return Bbar, np.linalg.inv(A) @ (expm(dt * A) - I) @ ((dt if bad else 1.0) * B)
+
+    def line10(g, bad):
+        A, B, I = setup(g)
+        return np.linalg.inv(A) @ (expm(dt * A) - I) @ B, (expm(dt * A) - I) @ np.linalg.inv(A) @ B
+    return {9: line9, 10: line10}
+
+
 MORE = [he2021, qin2022, xiong2021, tay2021, jaegle2021, dosovitskiy2021, liu2021, jiang2023, dao2023,
         ramapuram2024, ye2024, shazeer2020_talking, so2021, kobayashi2020, abnar2020, zhai2021, schlag2021,
-        peng2021, dong2021]
+        peng2021, dong2021, chen2023, gu2022, gu2023]
