@@ -84,6 +84,7 @@ class Scope(Declarations, Positions):
         self.rotations: dict[str, tuple] = {}  # R^d: (label Theta, frequency function, number of pairs p)
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
         self.features: dict[str, tuple] = {}  # phi : R^D -> R^C: name -> (D, C)
+        self.ones: tuple | None = None  # \mathbf{1} \in R^{N \times 1}: the declared shape of the ones vector
         self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
         self.signatures: dict[str, ast.ScoreDecl] = {}  # f : M^{..} x M^{..} -> M^{..}, as declared
         self.uninterpreted_maps: dict[str, tuple] = {}  # \mathrm{LN}(X) never defined: name -> argument shape
@@ -465,6 +466,8 @@ class Scope(Declarations, Positions):
         if top is not None and top in self.families:
             return self.families[top][self.index_value(ast.Name(node.pos, node.sup), L)]
         if node.base == ONES:
+            if node.sub is None and node.sup is None and self.ones is not None:
+                return sp.OneMatrix(*self.ones)  # the declared vector of ones
             if node.sub is None or node.sup is not None:
                 self.fail(node, "the vector of ones without its length", "\\mathbf{1}_N (N entries)")
             return sp.OneMatrix(self.dim(node.sub), 1)

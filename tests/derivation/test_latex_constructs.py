@@ -481,3 +481,25 @@ def test_a_huge_whole_power_of_a_matrix_is_refused_quickly_not_expanded():
     assert time.perf_counter() - start < 10
     (s,) = check(r"$$ A \in \mathbb{R}^{n \times n} $$ $$ A^{3} = A A A $$").steps
     assert s.status == "proved"
+
+
+def test_a_power_before_a_parenthesis_is_a_product_not_an_application():
+    """A^{2}(C - A)B is A² (C − A) B: it was read as (A (C − A))² B and a true step refuted."""
+    decl = r"Let $A, B, C \in \mathbb{R}^{n \times n}$." + "\n"
+    assert statuses(decl + r"$$A^{2}(C - A)B = A^{2}CB - A^{3}B$$") == ["proved"]
+    assert statuses(decl + r"$$A^{2}(C - A)B = A^{2}CB - A^{2}B$$") == ["refuted"]
+    assert statuses(decl + r"$$A^{\top}(C - A) = A^{\top}C - A^{\top}A$$") == ["proved"]
+
+
+def test_a_declared_vector_of_ones_is_the_ones_vector():
+    r"""\mathbf{1} \in \mathbb{R}^{\ell \times 1} is a paper's ones vector, not a free matrix: rows of a
+    row softmax sum to one, so softmax(R)(XW + 1b) = softmax(R)XW + 1b (Tay et al. 2021) is proved; it
+    was refuted with 1 = [[0], [1]]."""
+    decl = (r"Let $X \in \mathbb{R}^{\ell \times d}$, $W \in \mathbb{R}^{d \times d}$, $b \in \mathbb{R}^{1 \times d}$, "
+            r"$\mathbf{1} \in \mathbb{R}^{\ell \times 1}$, $R \in \mathbb{R}^{\ell \times \ell}$." + "\n" + ROW)
+    assert statuses(decl + r"$$\mathrm{softmax}(R)(XW + \mathbf{1} b) = \mathrm{softmax}(R) X W + \mathbf{1} b$$") \
+        == ["proved"]
+    assert statuses(decl + r"$$\mathrm{softmax}(R)(XW + \mathbf{1} b) = \mathrm{softmax}(R) X W + 2 \mathbf{1} b$$") \
+        == ["refuted"]
+    with pytest.raises(DerivationError, match="vector of ones declared as"):
+        check(r"Let $\mathbf{1} \in \mathbb{R}^{n \times n}$." + "\n" + r"$$\mathbf{1} = \mathbf{1}$$")
