@@ -173,12 +173,12 @@ def _mha_claims(Hc, h):
     "MultiHead(Q, K, V) = Σ_h W_h^O V_h P_h, V_h = W_h^V V, P_h = Softmax(K_hᵀ Q_h/√d_k): "
     "dW_h^O = G (V_h P_h)ᵀ, dW_h^V = (W_h^Oᵀ G) P_hᵀ Vᵀ, dW_h^Q = K_h dS_h Qᵀ/√d_k, "
     "dW_h^K = Q_h dS_hᵀ Kᵀ/√d_k, dS_h = P_h ∘ (dP_h − 1 colsum(dP_h ∘ P_h)), dP_h = V_hᵀ W_h^Oᵀ G; "
-    "proved at H = 2 (the weights of head 2; head 1 is its mirror image), every dimension general: the "
-    "rule-based VJP has no rule for a sum over a symbolic head count H, so H is fixed",
-    only_at="H = 2",
+    "proved at H = 2 and H = 3 (the weights of head 2; the other heads are alike), every dimension "
+    "general: the rule-based VJP has no rule for a sum over a symbolic head count H, so H is fixed",
+    only_at="H = 2, 3",
 )
 def _():
-    return _mha_claims(2, 2)
+    return _mha_claims(2, 2) + _mha_claims(3, 2)
 
 
 def _shared_kv_claims(Hc, Gc):
@@ -210,29 +210,36 @@ def _shared_kv_claims(Hc, Gc):
     "gqa_mqa_backward_sums_over_the_group",
     "GQA and MQA: the key/value weights of a group get the sum over the query heads that read it, "
     "dW_g^K = Σ_{h in g} Q_h dS_hᵀ Kᵀ/√d_k and dW_g^V = Σ_{h in g} (W_h^Oᵀ G) P_hᵀ Vᵀ; proved for MQA "
-    "at H = 2 (dW^K, dW^V) and GQA at H = 4, G = 2 (dW_1^V), every dimension general: the rule-based "
-    "VJP has no rule for a sum over a symbolic head count, so H and G are fixed (GQA's dW_1^K at "
-    "(4, 2) takes about 20 s in the gradient audit, so it is proved in the tests, not here)",
+    "at H = 2 and GQA at H = 4, G = 2 (group 1), every dimension general: the rule-based VJP has no "
+    "rule for a sum over a symbolic head count, so H and G are fixed",
     only_at="MQA H = 2; GQA (H, G) = (4, 2)",
 )
 def _():
-    return _shared_kv_claims(2, 1) + _shared_kv_claims(4, 2)[1:]
+    return _shared_kv_claims(2, 1) + _shared_kv_claims(4, 2)
 
 
 @theorem(
     "rope_backward_is_the_transposed_rotation",
     "RoPE's backward is the transposed rotation: the VJP of R_a x (column) is R_aᵀ G and of x R_aᵀ (row) "
-    "is G R_a (Llama's frequencies, the position a symbolic); proved at d = 2p = 4: the gradient audit "
-    "evaluates R_a only as an explicit matrix, so p is fixed (n and the position stay symbolic)",
+    "is G R_a; with RoPE on queries and keys, dQ = R_aᵀ (K_b dS/√d) and dK = R_bᵀ (Q_a dSᵀ/√d), "
+    "Q_a = R_a Q, K_b = R_b K (column convention, Llama's frequencies, positions a, b symbolic); proved "
+    "at d = 2p = 4: the gradient audit evaluates R_a only as an explicit matrix, so p is fixed (n, m, "
+    "d_v and the positions stay symbolic)",
     only_at="p = 2 (d = 4)",
 )
 def _():
     p = 2
-    a = sp.Symbol("a", integer=True)
+    a, b = sp.symbols("a b", integer=True)
     x, G = sp.MatrixSymbol("x", 2 * p, n), sp.MatrixSymbol("G", 2 * p, n)
     y, Gy = sp.MatrixSymbol("y", n, 2 * p), sp.MatrixSymbol("G", n, 2 * p)
-    Ra = sp.ImmutableMatrix(sa.rope(a, p).doit().as_explicit())
-    return [gradient(Ra * x, x, Ra.T * G, G), gradient(y * Ra.T, y, Gy * Ra, Gy)]
+    Ra, Rb = (sp.ImmutableMatrix(sa.rope(t, p).doit().as_explicit()) for t in (a, b))
+    Q, K = sp.MatrixSymbol("Q", 2 * p, n), sp.MatrixSymbol("K", 2 * p, m)
+    V, dO = sp.MatrixSymbol("V", d_v, m), sp.MatrixSymbol("dO", d_v, n)
+    Qa, Kb, r = Ra * Q, Rb * K, sp.sqrt(2 * p)
+    dS = softmax_vjp(sa.softmax(Kb.T * Qa / r), V.T * dO, 0)
+    O = sa.attention(Qa, Kb, V)
+    return [gradient(Ra * x, x, Ra.T * G, G), gradient(y * Ra.T, y, Gy * Ra, Gy),
+            gradient(O, Q, Ra.T * (Kb * dS / r), dO), gradient(O, K, Rb.T * (Qa * dS.T / r), dO)]
 
 
 @theorem(

@@ -29,7 +29,7 @@ GENERAL = [
     "attention_pooling_query_gradient",
 ]
 ONLY_AT = {
-    "multihead_weight_gradients": "H = 2",
+    "multihead_weight_gradients": "H = 2, 3",
     "gqa_mqa_backward_sums_over_the_group": "MQA H = 2; GQA (H, G) = (4, 2)",
     "rope_backward_is_the_transposed_rotation": "p = 2 (d = 4)",
 }
