@@ -121,8 +121,10 @@ def test_a_backward_mistake_is_refuted_and_its_counterexample_rechecked_by_expli
     k, l = cex.entry
     derivative = sp.diff(total, T[k, l]).subs({t: 0 for t in T})
     # the engine's derivative agrees with the one recomputed here, exactly; the candidate does not
-    assert sp.simplify(derivative - cex.lhs_exact[k, l]) == 0
-    assert certify_nonzero(sp.nsimplify(0) + derivative - cex.rhs_exact[k, l]) is not None
+    # (lhs is the candidate, rhs the derivative, as the claim candidate = vjp(E, W, G) reads)
+    assert sp.simplify(derivative - cex.rhs_exact[k, l]) == 0
+    assert certify_nonzero(sp.nsimplify(0) + derivative - cex.lhs_exact[k, l]) is not None
+    assert sp.simplify(cex.lhs_exact[k, l] - cex.rhs_exact[k, l] - cex.difference) == 0
     assert f"entry ({k}, {l})" in r.verdicts[0].explain()
 
 
@@ -166,3 +168,28 @@ def test_prove_shows_gradient_theorems_in_the_table_and_json(capsys):
     assert main(["prove", "--gallery", "mistake_softmax_vjp_drops_the_diagonal_term"]) == 0
     out = capsys.readouterr().out
     assert "refuted" in out and "1 of 1 as expected" in out and "The slip:" in out
+
+
+def test_a_proved_gradient_claim_is_kept_in_the_verdict_cache_and_read_back(tmp_path, monkeypatch):
+    from symattn import theorems
+    from symattn.proof import verdict_cache
+
+    monkeypatch.setenv("SYMATTN_CACHE_DIR", str(tmp_path / "user"))
+    monkeypatch.delenv("SYMATTN_VERDICT_CACHE", raising=False)
+    monkeypatch.setattr(verdict_cache, "SHIPPED", tmp_path / "shipped.json")
+    verdict_cache.forget()
+    try:
+        th = load_library()["softmax_vjp_both_axes"]
+        v = theorems.claim_verdict(th, 0)
+        assert v.proved and not isinstance(v, verdict_cache.CachedVerdict)
+        verdict_cache.forget()  # read from the file, as a new process would
+        again = theorems.claim_verdict(th, 0)
+        assert isinstance(again, verdict_cache.CachedVerdict) and again.scope == v.scope
+        assert isinstance(again.rhs, VJP) and again.rhs == th.claims()[0][1]
+        # the key reads the whole claim: another cotangent is another claim
+        lhs, rhs = th.claims()[0]
+        other = sp.MatrixSymbol("G_other", *rhs.cotangent.shape)
+        changed = [(lhs.xreplace({rhs.cotangent: other}), rhs.xreplace({rhs.cotangent: other}))]
+        assert theorems.claim_key(th, 0, changed) != theorems.claim_key(th, 0)
+    finally:
+        verdict_cache.forget()
