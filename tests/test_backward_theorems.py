@@ -193,3 +193,20 @@ def test_a_proved_gradient_claim_is_kept_in_the_verdict_cache_and_read_back(tmp_
         assert theorems.claim_key(th, 0, changed) != theorems.claim_key(th, 0)
     finally:
         verdict_cache.forget()
+
+
+def test_lowering_a_gradient_theorem_lowers_its_proved_formula_and_refuses_the_vjp_side():
+    from symattn.errors import LoweringError
+    from symattn.lowering.codegen import matrix_sides
+    from symattn.lowering.lower import lower_theorem
+
+    with pytest.raises(LoweringError, match="gradient claim.*lower side='lhs'"):
+        lower_theorem("softmax_vjp_both_axes", 0, "rhs")
+    k = lower_theorem("softmax_vjp_both_axes", 0, "lhs")
+    assert k.provenance.status == "proved" and tuple(k.arg_names) == ("S", "dP")
+    # codegen's sides of the library (each lowered and compared with the other side) leave gradient claims
+    # out; the identities among the backward theorems (FlashAttention-2's D, P from the log-sum-exp) stay
+    lib = load_library()
+    sides = [(name, k) for name, k, _ in matrix_sides() if lib[name].family == "backward"]
+    assert ("flashattention2_D_is_rowsum_dO_O", 0) in sides and ("backward_recomputes_P_from_logsumexp", 0) in sides
+    assert not any(is_gradient_claim(*lib[name].claims()[k]) for name, k in sides)
