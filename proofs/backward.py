@@ -133,7 +133,8 @@ def _():
     "causal_backward_masked_entries_get_zero_gradient",
     "causal self-attention (row convention, the -∞ causal mask M): the gradient of the scores is "
     "dS = P ∘ (dP − rowsum(dP ∘ P) 1ᵀ), an entrywise product with P, so it is 0 wherever M is -∞ "
-    "(P is 0 there, theorem causal_mask_attends_to_prefix); dQ = dS K/√d_k, dK = dSᵀ Q/√d_k, dV = Pᵀ dO",
+    "(P is 0 there); at n = 4 the VJP is L ∘ dS with L the 0/1 lower-triangular visibility, so every "
+    "masked score gets exactly 0; dQ = dS K/√d_k, dK = dSᵀ Q/√d_k, dV = Pᵀ dO",
 )
 def _():
     Q, K, V, G = row_symbols(nk=n)
@@ -143,7 +144,11 @@ def _():
     dP = sp.MatrixSymbol("dP", n, n)
     Pa = sa.softmax(Q * K.T / root + M, axis=1)
     dS = softmax_vjp(P, dP, 1)
+    S4, dP4 = sp.MatrixSymbol("S", 4, 4), sp.MatrixSymbol("dP", 4, 4)
+    P4 = sa.softmax(S4 + sa.CausalMask(4, 4).T, axis=1)
+    visible = sp.ImmutableMatrix(4, 4, lambda i, j: 1 if j <= i else 0)
     return [gradient(P, S, dS, dP),
+            gradient(P4, S4, Had(visible, softmax_vjp(P4, dP4, 1)), dP4),
             *row_backward(sa.causal_attention(Q, K, V, convention="row"), Q, K, V, G, Pa)]
 
 

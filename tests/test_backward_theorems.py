@@ -210,3 +210,16 @@ def test_lowering_a_gradient_theorem_lowers_its_proved_formula_and_refuses_the_v
     sides = [(name, k) for name, k, _ in matrix_sides() if lib[name].family == "backward"]
     assert ("flashattention2_D_is_rowsum_dO_O", 0) in sides and ("backward_recomputes_P_from_logsumexp", 0) in sides
     assert not any(is_gradient_claim(*lib[name].claims()[k]) for name, k in sides)
+
+
+def test_a_masked_score_gets_exactly_zero_gradient_and_a_nonzero_one_is_refuted():
+    import symattn as sa
+
+    th = load_library()["causal_backward_masked_entries_get_zero_gradient"]
+    lhs, rhs = th.claims()[1]  # at n = 4: vjp = L ∘ dS, L the 0/1 visibility
+    assert rhs.shape == (4, 4) and _decide(th, lhs, rhs).proved
+    masked = sp.ImmutableMatrix(4, 4, lambda i, j: 1 if j > i else 0)
+    wrong = sa.verify_gradient(rhs.expr, rhs.wrt, lhs + masked, rhs.cotangent)
+    assert wrong.status == "refuted"
+    i, j = wrong.counterexample.entry
+    assert j > i  # the certified entry is a masked one
