@@ -16,11 +16,18 @@ import sympy as sp
 
 import symattn.defs as sa
 from symattn.defs.numeric_nodes import Exp, Log, ShiftRows
-from symattn.statements import gradient, theorem
+from symattn.statements import gradient
+from symattn.statements import theorem as _theorem
 
 from ._common import d_k, d_model, d_v, m, n
 
 Had, one = sp.HadamardProduct, sp.OneMatrix
+BUDGET = 60.0  # seconds a claim may take to find its proof (about 1-5 s on an idle core; more on a busy machine)
+
+
+def theorem(name, statement, **kw):
+    """:func:`symattn.statements.theorem` with the backward theorems' budget."""
+    return _theorem(name, statement, budget=kw.pop("budget", BUDGET), **kw)
 root = sp.sqrt(d_k)
 
 
