@@ -12,6 +12,10 @@ A theorem with several claims is proved when every claim is, and general when ev
 claim is general. Items of the gallery of mistakes (``expect="refuted"``) pass when
 they are refuted with a certified counterexample.
 
+A gradient claim ``(candidate, VJP(expr, wrt, cotangent))`` (made by
+:func:`symattn.statements.gradient`) is decided by :func:`symattn.verify_gradient`: proved when
+the candidate is the vector-Jacobian product, through the gradient audit of the proof kernel.
+
 A claim whose two sides are both scalars (neither is a matrix), such as
 ``(Expectation(dot(q, k)), 0)``, is decided by :func:`symattn.proof.scalar.verify_scalar`
 instead of :func:`symattn.verify`; it returns the same kind of Verdict.
@@ -91,7 +95,7 @@ class Result:
             widest = sorted({v.scope for v in self.verdicts}, key=len)[-1]
             return f"only at {self.theorem.only_at}; {widest}"
         if self.general:
-            return general_scope(self.verdicts)
+            return general_scope(self.verdicts) + modulo_rules(self.verdicts)
         if self.status == "proved":
             return "; ".join(dict.fromkeys(v.scope for v in self.verdicts if not v.general))
         return "not established"
@@ -143,6 +147,19 @@ def general_scope(verdicts) -> str:
         for k in range(3):
             over[k] |= set(v.over[k])
     return _scope_of(tuple(tuple(sorted(x)) for x in over))
+
+
+MODULO = ", modulo the VJP rules "
+
+
+def modulo_rules(verdicts) -> str:
+    """", modulo the VJP rules r1, r2" naming every local VJP rule a gradient claim's proof rests on
+    ('' when no verdict is such a proof): a general gradient theorem says so in its scope."""
+    rules: list = []
+    for v in verdicts:
+        if MODULO in (v.scope or ""):
+            rules += [r for r in v.scope.split(MODULO, 1)[1].split(", ") if r not in rules]
+    return MODULO + ", ".join(rules) if rules else ""
 
 
 def load_library() -> dict[str, Theorem]:
@@ -198,6 +215,11 @@ def claim_key(th: Theorem, k: int, claims: list | None = None) -> str | None:
 
 
 def _decide(th: Theorem, lhs, rhs) -> Verdict:
+    if statements.is_gradient_claim(lhs, rhs):
+        from .grad import verify_gradient
+
+        v = verify_gradient(rhs.expr, rhs.wrt, lhs, rhs.cotangent, at=th.at, budget=th.budget)
+        return dataclasses.replace(v, lhs=lhs, rhs=rhs)  # the claim as stated: candidate = vjp(...)
     if is_scalar_claim(lhs, rhs):
         return verify_scalar(lhs, rhs, budget=th.budget)
     return verify(lhs, rhs, at=th.at, budget=th.budget)

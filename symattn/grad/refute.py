@@ -6,6 +6,8 @@ symbols, the expression is evaluated explicitly, and the derivative Σ_ij G_ij �
 is formed with ``sympy.diff``. The candidate is evaluated at the same instance, and an entry (k, l)
 where the two differ is certified nonzero (an exact rational, or interval arithmetic, see
 :func:`symattn.proof.certify.certify_nonzero`). Floats only choose which entry to look at first.
+The counterexample's lhs is the candidate and its rhs the derivative (the verdict's lhs is the
+candidate too), so its difference is candidate − derivative at the entry.
 """
 
 from __future__ import annotations
@@ -65,13 +67,14 @@ def counterexample_at(expr, wrt, candidate, cotangent, dims: dict, rng, kind: in
     gaps = np.nan_to_num(np.abs(_float(D) - _float(C)), nan=np.inf)
     for flat in np.argsort(-gaps, axis=None, kind="stable"):
         k, l = (int(v) for v in np.unravel_index(flat, gaps.shape))
-        difference = sp.nsimplify(0) + (D[k, l] - C[k, l])
+        difference = sp.nsimplify(0) + (C[k, l] - D[k, l])  # lhs − rhs: the candidate minus the derivative
         if difference.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
             continue
         cert = certify_nonzero(difference)
         if cert:
             named = {str(x): np.array(v.tolist(), dtype=object) for x, v in values.items()}
-            return Counterexample({str(d): v for d, v in dims.items()}, named, _float(D), _float(C), D, C,
+            # lhs = the candidate, rhs = the derivative, as in the verdict (lhs = candidate, rhs = expr)
+            return Counterexample({str(d): v for d, v in dims.items()}, named, _float(C), _float(D), C, D,
                                   (k, l), difference, cert)
     return None
 

@@ -274,6 +274,7 @@ def input_label(x, names: dict) -> str:
 
 def matrix_sides(library=None) -> list:
     """(theorem, claim, side) for every side that is a matrix, of every proved library theorem."""
+    from ..statements import is_gradient_claim
     from ..theorems import load_library
 
     library = load_library() if library is None else library
@@ -282,6 +283,8 @@ def matrix_sides(library=None) -> list:
         if th.expect != "proved":
             continue
         for k, (lhs, rhs) in enumerate(th.claims()):
+            if is_gradient_claim(lhs, rhs):  # candidate = vjp(E, W, G): the sides are not two formulas
+                continue
             for side, e in (("lhs", lhs), ("rhs", rhs)):
                 if isinstance(e, (MatrixExpr, sp.MatrixBase)):
                     out.append((name, k, side))

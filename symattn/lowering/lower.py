@@ -298,12 +298,17 @@ def proved_claim(name: str, claim: int):
 
 def theorem_side(name: str, claim: int = 0, side: str = "rhs"):
     """One side ("lhs" or "rhs") of one claim of a library theorem."""
+    from ..statements import is_gradient_claim
     from ..theorems import load_library
 
     th = load_library()[name]
     claims = th.claims()
     if side not in ("lhs", "rhs"):
         raise LoweringError(f"side must be 'lhs' or 'rhs', got {side!r}")
+    if side == "rhs" and is_gradient_claim(*claims[claim]):  # candidate = vjp(E, W, G): no formula on the right
+        shown = sp.sstr(claims[claim][1])[:80]
+        raise LoweringError(f"claim {claim} of theorem {name} is a gradient claim: its rhs {shown} "
+                            "names the VJP the lhs is proved equal to; lower side='lhs', the proved formula")
     return claims[claim][0 if side == "lhs" else 1]
 
 

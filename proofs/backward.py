@@ -1,0 +1,274 @@
+"""The backward pass of attention as theorems: each claim says a formula papers write is the
+vector-Jacobian product (VJP) of the forward definition, decided by :func:`symattn.verify_gradient`.
+
+A gradient claim is proved general modulo the local VJP rules it names (each checked exactly at
+every size in 1..3, see :mod:`symattn.grad.rule_check`) and passes the gradient audit (exact
+differentiation of small explicit instances). Notation: G (or dO) is the cotangent of the output,
+P the attention weights, dP = dO Vᵀ (row) or Vᵀ dO (column), dS the gradient of the scores, ∘ the
+entrywise product, 1 a matrix of ones, rowsum(A) = A 1, colsum(A) = 1ᵀ A.
+
+A multi-head sum over a symbolic head count H has no VJP rule (the rule-based VJP refuses a
+HeadSum over symbolic H, see :mod:`symattn.grad.coverage`), so the theorems about heads fix H and
+say so (``only_at``); they stay general in every other dimension.
+"""
+
+import sympy as sp
+
+import symattn.defs as sa
+from symattn.defs.numeric_nodes import Exp, Log, ShiftRows
+from symattn.statements import gradient
+from symattn.statements import theorem as _theorem
+
+from ._common import d_k, d_model, d_v, m, n
+
+Had, one = sp.HadamardProduct, sp.OneMatrix
+BUDGET = 60.0  # seconds a claim may take to find its proof (about 1-5 s on an idle core; more on a busy machine)
+
+
+def theorem(name, statement, **kw):
+    """:func:`symattn.statements.theorem` with the backward theorems' budget."""
+    return _theorem(name, statement, budget=kw.pop("budget", BUDGET), **kw)
+root = sp.sqrt(d_k)
+
+
+def softmax_vjp(P, dP, axis):
+    """P ∘ (dP − 1 colsum(dP ∘ P)) (axis 0, columns sum to 1) or P ∘ (dP − rowsum(dP ∘ P) 1ᵀ) (axis 1)."""
+    if axis == 0:
+        return Had(P, dP - one(P.rows, P.rows) * Had(dP, P))
+    return Had(P, dP - Had(dP, P) * one(P.cols, P.cols))
+
+
+def row_symbols(nq=n, nk=m, dk=d_k, dv=d_v):
+    """Q (n × d_k), K (m × d_k), V (m × d_v) and the cotangent dO (n × d_v), row convention."""
+    return (sp.MatrixSymbol("Q", nq, dk), sp.MatrixSymbol("K", nk, dk), sp.MatrixSymbol("V", nk, dv),
+            sp.MatrixSymbol("dO", nq, dv))
+
+
+def col_symbols():
+    """Q (d_k × n), K (d_k × m), V (d_v × m) and dO (d_v × n), column convention (seed 000)."""
+    return (sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m), sp.MatrixSymbol("V", d_v, m),
+            sp.MatrixSymbol("dO", d_v, n))
+
+
+def row_backward(O, Q, K, V, G, P):
+    """[dV, dQ, dK] = [Pᵀ dO, dS K/√d_k, dSᵀ Q/√d_k] as gradient claims of O (row convention)."""
+    dS = softmax_vjp(P, G * V.T, 1)
+    return [gradient(O, V, sp.MatMul(sp.Transpose(P), G), G),
+            gradient(O, Q, dS * K / root, G),
+            gradient(O, K, dS.T * Q / root, G)]
+
+
+def col_backward(O, Q, K, V, G, P):
+    """[dV, dQ, dK] = [dO Pᵀ, K dS/√d_k, Q dSᵀ/√d_k] as gradient claims of O (column convention)."""
+    dS = softmax_vjp(P, V.T * G, 0)
+    return [gradient(O, V, sp.MatMul(G, sp.Transpose(P)), G),
+            gradient(O, Q, K * dS / root, G),
+            gradient(O, K, Q * dS.T / root, G)]
+
+
+@theorem(
+    "softmax_vjp_both_axes",
+    "the VJP of P = Softmax(S) at dP is dS = P ∘ (dP − 1 colsum(dP ∘ P)) (columns sum to 1) and, for "
+    "P = softmax(S, rows), dS = P ∘ (dP − rowsum(dP ∘ P) 1ᵀ): diag(p) − p pᵀ per column or row",
+)
+def _():
+    S, G = sp.MatrixSymbol("S", m, n), sp.MatrixSymbol("dP", m, n)
+    return [gradient(sa.softmax(S, axis), S, softmax_vjp(sa.softmax(S, axis), G, axis), G) for axis in (0, 1)]
+
+
+@theorem(
+    "attention_backward_row",
+    "row convention, O = softmax(Q Kᵀ/√d_k) V: dV = Pᵀ dO, dQ = dS K/√d_k, dK = dSᵀ Q/√d_k with "
+    "dP = dO Vᵀ and dS = P ∘ (dP − rowsum(dP ∘ P) 1ᵀ)",
+)
+def _():
+    Q, K, V, G = row_symbols()
+    return row_backward(sa.attention(Q, K, V, convention="row"), Q, K, V, G,
+                        sa.softmax(Q * K.T / root, axis=1))
+
+
+@theorem(
+    "attention_backward_column",
+    "column convention (seed 000), O = V Softmax(Kᵀ Q/√d_k): dV = dO Pᵀ, dQ = K dS/√d_k, "
+    "dK = Q dSᵀ/√d_k with dP = Vᵀ dO and dS = P ∘ (dP − 1 colsum(dP ∘ P))",
+)
+def _():
+    Q, K, V, G = col_symbols()
+    return col_backward(sa.attention(Q, K, V), Q, K, V, G, sa.softmax(K.T * Q / root))
+
+
+@theorem(
+    "flashattention2_D_is_rowsum_dO_O",
+    "FlashAttention-2's D = rowsum(dO ∘ O) = rowsum(P ∘ dP), dP = dO Vᵀ (row convention; column twin "
+    "colsum(dO ∘ O) = colsum(P ∘ dP), dP = Vᵀ dO), an algebraic identity, and with it the softmax "
+    "backward dS = P ∘ (dP − D 1ᵀ) gives dQ = dS K/√d_k",
+)
+def _():
+    Q, K, V, G = row_symbols()
+    P = sa.softmax(Q * K.T / root, axis=1)
+    O = P * V
+    D = Had(G, O) * one(d_v, 1)
+    Qc, Kc, Vc, Gc = col_symbols()
+    Pc = sa.softmax(Kc.T * Qc / root)
+    dS = Had(P, G * V.T - D * one(1, m))
+    return [(Had(P, G * V.T) * one(m, 1), D),
+            (one(1, m) * Had(Pc, Vc.T * Gc), one(1, d_v) * Had(Gc, Vc * Pc)),
+            gradient(O, Q, dS * K / root, G)]
+
+
+@theorem(
+    "backward_recomputes_P_from_logsumexp",
+    "the backward that keeps only L = c + log rowsum exp(S − c 1ᵀ) (any shift c, the forward's running "
+    "max): P = exp(S − L 1ᵀ), and dV = Pᵀ dO, dQ = dS K/√d_k, dK = dSᵀ Q/√d_k with that P and "
+    "dS = P ∘ (dO Vᵀ − D 1ᵀ), D = rowsum(dO ∘ O)",
+)
+def _():
+    Q, K, V, G = row_symbols()
+    c = sp.MatrixSymbol("c", n, 1)
+    S = Q * K.T / root
+    O = sa.attention(Q, K, V, convention="row")
+    L = c + Log(Exp(ShiftRows(S, c)) * one(m, 1))
+    P = Exp(ShiftRows(S, L))
+    dS = Had(P, G * V.T - Had(G, O) * one(d_v, 1) * one(1, m))
+    return [(sa.softmax(S, axis=1), P),
+            gradient(O, V, sp.MatMul(sp.Transpose(P), G), G),
+            gradient(O, Q, dS * K / root, G),
+            gradient(O, K, dS.T * Q / root, G)]
+
+
+@theorem(
+    "causal_backward_masked_entries_get_zero_gradient",
+    "causal self-attention (row convention, the -∞ causal mask M): the gradient of the scores is "
+    "dS = P ∘ (dP − rowsum(dP ∘ P) 1ᵀ), an entrywise product with P, so it is 0 wherever M is -∞ "
+    "(P is 0 there); at n = 4 the VJP is L ∘ dS with L the 0/1 lower-triangular visibility, so every "
+    "masked score gets exactly 0; dQ = dS K/√d_k, dK = dSᵀ Q/√d_k, dV = Pᵀ dO",
+)
+def _():
+    Q, K, V, G = row_symbols(nk=n)
+    M = sa.CausalMask(n, n).T
+    S = sp.MatrixSymbol("S", n, n)
+    P = sa.softmax(S + M, axis=1)
+    dP = sp.MatrixSymbol("dP", n, n)
+    Pa = sa.softmax(Q * K.T / root + M, axis=1)
+    dS = softmax_vjp(P, dP, 1)
+    S4, dP4 = sp.MatrixSymbol("S", 4, 4), sp.MatrixSymbol("dP", 4, 4)
+    P4 = sa.softmax(S4 + sa.CausalMask(4, 4).T, axis=1)
+    visible = sp.ImmutableMatrix(4, 4, lambda i, j: 1 if j <= i else 0)
+    return [gradient(P, S, dS, dP),
+            gradient(P4, S4, Had(visible, softmax_vjp(P4, dP4, 1)), dP4),
+            *row_backward(sa.causal_attention(Q, K, V, convention="row"), Q, K, V, G, Pa)]
+
+
+def _mha_claims(Hc, h):
+    """The weight gradients of head h of MultiHead (column convention, sum form) at H = Hc heads:
+    dW_h^O = G (V_h P_h)ᵀ, dO_h = W_h^Oᵀ G, dW_h^V = dO_h P_hᵀ Vᵀ, dW_h^Q = K_h dS_h Qᵀ/√d_k,
+    dW_h^K = Q_h dS_hᵀ Kᵀ/√d_k, with Q_h = W_h^Q Q, K_h = W_h^K K, V_h = W_h^V V."""
+    Q, K, V = (sp.MatrixSymbol(x, d_model, k) for x, k in (("Q", n), ("K", m), ("V", m)))
+    G = sp.MatrixSymbol("G", d_model, n)
+    W = {x: [sa.Family(f"W^{x}", *shape)[k] for k in range(1, Hc + 1)]
+         for x, shape in (("Q", (d_k, d_model)), ("K", (d_k, d_model)), ("V", (d_v, d_model)),
+                          ("O", (d_model, d_v)))}
+    out = sa.multihead(Q, K, V, W["Q"], W["K"], W["V"], W["O"], form="sum")
+    WQ, WK, WV, WO = (W[x][h - 1] for x in "QKVO")
+    Qh, Kh, Vh = WQ * Q, WK * K, WV * V
+    P = sa.softmax(Kh.T * Qh / root)
+    dOh = WO.T * G
+    dS = softmax_vjp(P, Vh.T * dOh, 0)
+    return [gradient(out, WO, G * sp.Transpose(Vh * P), G),
+            gradient(out, WV, dOh * sp.Transpose(P) * V.T, G),
+            gradient(out, WQ, Kh * dS * Q.T / root, G),
+            gradient(out, WK, Qh * dS.T * K.T / root, G)]
+
+
+@theorem(
+    "multihead_weight_gradients",
+    "MultiHead(Q, K, V) = Σ_h W_h^O V_h P_h, V_h = W_h^V V, P_h = Softmax(K_hᵀ Q_h/√d_k): "
+    "dW_h^O = G (V_h P_h)ᵀ, dW_h^V = (W_h^Oᵀ G) P_hᵀ Vᵀ, dW_h^Q = K_h dS_h Qᵀ/√d_k, "
+    "dW_h^K = Q_h dS_hᵀ Kᵀ/√d_k, dS_h = P_h ∘ (dP_h − 1 colsum(dP_h ∘ P_h)), dP_h = V_hᵀ W_h^Oᵀ G; "
+    "proved at H = 2 and H = 3 (the weights of head 2; the other heads are alike), every dimension "
+    "general: the rule-based VJP has no rule for a sum over a symbolic head count H, so H is fixed",
+    only_at="H = 2, 3",
+)
+def _():
+    return _mha_claims(2, 2) + _mha_claims(3, 2)
+
+
+def _shared_kv_claims(Hc, Gc):
+    """GQA with Hc query heads and Gc key/value groups (MQA when Gc = 1), column convention: the
+    gradients of group 1's W^K and W^V are sums over the query heads h of group 1,
+    dW^K = Σ_h Q_h dS_hᵀ Kᵀ/√d_k and dW^V = Σ_h (W_h^Oᵀ G) P_hᵀ Vᵀ."""
+    Q, K, V = (sp.MatrixSymbol(x, d_model, k) for x, k in (("Q", n), ("K", m), ("V", m)))
+    G = sp.MatrixSymbol("G", d_model, n)
+    WQ = [sa.Family("W^Q", d_k, d_model)[k] for k in range(1, Hc + 1)]
+    WO = [sa.Family("W^O", d_model, d_v)[k] for k in range(1, Hc + 1)]
+    if Gc == 1:
+        WK, WV = [sp.MatrixSymbol("W^K", d_k, d_model)], [sp.MatrixSymbol("W^V", d_v, d_model)]
+        out = sa.mqa(Q, K, V, WQ, WK[0], WV[0], WO, H=Hc, form="sum")
+    else:
+        WK = [sa.Family("W^K", d_k, d_model)[g] for g in range(1, Gc + 1)]
+        WV = [sa.Family("W^V", d_v, d_model)[g] for g in range(1, Gc + 1)]
+        out = sa.gqa(Q, K, V, WQ, WK, WV, WO, H=Hc, G=Gc, form="sum")
+    group = range(Hc // Gc)  # the query heads that read group 1
+    Kg, Vg = WK[0] * K, WV[0] * V
+    P = {h: sa.softmax(Kg.T * (WQ[h] * Q) / root) for h in group}
+    dO = {h: WO[h].T * G for h in group}
+    dS = {h: softmax_vjp(P[h], Vg.T * dO[h], 0) for h in group}
+    dWK = sp.MatAdd(*[(WQ[h] * Q) * dS[h].T * K.T / root for h in group])
+    dWV = sp.MatAdd(*[dO[h] * sp.Transpose(P[h]) * V.T for h in group])
+    return [gradient(out, WK[0], dWK, G), gradient(out, WV[0], dWV, G)]
+
+
+@theorem(
+    "gqa_mqa_backward_sums_over_the_group",
+    "GQA and MQA: the key/value weights of a group get the sum over the query heads that read it, "
+    "dW_g^K = Σ_{h in g} Q_h dS_hᵀ Kᵀ/√d_k and dW_g^V = Σ_{h in g} (W_h^Oᵀ G) P_hᵀ Vᵀ; proved for MQA "
+    "at H = 2 and GQA at H = 4, G = 2 (group 1), every dimension general: the rule-based VJP has no "
+    "rule for a sum over a symbolic head count, so H and G are fixed",
+    only_at="MQA H = 2; GQA (H, G) = (4, 2)",
+)
+def _():
+    return _shared_kv_claims(2, 1) + _shared_kv_claims(4, 2)
+
+
+@theorem(
+    "rope_backward_is_the_transposed_rotation",
+    "RoPE's backward is the transposed rotation: the VJP of R_a x (column) is R_aᵀ G and of x R_aᵀ (row) "
+    "is G R_a; with RoPE on queries and keys, dQ = R_aᵀ (K_b dS/√d) and dK = R_bᵀ (Q_a dSᵀ/√d), "
+    "Q_a = R_a Q, K_b = R_b K (column convention, Llama's frequencies, positions a, b symbolic); proved "
+    "at d = 2p = 4: the gradient audit evaluates R_a only as an explicit matrix, so p is fixed (n, m, "
+    "d_v and the positions stay symbolic)",
+    only_at="p = 2 (d = 4)",
+)
+def _():
+    p = 2
+    a, b = sp.symbols("a b", integer=True)
+    x, G = sp.MatrixSymbol("x", 2 * p, n), sp.MatrixSymbol("G", 2 * p, n)
+    y, Gy = sp.MatrixSymbol("y", n, 2 * p), sp.MatrixSymbol("G", n, 2 * p)
+    Ra, Rb = (sp.ImmutableMatrix(sa.rope(t, p).doit().as_explicit()) for t in (a, b))
+    Q, K = sp.MatrixSymbol("Q", 2 * p, n), sp.MatrixSymbol("K", 2 * p, m)
+    V, dO = sp.MatrixSymbol("V", d_v, m), sp.MatrixSymbol("dO", d_v, n)
+    Qa, Kb, r = Ra * Q, Rb * K, sp.sqrt(2 * p)
+    dS = softmax_vjp(sa.softmax(Kb.T * Qa / r), V.T * dO, 0)
+    O = sa.attention(Qa, Kb, V)
+    return [gradient(Ra * x, x, Ra.T * G, G), gradient(y * Ra.T, y, Gy * Ra, Gy),
+            gradient(O, Q, Ra.T * (Kb * dS / r), dO), gradient(O, K, Rb.T * (Qa * dS.T / r), dO)]
+
+
+@theorem(
+    "attention_pooling_query_gradient",
+    "attention pooling z = V α, α = Softmax(Kᵀ W_p q_pool/√d_k), K = W^K X, V = W^V X: the gradient of "
+    "the learnable query is dq_pool = W_pᵀ K dα_s/√d_k with dα_s = α ∘ (Vᵀ G − 1 colsum(Vᵀ G ∘ α)), "
+    "and dW_p = K dα_s q_poolᵀ/√d_k",
+)
+def _():
+    N = sa.dims("N")
+    X = sp.MatrixSymbol("X", d_model, N)
+    q = sp.MatrixSymbol("q_pool", d_model, 1)
+    Wp, WK = sp.MatrixSymbol("W_p", d_k, d_model), sp.MatrixSymbol("W^K", d_k, d_model)
+    WV = sp.MatrixSymbol("W^V", d_v, d_model)
+    G = sp.MatrixSymbol("G", d_v, 1)
+    z = sa.query_attention_pool(X, q, Wp, WK, WV)
+    K, V = WK * X, WV * X
+    alpha = sa.softmax(K.T * (Wp * q) / root)
+    ds = softmax_vjp(alpha, V.T * G, 0)
+    return [gradient(z, q, Wp.T * K * ds / root, G), gradient(z, Wp, K * ds * q.T / root, G)]
