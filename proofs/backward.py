@@ -140,8 +140,7 @@ def _():
     "causal_backward_masked_entries_get_zero_gradient",
     "causal self-attention (row convention, the -∞ causal mask M): the gradient of the scores is "
     "dS = P ∘ (dP − rowsum(dP ∘ P) 1ᵀ), an entrywise product with P, so it is 0 wherever M is -∞ "
-    "(P is 0 there); at n = 4 the VJP is L ∘ dS with L the 0/1 lower-triangular visibility, so every "
-    "masked score gets exactly 0; dQ = dS K/√d_k, dK = dSᵀ Q/√d_k, dV = Pᵀ dO",
+    "(P is 0 there); dQ = dS K/√d_k, dK = dSᵀ Q/√d_k, dV = Pᵀ dO",
 )
 def _():
     Q, K, V, G = row_symbols(nk=n)
@@ -151,12 +150,22 @@ def _():
     dP = sp.MatrixSymbol("dP", n, n)
     Pa = sa.softmax(Q * K.T / root + M, axis=1)
     dS = softmax_vjp(P, dP, 1)
+    return [gradient(P, S, dS, dP),
+            *row_backward(sa.causal_attention(Q, K, V, convention="row"), Q, K, V, G, Pa)]
+
+
+@theorem(
+    "causal_backward_masked_scores_get_exactly_zero",
+    "causal softmax at n = 4 (row convention): the VJP with respect to the scores is L ∘ dS with L "
+    "the 0/1 lower-triangular visibility, so every masked score gets exactly 0; proved at n = 4 only: "
+    "L is an explicit 0/1 matrix, which has no symbolic size, so n is fixed",
+    only_at="n = 4",
+)
+def _():
     S4, dP4 = sp.MatrixSymbol("S", 4, 4), sp.MatrixSymbol("dP", 4, 4)
     P4 = sa.softmax(S4 + sa.CausalMask(4, 4).T, axis=1)
     visible = sp.ImmutableMatrix(4, 4, lambda i, j: 1 if j <= i else 0)
-    return [gradient(P, S, dS, dP),
-            gradient(P4, S4, Had(visible, softmax_vjp(P4, dP4, 1)), dP4),
-            *row_backward(sa.causal_attention(Q, K, V, convention="row"), Q, K, V, G, Pa)]
+    return [gradient(P4, S4, Had(visible, softmax_vjp(P4, dP4, 1)), dP4)]
 
 
 def _mha_claims(Hc, h):

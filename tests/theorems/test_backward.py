@@ -32,6 +32,7 @@ ONLY_AT = {
     "multihead_weight_gradients": "H = 2, 3",
     "gqa_mqa_backward_sums_over_the_group": "MQA H = 2; GQA (H, G) = (4, 2)",
     "rope_backward_is_the_transposed_rotation": "p = 2 (d = 4)",
+    "causal_backward_masked_scores_get_exactly_zero": "n = 4",
 }
 MISTAKES = {
     "mistake_flashattention_dK_as_Q_dS_transposed": "dSᵀ Q",
@@ -76,8 +77,10 @@ def test_a_general_backward_theorem_is_proved_for_all_dimensions_modulo_the_rule
 def test_a_backward_theorem_at_fixed_values_says_so_and_is_never_general(name):
     r = prove(load_library()[name], save=False)
     assert r.status == "proved" and r.ok and not r.general, r.as_dict()
-    assert r.scope.startswith(f"only at {ONLY_AT[name]}; all dimensions ("), r.scope
-    assert all(v.proved and v.general for v in r.verdicts)  # every other dimension is symbolic
+    assert r.scope.startswith(f"only at {ONLY_AT[name]}; "), r.scope
+    # every other dimension is symbolic (the n = 4 claim has none left: its scope names its inputs)
+    assert r.scope.startswith(f"only at {ONLY_AT[name]}; all dimensions (") or "n = 4" in ONLY_AT[name], r.scope
+    assert all(v.proved and v.general for v in r.verdicts)
 
 
 def _explicit(M):
@@ -215,8 +218,8 @@ def test_lowering_a_gradient_theorem_lowers_its_proved_formula_and_refuses_the_v
 def test_a_masked_score_gets_exactly_zero_gradient_and_a_nonzero_one_is_refuted():
     import symattn as sa
 
-    th = load_library()["causal_backward_masked_entries_get_zero_gradient"]
-    lhs, rhs = th.claims()[1]  # at n = 4: vjp = L ∘ dS, L the 0/1 visibility
+    th = load_library()["causal_backward_masked_scores_get_exactly_zero"]
+    lhs, rhs = th.claims()[0]  # at n = 4: vjp = L ∘ dS, L the 0/1 visibility
     assert rhs.shape == (4, 4) and _decide(th, lhs, rhs).proved
     masked = sp.ImmutableMatrix(4, 4, lambda i, j: 1 if j > i else 0)
     wrong = sa.verify_gradient(rhs.expr, rhs.wrt, lhs + masked, rhs.cotangent)
