@@ -22,7 +22,9 @@ bias broadcastable to (B, N, T, S) and added to the logits, a boolean mask of th
 
 What is code, said plainly: the layout (B, T, N, H) moved to (B, N, T, H) and back, the masks (the
 boolean mask, ``is_causal`` (top-left, as JAX's), ``local_window_size`` and the sequence lengths
-combined, then one additive term -0.7 · float32-max where a key is hidden, JAX's own number), and the
+combined, then one additive term -0.7 · float32-max where a key is hidden, JAX's own number; a hidden
+bias entry, and the query of a query that sees no key, are replaced by 0 so that, as in JAX, which
+replaces hidden logits, no gradient flows through them), and the
 float32 accumulation of bfloat16 and float16 inputs. The functions are pure ``jax.numpy`` code, so
 ``jax.jit``, ``jax.grad`` and ``jax.vmap`` apply; their gradients are JAX's autodiff of the proved
 forward (the proved backward of an expression is ``lower(expr, target="jax", backward=True)``).
@@ -181,11 +183,15 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     shape = (B, N, T, S)
     keep = _hidden(mask, is_causal, local_window_size, query_seq_lengths, key_value_seq_lengths, shape)
     M = None if bias is None else _mask_layout(bias, "bias", shape).astype(work)
+    qt = jnp.transpose(q * c, (0, 2, 1, 3))                           # (B, N, T, H)
     if keep is not None:
         hide = jnp.where(keep, jnp.zeros((), work), jnp.asarray(_large_negative(), work))
-        M = hide if M is None else M + hide
+        # as JAX's, which replaces hidden logits: no gradient flows to a hidden bias entry, nor to the
+        # query and keys of a query that sees no key at all (its output is the mean of the values)
+        M = hide if M is None else jnp.where(keep, M, 0) + hide
+        qt = jnp.where(jnp.any(keep, axis=-1, keepdims=True), qt, 0)
     g = N // K
-    qh = jnp.transpose(q * c, (0, 2, 1, 3)).reshape(B, K, g, T, H)  # (B, K, g, T, H): query head n = k g + j
+    qh = qt.reshape(B, K, g, T, H)                                   # (B, K, g, T, H): query head n = k g + j
     kh = jnp.transpose(k, (0, 2, 1, 3))[:, :, None]                 # (B, K, 1, S, H)
     vh = jnp.transpose(v, (0, 2, 1, 3))[:, :, None]                 # (B, K, 1, S, H)
     if M is None:
@@ -193,6 +199,9 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     else:
         heads = _lowered("core_mask", _TARGET)[0](qh, kh, vh, M.reshape(B, K, g, T, S))
     out = jnp.transpose(heads.reshape(B, N, T, H), (0, 2, 1, 3)).astype(out_dtype)  # (B, T, N, H)
+    if query_seq_lengths is not None:  # as JAX's: the rows of padded queries are zero
+        seen = jnp.arange(T)[None, :] < jnp.asarray(query_seq_lengths)[:, None]  # (B, T)
+        out = out * seen[:, :, None, None].astype(out_dtype)
     return out if batched else out[0]
 
 
@@ -213,6 +222,7 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
             raise HeadError(f"{what} must be a positive integer, got {x!r}")
     if N % K:
         raise HeadError(f"num_kv_heads = {K} must divide num_heads = {N}")
+    same = query is key and key is value
     query, key, value = (jnp.asarray(x) for x in (query, key, value))
     w_q, w_k, w_v, w_o = (jnp.asarray(w) for w in (w_q, w_k, w_v, w_o))
     if w_q.shape[-1] % N:
@@ -239,7 +249,7 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
 
     b = "_bias" if all(given) else ""
     biases = {"b^Q": row(b_q), "b^K": row(b_k), "b^V": row(b_v)} if b else {}
-    if query is key and key is value:
+    if same:
         qkv = call("qkv" + b, X=query, **{"W^Q": w_q, "W^K": w_k, "W^V": w_v}, **biases)
         q, k, v = qkv[..., :N * H], qkv[..., N * H:(N + K) * H], qkv[..., (N + K) * H:]
     else:
