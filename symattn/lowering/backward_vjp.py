@@ -12,10 +12,10 @@ returns, for each input, the VJP Σ_ij G_ij ∂E_ij/∂W_kl. Here each VJP is
 
 The forward kernel and the gradient kernels are then wrapped as a ``torch.autograd.Function``
 (:mod:`symattn.lowering.backward_torch`) or a ``jax.custom_vjp`` function
-(:mod:`symattn.lowering.backward_jax`). What is code rather than a theorem, said plainly: the sum of
-a gradient over the batch axes its input was broadcast along (an input without batch axes used by a
-batch of queries gets the sum of the batch's gradients, :func:`unbroadcast`), and the cast of each
-gradient to its input's dtype.
+(:mod:`symattn.lowering.backward_jax`) by :func:`symattn.lowering.backward_kernel.lower_backward`.
+What is code rather than a theorem, said plainly: the sum of a gradient over the batch axes its
+input was broadcast along (an input without batch axes used by a batch of queries gets the sum of
+the batch's gradients, :func:`unbroadcast`), and the cast of each gradient to its input's dtype.
 """
 
 from __future__ import annotations
@@ -148,66 +148,3 @@ def unbroadcast(xp, g, shape):
     if axes:
         g = xp.sum(g, axis=axes, keepdims=True)
     return g
-
-
-@dataclass
-class BackwardKernel:
-    """A forward kernel and its proved backward pass for ``target``, called like the forward kernel
-    (positionally in :attr:`arg_names` order, or by name) and differentiable by the framework:
-    ``fn`` is the ``torch.autograd.Function`` (torch) or the ``jax.custom_vjp`` function (jax).
-
-    ``gradients``: one :class:`Gradient` per input, with the verdict that proves it;
-    ``provenance``: the forward's provenance (its theorem, when it was lowered from one)."""
-
-    forward: object
-    gradients: tuple
-    cotangent: sp.MatrixSymbol
-    target: str
-    fn: object
-    source: str
-
-    @property
-    def arg_names(self) -> tuple:
-        return self.forward.arg_names
-
-    @property
-    def provenance(self):
-        return self.forward.provenance
-
-    @property
-    def expr(self):
-        return self.forward.expr
-
-    def __call__(self, *arrays, **named):
-        sizes = {d: named.pop(d) for d in list(named) if d in {str(x) for x in self.forward.extra_dims}}
-        if named:
-            unknown = [k for k in named if k not in self.arg_names]
-            if unknown:
-                raise LoweringError(f"backward kernel has no input {unknown[0]!r}; inputs: {', '.join(self.arg_names)}")
-            if arrays:
-                raise LoweringError("backward kernel: pass the arrays all by position or all by name")
-            missing = [k for k in self.arg_names if k not in named]
-            if missing:
-                raise LoweringError(f"backward kernel: missing input(s) {', '.join(missing)}")
-            arrays = tuple(named[k] for k in self.arg_names)
-        if len(arrays) != len(self.arg_names):
-            raise LoweringError(f"backward kernel takes {len(self.arg_names)} arrays ({', '.join(self.arg_names)}), "
-                                f"got {len(arrays)}")
-        return self.fn(tuple(sorted(sizes.items())), *arrays)
-
-    def __repr__(self):
-        return f"BackwardKernel[{self.target}]({sp.sstr(self.expr)[:60]}, args={list(self.arg_names)})"
-
-
-def lower_backward(expr, args, target: str, provenance: Provenance | None = None) -> BackwardKernel:
-    """The forward kernel of ``expr`` for ``target`` with its proved backward pass (see the module)."""
-    G, grads = gradients(expr, args, target)
-    forward = lower_for_target(expr, tuple(args), target, provenance)
-    if target == "torch":
-        from .backward_torch import make_function
-    else:
-        from .backward_jax import make_function
-    fn = make_function(forward, grads, G)
-    source = "\n".join([forward.source] + [f"# d{g.wrt}: {g.status}, {g.scope}\n" + (g.kernel.source if g.kernel
-                                            else "# zero\n") for g in grads])
-    return BackwardKernel(forward, grads, G, target, fn, source)

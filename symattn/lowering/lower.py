@@ -110,7 +110,7 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     else:
         args = match_args(args, leaves)
     if backward:
-        from .backward_vjp import lower_backward
+        from .backward_kernel import lower_backward
 
         return lower_backward(expr, tuple(args), target, provenance)
     if target != "numpy":
