@@ -8,12 +8,14 @@ S1 (8, 128, 4, 64), S2 (8, 512, 8, 64), S3 (1, 2048, 8, 64), P4 (4, 1024, 8, 32)
 bias + mask, and GQA (K = N/4 key/value heads). Each implementation is jitted once (forward, and with
 ``--backward`` the gradient of sum(out) with respect to query, key and value); interleaved in one
 process, each round times every implementation once on the same inputs (``block_until_ready``). Prints
-the median time of each and the ratio symattn / jax. Not a test: nothing here asserts a time.
+the median time of each and the ratio symattn / jax; with ``--backward`` also symattn with
+``vjp="proved"`` (the core's proved VJPs as a custom_vjp). Not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 
@@ -57,6 +59,8 @@ def bench(shape, case, dtype, rounds, backward):
     args = (*args, kw.get("bias"), kw.get("mask"))
     fns = {"symattn": compiled(dot_product_attention, kw, backward),
            "jax": compiled(jax.nn.dot_product_attention, kw, backward)}
+    if backward:  # the core's backward as its proved VJPs (jax.custom_vjp) instead of JAX's autodiff
+        fns["proved vjp"] = compiled(functools.partial(dot_product_attention, vjp="proved"), kw, backward)
     for f in fns.values():  # compile and warm up
         jax.block_until_ready(f(*args))
     times = {k: [] for k in fns}
@@ -77,14 +81,16 @@ def main():
     ap.add_argument("--backward", action="store_true", help="also time forward + backward (jax.grad)")
     a = ap.parse_args()
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; median of {a.rounds} rounds, interleaved")
-    print(f"{'shape':5} {'case':10} {'dtype':9} {'pass':8} {'symattn ms':>11} {'jax ms':>9} {'ratio':>6}")
+    print(f"{'shape':5} {'case':10} {'dtype':9} {'pass':8} {'symattn ms':>11} {'jax ms':>9} {'ratio':>6}"
+          f"  {'proved-vjp ms':>13} {'ratio':>6}")
     for dtype in a.dtypes:
         for shape in a.shapes:
             for case in a.cases:
                 for backward in ([False, True] if a.backward else [False]):
                     t = bench(shape, case, getattr(jnp, dtype), a.rounds, backward)
                     print(f"{shape:5} {case:10} {dtype:9} {'fwd+bwd' if backward else 'forward':8} "
-                          f"{t['symattn'] * 1e3:11.2f} {t['jax'] * 1e3:9.2f} {t['symattn'] / t['jax']:6.2f}",
+                          f"{t['symattn'] * 1e3:11.2f} {t['jax'] * 1e3:9.2f} {t['symattn'] / t['jax']:6.2f}"
+                          + (f"  {t['proved vjp'] * 1e3:13.2f} {t['proved vjp'] / t['jax']:6.2f}" if backward else ""),
                           flush=True)
 
 

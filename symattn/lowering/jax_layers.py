@@ -27,7 +27,7 @@ bias entry, and the query of a query that sees no key, are replaced by 0 so that
 replaces hidden logits, no gradient flows through them), and the
 float32 accumulation of bfloat16 and float16 inputs. The functions are pure ``jax.numpy`` code, so
 ``jax.jit``, ``jax.grad`` and ``jax.vmap`` apply; their gradients are JAX's autodiff of the proved
-forward (the proved backward of an expression is ``lower(expr, target="jax", backward=True)``).
+forward, or with ``vjp="proved"`` the core's proved VJPs (``lower(expr, target="jax", backward=True)``).
 """
 
 from __future__ import annotations
@@ -156,9 +156,26 @@ def _check_shapes(q, k, v):
                         f"(grouped-query attention reads key/value head floor(n / (N/K)))")
 
 
+_PROVED_CORES: dict = {}
+
+
+def _core(name: str, vjp: str):
+    """The attention core kernel ``name``; with ``vjp="proved"`` the same kernel with its proved
+    backward pass (a ``jax.custom_vjp``: each VJP proved by ``verify_gradient`` when first used)."""
+    kernel = _lowered(name, _TARGET)[0]
+    if vjp == "autodiff":
+        return kernel
+    if name not in _PROVED_CORES:
+        from .lower import lower
+
+        _PROVED_CORES[name] = lower(kernel.expr, args=list(kernel.args), target=_TARGET, backward=True,
+                                    provenance=kernel.provenance)
+    return _PROVED_CORES[name]
+
+
 def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None, is_causal=False,
                           query_seq_lengths=None, key_value_seq_lengths=None, local_window_size=None,
-                          implementation=None):
+                          implementation=None, vjp="autodiff"):
     """``jax.nn.dot_product_attention`` from proved kernels: the same arguments, shapes and result.
 
     query (B, T, N, H) or (T, N, H); key, value (B, S, K, H) or (S, K, H), K dividing N; bias and
@@ -166,7 +183,12 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     ``is_causal``: query t sees keys s <= t; ``query_seq_lengths``, ``key_value_seq_lengths`` (B,):
     positions at or after the length are hidden; ``local_window_size``: (left, right) or one int.
     ``implementation``: None or "xla" (the only one here). Returns the shape of ``query``.
+    ``vjp``: "autodiff" (JAX differentiates the proved forward) or "proved" (the attention core's
+    backward is its VJPs proved by ``verify_gradient``, a ``jax.custom_vjp``; proving them takes some
+    seconds at the first call in a process).
     """
+    if vjp not in ("autodiff", "proved"):
+        raise InputError(f"vjp: 'autodiff' or 'proved', got {vjp!r}")
     if implementation not in (None, "xla"):
         raise InputError(f"implementation: symattn's kernel is plain jax.numpy code (None or 'xla'), got "
                          f"{implementation!r}; for cuDNN call jax.nn.dot_product_attention")
@@ -195,9 +217,9 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     kh = jnp.transpose(k, (0, 2, 1, 3))[:, :, None]                 # (B, K, 1, S, H)
     vh = jnp.transpose(v, (0, 2, 1, 3))[:, :, None]                 # (B, K, 1, S, H)
     if M is None:
-        heads = _lowered("core", _TARGET)[0](qh, kh, vh)
+        heads = _core("core", vjp)(qh, kh, vh)
     else:
-        heads = _lowered("core_mask", _TARGET)[0](qh, kh, vh, M.reshape(B, K, g, T, S))
+        heads = _core("core_mask", vjp)(qh, kh, vh, M.reshape(B, K, g, T, S))
     out = jnp.transpose(heads.reshape(B, N, T, H), (0, 2, 1, 3)).astype(out_dtype)  # (B, T, N, H)
     if query_seq_lengths is not None:  # as JAX's: the rows of padded queries are zero
         seen = jnp.arange(T)[None, :] < jnp.asarray(query_seq_lengths)[:, None]  # (B, T)
@@ -207,13 +229,13 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
 
 def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num_kv_heads=None, b_q=None,
                         b_k=None, b_v=None, b_o=None, bias=None, mask=None, scale=None, is_causal=False,
-                        key_value_seq_lengths=None):
+                        key_value_seq_lengths=None, vjp="autodiff"):
     """Multi-head attention with projections, (B, T, E) -> (B, T, E) (or without the batch axis).
 
     query (B, T, E); key (B, S, kdim), value (B, S, vdim); w_q (E, N·H), w_k (kdim, K·H), w_v (vdim, K·H),
     w_o (N·H, E) used as ``x @ w`` (a ``torch.nn.Linear`` weight is its transpose); biases of the widths
     (all of b_q, b_k, b_v or none; b_o optional); N = ``num_heads``, K = ``num_kv_heads`` (default N);
-    bias, mask, scale, is_causal, key_value_seq_lengths as :func:`dot_product_attention`.
+    bias, mask, scale, is_causal, key_value_seq_lengths, vjp as :func:`dot_product_attention`.
     """
     N = num_heads
     K = N if num_kv_heads is None else num_kv_heads
@@ -260,7 +282,7 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads, num
     c = 1.0 if scale is None else scale * float(np.sqrt(H))
     split = lambda x, heads: x.reshape(*x.shape[:-1], heads, H)  # noqa: E731  (..., T, heads·H) -> (..., T, heads, H)
     z = dot_product_attention(split(q, N), split(k, K), split(v, K), bias, mask, scale=c, is_causal=is_causal,
-                              key_value_seq_lengths=key_value_seq_lengths)
+                              key_value_seq_lengths=key_value_seq_lengths, vjp=vjp)
     z = z.reshape(*z.shape[:-2], N * H)                              # (..., T, N·H)
     if b_o is None:
         return call("output", Z=z, **{"W^O": w_o})
