@@ -13,9 +13,9 @@ bias broadcastable to (B, N, T, S) and added to the logits, a boolean mask of th
   JAX (``jax.numpy`` calls, max-shifted softmax);
 - the scale multiplied into the query before the core (that the scale of the scores can be carried by
   the query is the same theorem: its two sides differ by where 1/sqrt(d_k) sits);
-- for GQA the query heads viewed as (K groups, N/K heads) and the keys and values broadcast over a
-  group's heads, nothing repeated in memory (that head n then reads key/value head floor(n / (N/K)) is
-  ``repeat_kv_head_h_reads_group_floor``);
+- for GQA the N/K query heads of each key/value head stacked along the query axis (code: the rows of
+  a row softmax are independent), so the keys and values are not repeated in memory (that head n
+  then reads key/value head floor(n / (N/K)) is ``repeat_kv_head_h_reads_group_floor``);
 - in ``multihead_attention``: the projections (the blocks of the rhs of ``fused_qkv_projection``, the
   scale folded into W^Q and b^Q), and the output projection after the heads are side by side
   (``heads_concatenate_before_output_projection``).
@@ -75,8 +75,9 @@ def provenance(function: str = "dot_product_attention") -> tuple:
              "the sides differ by where the scale sits; here it multiplies the query"),
         Step("query heads grouped over the key/value heads", "K < N (GQA, MQA)",
              "repeat_kv_head_h_reads_group_floor", 0, "both sides", v.status,
-             "code (a reshape and a broadcast, nothing repeated in memory); the theorem says head n then "
-             "reads key/value head floor(n / (N/K)), GQA's definition"),
+             "code: the N/K query heads of a key/value head stacked along the query axis (the rows of a row "
+             "softmax are independent), nothing repeated in memory; the theorem says head n then reads "
+             "key/value head floor(n / (N/K)), GQA's definition"),
         Step("masks", "mask, is_causal, local_window_size or sequence lengths", None,
              note="combined as booleans (True = attend), then -0.7·float32-max added where a key is hidden, "
                   "as jax.nn.dot_product_attention; the bias is added"),
@@ -213,13 +214,14 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
         M = hide if M is None else jnp.where(keep, M, 0) + hide
         qt = jnp.where(jnp.any(keep, axis=-1, keepdims=True), qt, 0)
     g = N // K
-    qh = qt.reshape(B, K, g, T, H)                                   # (B, K, g, T, H): query head n = k g + j
-    kh = jnp.transpose(k, (0, 2, 1, 3))[:, :, None]                 # (B, K, 1, S, H)
-    vh = jnp.transpose(v, (0, 2, 1, 3))[:, :, None]                 # (B, K, 1, S, H)
+    # query head n = k g + j: the g query heads of key/value head k stacked along the query axis
+    qh = qt.reshape(B, K, g * T, H)                                  # (B, K, g·T, H)
+    kh = jnp.transpose(k, (0, 2, 1, 3))                             # (B, K, S, H)
+    vh = jnp.transpose(v, (0, 2, 1, 3))                             # (B, K, S, H)
     if M is None:
         heads = _core("core", vjp)(qh, kh, vh)
     else:
-        heads = _core("core_mask", vjp)(qh, kh, vh, M.reshape(B, K, g, T, S))
+        heads = _core("core_mask", vjp)(qh, kh, vh, M.reshape(B, K, g * T, S))
     out = jnp.transpose(heads.reshape(B, N, T, H), (0, 2, 1, 3)).astype(out_dtype)  # (B, T, N, H)
     if query_seq_lengths is not None:  # as JAX's: the rows of padded queries are zero
         seen = jnp.arange(T)[None, :] < jnp.asarray(query_seq_lengths)[:, None]  # (B, T)
