@@ -24,7 +24,7 @@ _PROVED: dict = {}
 
 
 def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | None = None,
-          target: str = "numpy", at=None) -> Kernel:
+          target: str = "numpy", at=None, backward: bool = False) -> Kernel:
     """Lower a matrix expression to a batched NumPy kernel (cached: a second call is free).
 
     The NumPy kernel is stock ``sympy.lambdify`` with symattn's printer and CSE
@@ -52,6 +52,9 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
     ``donate``: input matrices the kernel may overwrite in place (the caller's temporaries);
     ``at``: {dimension or its name: size}, sizes fixed before lowering (:func:`fix_sizes`). The rule is
     a kernel for every size, read from the arrays; fixing H is the fallback (one input per head).
+    ``backward=True`` (targets "torch", "jax"): a kernel differentiable by the framework whose backward
+    pass is the proved VJP of every input (``torch.autograd.Function`` / ``jax.custom_vjp``, see
+    :mod:`symattn.lowering.backward_vjp`); a VJP that is not proved is refused, with the verdict.
 
     >>> import sympy as sp, numpy as np, symattn as sa
     >>> n, m, d_k, d_v = sa.dims("n m d_k d_v")
@@ -106,6 +109,10 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
         args = leaves
     else:
         args = match_args(args, leaves)
+    if backward:
+        from .backward_kernel import lower_backward
+
+        return lower_backward(expr, tuple(args), target, provenance)
     if target != "numpy":
         from .targets import lower_for_target
 

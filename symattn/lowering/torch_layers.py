@@ -30,37 +30,18 @@ tensor code.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ..errors import HeadError, InputError, ShapeError
+from .steps import Step
 from .targets_multihead import _lowered
 
 __all__ = ["MultiheadAttention", "Step", "attention_mask"]
 
 _TARGET = "torch"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of the forward: what it does, when it runs, and the theorem (claim, side, verdict)
-    whose proved side it is, or ``theorem=None`` when the step is code written by hand."""
-
-    step: str
-    when: str
-    theorem: str | None
-    claim: int | None = None
-    side: str = ""
-    status: str = "code"
-    note: str = ""
-
-    def __str__(self):
-        src = (f"{self.theorem}, claim {self.claim}, {self.side} ({self.status})" if self.theorem
-               else f"code{': ' + self.note if self.note else ''}")
-        return f"{self.step} [{self.when}]: {src}"
 
 
 def _from_kernel(step: str, when: str, name: str, note: str = "") -> Step:
