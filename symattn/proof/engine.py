@@ -5,6 +5,7 @@ Strategies, tried in this order, each within the budget:
 A. rewriting to a canonical form                     -> proved for all dimensions
 C. induction on the head count H                     -> proved for all dimensions and every H
 B. entrywise with symbolic indices                   -> proved for all dimensions
+   (then on the canonical forms of A: blocks split, softmaxes over blocks written out)
 E. counterexample search, certified exactly          -> refuted
 D. exact instances at the dimensions given in ``at`` -> proved at those dimensions only
 
@@ -25,7 +26,7 @@ from ..defs.shapes import as_matrix, check_shapes, same_dim, show, show_shape
 from ..errors import BudgetExceeded, ClaimError, ShapeError
 from . import dag
 from .budget import Budget, guarded
-from .canon import same_by_rewriting, undefined
+from .canon import canon, same_by_rewriting, undefined
 from .entrywise import same_entrywise
 from .evaluate import EvaluationError
 from .induction import by_induction, head_counts, induction_variable
@@ -102,6 +103,12 @@ def _attempt(budget, share, what, fn, trace):
     except BudgetExceeded as exc:
         trace.append(f"{what}: gave up ({exc})")
         return False, []
+
+
+def _worth_rewriting_first(lhs, rhs) -> bool:
+    """Entrywise comparison of the canonical forms can succeed where the raw one cannot when a block
+    matrix (no entry rule at symbolic block sizes) or a matrix power is rewritten away."""
+    return dag.has(lhs, sp.BlockMatrix, sp.MatPow) or dag.has(rhs, sp.BlockMatrix, sp.MatPow)
 
 
 def _is_scalar(x) -> bool:
@@ -192,6 +199,12 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
         trace.extend(["B: " + s for s in t])
         if ok:
             return done(symbolic_proof("entrywise (B)", trace, over))
+        if _worth_rewriting_first(lhs, rhs):
+            ok, t = _attempt(B, 0.3, "entrywise on the canonical forms (A, B)",
+                             lambda: same_entrywise(canon(lhs), canon(rhs), B), trace)
+            trace.extend(["A, B: " + s for s in t])
+            if ok:
+                return done(symbolic_proof("rewriting, then entrywise (A, B)", trace, over))
 
         agreed = 0
         if search_counterexample:
