@@ -150,13 +150,19 @@ class Evaluator:
         if isinstance(e, sp.Inverse):
             return mx.inverse(m(e.arg, bound))
         if isinstance(e, sp.MatPow):
-            k = num.as_int(self.scalar(e.exp, bound), "a matrix power")
             A = m(e.base, bound)
+            # a power SymPy folded while the claim was built, M**(-1 + 1) from M⁻¹M, is evaluated as
+            # written (M⁻¹ then M), so a singular M has no value here instead of the identity
+            parts = e.exp.args if isinstance(e.exp, sp.Add) and e.exp.is_number else (e.exp,)
             n = mx.shape(A)[0]
             out = [[int(i == j) for j in range(n)] for i in range(n)]
-            for _ in range(abs(k)):
-                out = mx.matmul(out, A)
-            return mx.inverse(out) if k < 0 else out
+            for part in parts:
+                k = num.as_int(self.scalar(part, bound), "a matrix power")
+                power = [[int(i == j) for j in range(n)] for i in range(n)]
+                for _ in range(abs(k)):
+                    power = mx.matmul(power, A)
+                out = mx.matmul(out, mx.inverse(power) if k < 0 else power)
+            return out
         if isinstance(e, sp.MatrixSlice):
             return self._slice(e, bound)
         if isinstance(e, Binder):

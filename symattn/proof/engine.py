@@ -31,6 +31,8 @@ from .entrywise import same_entrywise
 from .evaluate import EvaluationError
 from .induction import by_induction, head_counts, induction_variable
 from .instances import dimension_symbols, equal_at, matrix_inputs, scalar_symbols
+from .inverses import inverted
+from .inverses import notes as inverse_notes
 from .kernel import conclude
 from .names import check_distinct_names
 from .refute import search
@@ -172,11 +174,12 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
 
     over = quantified(dims, heads, scalar_symbols(lhs, rhs), matrix_inputs(lhs, rhs))
 
-    inverses = dag.has(lhs, sp.Inverse) or dag.has(rhs, sp.Inverse)
+    inverses = bool(inverted(lhs, rhs))
 
     def done(v, proved_at=None) -> Verdict:
         if isinstance(v, Candidate) and inverses:
-            v = replace(v, scope=v.scope + "; assuming every inverse in the claim exists")
+            said = "".join(f"; {s}" for s in inverse_notes(lhs, rhs))
+            v = replace(v, scope=v.scope + "; assuming every inverse in the claim exists (where invertible)" + said)
         return conclude(lhs, rhs, v, at=proved_at, seconds=time.perf_counter() - start, lhs=lhs, rhs=rhs)
 
     def decide() -> Verdict:

@@ -426,6 +426,12 @@ def matrix(e, inp: Inputs):
             out = out * matrix(m, inp) if exact else out @ matrix(m, inp)
         c = scalar(coeff, inp)
         return out if c == 1 else (out * c)
+    if isinstance(e, sp.MatPow) and not isinstance(e, sp.Inverse) and sp.sympify(e.exp).is_Integer and e.exp >= 1:
+        base = matrix(e.base, inp)  # A^k = A A ... A, k factors
+        out = base
+        for _ in range(int(e.exp) - 1):
+            out = out * base if exact else out @ base
+        return out
     if isinstance(e, sp.MatAdd):
         parts = [matrix(a, inp) for a in e.args]
         out = parts[0]
