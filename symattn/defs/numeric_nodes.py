@@ -65,6 +65,7 @@ class _Entrywise(_Node):
     """A scalar function applied to every entry (``scalar``: sp.exp, sp.log)."""
 
     scalar = None
+    shape_of_first_argument = True  # its shape is its argument's (defs/shapes.py reads it memoized)
 
     def __new__(cls, X):
         return super().__new__(cls, as_matrix(X, "X", f"{cls.__name__}(X)"))

@@ -30,6 +30,7 @@ from ..defs.score import Score
 from ..defs.softmax import Softmax
 from . import audit_matrices as mx
 from . import audit_numbers as num
+from . import dag
 from .audit_instance import Instance
 from .audit_numbers import NEG_INF, Malformed, Unevaluable
 from .moments import StandardVector
@@ -54,6 +55,7 @@ class Evaluator:
     def __init__(self, instance: Instance, expectation=None):
         self.inst = instance
         self.cache: dict = {}
+        self.shapes = dag.Shapes()
         #: how an expectation node is evaluated (set by the scalar audit); None: unsupported
         self.expectation = expectation
 
@@ -78,7 +80,8 @@ class Evaluator:
             return self.cache[key][1]
         out = self._matrix(e, bound)
         if isinstance(e, MatrixExpr):
-            want = (self.dim(e.shape[0], bound, "rows"), self.dim(e.shape[1], bound, "columns"))
+            shape = self.shapes(e)
+            want = (self.dim(shape[0], bound, "rows"), self.dim(shape[1], bound, "columns"))
             if mx.shape(out) != want and not (0 in want and not out):
                 raise Malformed(f"{type(e).__name__} {sp.sstr(e)[:60]} evaluated to "
                                   f"{mx.shape(out)} but its shape is {want}")
