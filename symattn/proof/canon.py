@@ -42,6 +42,9 @@ The rules, each a true identity of matrix algebra (the trust base):
   [diag(l)⁻¹ Exp(B_1) ... diag(l)⁻¹ Exp(B_c)] with l = Exp(B_1) 1 + ... + Exp(B_c) 1 (a row crossing
   side-by-side blocks is normalized by the sum over all of them), and the column twin
   Softmax([B_1; ...; B_r], 0) = [(diag(l)⁻¹ Exp(B_1ᵀ))ᵀ; ...] with l = Σ_k Exp(B_kᵀ) 1.
+- ``split_constant_blocks``: [A B] 1 = [A B] [1; 1] and 1 [C; D] = [1 1] [C; D] (a ones or zero
+  matrix beside a block matrix in a product is cut along the blocks' sizes; the row sums of an
+  online-softmax block row).
 - ``flatten_nested_blocks``: [[A B] C] = [A B C] and [[A; B]; C] = [A; B; C] (a block row whose
   blocks are block rows is one block row; a cache extended twice).
 - ``identity_block_grid``: [c I_a 0; 0 c I_b] = c I_{a+b} (a square grid of square blocks with one
@@ -226,6 +229,30 @@ def _flat_parts(B, axis: int) -> list:
         else:
             out.append(b)
     return out
+
+
+def _constant_like(Y, sizes, axis: int):
+    """The ones or zero matrix Y cut into blocks of ``sizes`` along its rows (axis 0) or columns."""
+    cls = type(Y)
+    if axis == 0:
+        return sp.BlockMatrix([[cls(k, Y.cols)] for k in sizes])
+    return sp.BlockMatrix([[cls(Y.rows, k) for k in sizes]])
+
+
+@bottom_up
+def split_constant_blocks(e):
+    """[A B] 1 -> [A B] [1; 1] and 1 [C; D] -> [1 1] [C; D]: a ones (zero) matrix next to a block matrix
+    in a product is cut along the blocks' sizes, so the product multiplies block by block."""
+    if not isinstance(e, sp.MatMul):
+        return e
+    args, changed = list(e.args), False
+    for k in range(len(args) - 1):
+        X, Y = args[k], args[k + 1]
+        if isinstance(X, sp.BlockMatrix) and isinstance(Y, (sp.OneMatrix, sp.ZeroMatrix)) and X.blocks.cols >= 2:
+            args[k + 1], changed = _constant_like(Y, X.colblocksizes, 0), True
+        elif isinstance(Y, sp.BlockMatrix) and isinstance(X, (sp.OneMatrix, sp.ZeroMatrix)) and Y.blocks.rows >= 2:
+            args[k], changed = _constant_like(X, Y.rowblocksizes, 1), True
+    return sp.MatMul(*args) if changed else e
 
 
 def flatten_nested_blocks(e):
@@ -432,7 +459,7 @@ def _round(e):
     if _is_matrix(e):
         e = e.expand()
     if e.has(sp.BlockMatrix):
-        e = sp.block_collapse(flatten_nested_blocks(e))
+        e = sp.block_collapse(split_constant_blocks(flatten_nested_blocks(e)))
         if isinstance(e, sp.BlockMatrix) and e.blockshape == (1, 1):
             e = e.blocks[0, 0]
         if e.has(sp.Identity):
@@ -480,9 +507,15 @@ def undefined(e) -> bool:
     return isinstance(e, sp.Basic) and dag.has(e, sp.nan, sp.zoo)
 
 
-def same_by_rewriting(lhs, rhs) -> tuple[bool, list[str]]:
-    """Try to show lhs = rhs by rewriting both sides (and their difference) to canonical form."""
-    cl, cr = canon(lhs), canon(rhs)
+def same_by_rewriting(lhs, rhs, forms: dict | None = None) -> tuple[bool, list[str]]:
+    """Try to show lhs = rhs by rewriting both sides (and their difference) to canonical form; the
+    two canonical forms are left in ``forms`` (keys "lhs", "rhs") for a later strategy."""
+    cl = canon(lhs)
+    if forms is not None:
+        forms["lhs"] = cl
+    cr = canon(rhs)
+    if forms is not None:
+        forms["rhs"] = cr
     trace = [TraceLine("canonical lhs: {}", cl), TraceLine("canonical rhs: {}", cr)]
     if undefined(cl) or undefined(cr):
         trace.append("a canonical form holds an undefined value (nan or zoo), which equals nothing")

@@ -132,6 +132,9 @@ TRUST_BASE: list[Rule] = [
     _rule("flatten_nested_blocks", (f"{C}.flatten_nested_blocks", f"{E}.merge_slices", f"{E}.entry"),
           "[[A B] C] = [A B C], [A [B C]] = [A B C], [[A; B]; C] = [A; B; C] (a block row of block rows is one "
           "block row); so [[K[:, :a] K[:, a:b]] K[:, b:]] = K", FB._flatten_nested_blocks, ("r", "a", "b")),
+    _rule("split_constant_blocks", f"{C}.split_constant_blocks",
+          "[A B] 1 = [A B] [1; 1] = A 1 + B 1 and 1 [C; D] = [1 1] [C; D] = 1 C + 1 D (a ones or zero matrix beside "
+          "a block matrix in a product, cut along the blocks' sizes)", FB._split_constant_blocks, ("r", "a", "b")),
     _rule("power_of_block_diagonal", f"{C}.power_of_block_diagonal",
           "diag(B_1, ..., B_p)^k = diag(B_1^k, ..., B_p^k) for an integer k >= 1 (RoPE: R_a R_a = R_a², which "
           "SymPy folds into a power)", FB._power_of_block_diagonal, ("p", "r")),

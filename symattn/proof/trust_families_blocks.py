@@ -97,3 +97,17 @@ def _identity_block_grid(a, b):
         (sp.BlockMatrix([[Ia, Zab], [_leaf("T", b, a), Ib]]), None),     # a block off the diagonal
     ]
     return [Case(lhs, rhs, canon.identity_block_grid(lhs)) for lhs, rhs in pairs]
+
+
+def _split_constant_blocks(r, a, b):
+    A, B = _leaf("A", r, a), _leaf("B", r, b)
+    C, D = _leaf("C", a, r), _leaf("D", b, r)
+    one, zero = sp.OneMatrix, sp.ZeroMatrix
+    side, stacked = sp.BlockMatrix([[A, B]]), sp.BlockMatrix([[C], [D]])
+    pairs = [
+        (sp.MatMul(side, one(a + b, 2)), sp.MatAdd(sp.MatMul(A, one(a, 2)), sp.MatMul(B, one(b, 2)))),
+        (sp.MatMul(one(2, a + b), stacked), sp.MatAdd(sp.MatMul(one(2, a), C), sp.MatMul(one(2, b), D))),
+        (sp.MatMul(side, zero(a + b, 2)), zero(r, 2)),
+        (sp.MatMul(_leaf("X", r, a + b), one(a + b, 2)), None),  # no block matrix beside it: left alone
+    ]
+    return [Case(lhs, rhs, canon.split_constant_blocks(lhs)) for lhs, rhs in pairs]
