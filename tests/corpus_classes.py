@@ -27,6 +27,10 @@ m_1, m_2, c_len = sa.dims("m_1 m_2 c")
 S_1, S_2 = sp.MatrixSymbol("S_1", n, m_1), sp.MatrixSymbol("S_2", n, m_2)
 V_1, V_2 = sp.MatrixSymbol("V_1", m_1, d_v), sp.MatrixSymbol("V_2", m_2, d_v)
 c_0, c_1, c_2 = (sp.MatrixSymbol(s, n, 1) for s in ("c_0", "c_1", "c_2"))
+#: seconds for the claims whose entries are fractions of sums over two blocks (the merges) or whose
+#: canonical forms hold shared denominators of slices: about 1.5 s on a loaded machine, above the
+#: corpus's 4 s budget's shares for strategies A and (A, B)
+HEAVY = 12.0
 
 
 def _rope_vectors():
@@ -78,7 +82,7 @@ def _own_shift(S, c, W):
     return Exp(ShiftRows(S, c)) * W
 
 
-@claim("online_merge_of_two_blocks_with_their_own_shifts", True, "online softmax")
+@claim("online_merge_of_two_blocks_with_their_own_shifts", True, "online softmax", budget=HEAVY)
 def _():
     S, V = _blocks()
     return (Exp(ShiftRows(S, c_0)) * V,
@@ -92,7 +96,7 @@ def _():
             ScaleRows(Exp(c_0 - c_1), _own_shift(S_1, c_1, V_1)) + ScaleRows(Exp(c_2 - c_0), _own_shift(S_2, c_2, V_2)))
 
 
-@claim("online_merge_of_the_row_sums_with_their_own_shifts", True, "online softmax")
+@claim("online_merge_of_the_row_sums_with_their_own_shifts", True, "online softmax", budget=HEAVY)
 def _():
     S, _ = _blocks()
     one = sp.OneMatrix
@@ -107,14 +111,14 @@ def _normalized_halves():
     return O_1, O_2, l_1, l_2
 
 
-@claim("merge_of_two_normalized_outputs_by_their_row_sums", True, "online softmax")
+@claim("merge_of_two_normalized_outputs_by_their_row_sums", True, "online softmax", budget=HEAVY)
 def _():
     S, V = _blocks()
     O_1, O_2, l_1, l_2 = _normalized_halves()
     return sa.softmax(S, 1) * V, DivideRows(ScaleRows(l_1, O_1) + ScaleRows(l_2, O_2), l_1 + l_2)
 
 
-@claim("merge_of_two_normalized_outputs_by_their_log_sum_exps", True, "online softmax")
+@claim("merge_of_two_normalized_outputs_by_their_log_sum_exps", True, "online softmax", budget=HEAVY)
 def _():
     S, V = _blocks()
     O_1, O_2, l_1, l_2 = _normalized_halves()
@@ -199,7 +203,7 @@ def _():
             sa.attention(q, sp.BlockMatrix([[K_2, K_1]]), sp.BlockMatrix([[W_1, W_2]])))
 
 
-@claim("kv_cache_new_key_placed_first", True, "kv cache")
+@claim("kv_cache_new_key_placed_first", True, "kv cache", budget=HEAVY)
 def _():
     Q, K, V = qkv(d_k, t + 1, t + 1, d_v)
     old, new = (K[:, :t], V[:, :t]), (K[:, t:t + 1], V[:, t:t + 1])
