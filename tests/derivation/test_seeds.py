@@ -11,7 +11,7 @@ from symattn.cli import main
 from symattn.derivation import check_statements, check_steps, parse_notation
 from symattn.derivation.latex import parse_latex
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def check_file(name, text=None):

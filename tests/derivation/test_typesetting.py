@@ -54,7 +54,7 @@ from symattn.derivation.latex import parse_latex
 from symattn.derivation.scalar_check import check_scalar_document
 from symattn.errors import SymattnError
 
-PAPERS = Path(__file__).resolve().parent.parent / "examples" / "papers"
+PAPERS = Path(__file__).resolve().parents[2] / "examples" / "papers"
 NAMES = sorted(p.stem for p in PAPERS.glob("*.tex"))
 PER_FILE = 28  # 38 files: 1,064 variants
 SEED = 2024

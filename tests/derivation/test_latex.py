@@ -137,5 +137,5 @@ def test_checking_the_examples_never_hands_text_to_a_sympy_parser(monkeypatch):
     monkeypatch.setattr(sympy_parser, "parse_expr", lambda *a, **k: pytest.fail("parse_expr called"))
     monkeypatch.setattr(builtins, "eval", lambda *a, **k: pytest.fail("eval called"))
     for name in ("seed000_multihead.tex", "seed002_multihead_row.tex", "seed000_multihead.txt"):
-        path = Path(__file__).resolve().parent.parent / "examples" / name
+        path = Path(__file__).resolve().parents[2] / "examples" / name
         assert load(str(path), 20.0).ok, name

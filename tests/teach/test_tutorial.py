@@ -12,7 +12,7 @@ nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("ipykernel")
 
-NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "docs" / "tutorial.ipynb"
+NOTEBOOK = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tutorial.ipynb"
 
 
 def test_the_tutorial_runs_in_a_fresh_kernel(tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ from symattn.derivation.markdown import check_markdown, markdown_to_latex
 from symattn.derivation.notebook import check_notebook, read_notebook
 from symattn.errors import DerivationError, ParseError
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ["seed000_multihead_corrupted.tex", "seed000_row_form.tex", "papers/ainslie2023_corrupted.tex",
             "papers/milakov2018_corrupted.tex"]  # the last: numbers and vectors, read by the scalar reader
 

@@ -18,7 +18,7 @@ from symattn.derivation.latex import parse_latex
 from symattn.derivation.model import check_statements
 from symattn.errors import DerivationError
 
-PAPERS = Path(__file__).resolve().parent.parent / "examples" / "papers"
+PAPERS = Path(__file__).resolve().parents[2] / "examples" / "papers"
 HEADER = r"$$ {X}, K \in \mathbb{{R}}^{{N \times D}}, \quad V \in \mathbb{{R}}^{{N \times M}} $$"
 FEATURES = (r"$$ Q, K \in \mathbb{R}^{N \times D}, \quad V \in \mathbb{R}^{N \times M}, \quad "
             r"\phi : \mathbb{R}^{D} \to \mathbb{R}^{C} $$")

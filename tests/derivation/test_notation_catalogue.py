@@ -14,7 +14,7 @@ from symattn.derivation import check_statements
 from symattn.derivation.latex import parse_latex
 from symattn.errors import DerivationError
 
-CATALOGUE = Path(__file__).resolve().parents[1] / "docs" / "notation.md"
+CATALOGUE = Path(__file__).resolve().parents[2] / "docs" / "notation.md"
 BLOCKS = re.findall(r"```tex\n(.*?)```", CATALOGUE.read_text(encoding="utf-8"), re.S)
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from symattn.cli import main
 
-PAPERS = Path(__file__).resolve().parent.parent / "examples" / "papers"
+PAPERS = Path(__file__).resolve().parents[2] / "examples" / "papers"
 NAMES = sorted(p.stem for p in PAPERS.glob("*.tex") if not p.stem.endswith("_corrupted"))
 
 # The construct each file needs that the reader or the engine does not have yet.

@@ -169,7 +169,7 @@ def test_the_example_of_the_docs_runs_as_shown():
     import re
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "scalars.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scalars.md").read_text(encoding="utf-8")
     code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
     ns: dict = {}
     exec(code, ns)  # the documentation's own example, not user input

@@ -22,7 +22,7 @@ import tomllib
 
 from symattn.cli import main
 
-FIELD = Path(__file__).resolve().parent.parent / "examples" / "field"
+FIELD = Path(__file__).resolve().parents[2] / "examples" / "field"
 with open(FIELD / "EXPECTED.toml", "rb") as _f:
     EXPECTED = tomllib.load(_f)
 

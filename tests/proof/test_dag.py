@@ -16,7 +16,7 @@ import symattn as sa
 from symattn.defs import shapes
 from symattn.proof import dag
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from deep_layers import stacks  # noqa: E402
 
 d, n = sa.dims("d n")

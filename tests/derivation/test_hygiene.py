@@ -8,7 +8,7 @@ that is possible.
 
 import pytest
 import sympy as sp
-from test_derivation_api import multihead_derivation
+from test_api import multihead_derivation
 
 import symattn as sa
 from symattn.defs.dims import bound_index

@@ -89,7 +89,7 @@ def test_check_reads_standard_input_with_a_format(monkeypatch, capsys):
     import io
     import pathlib
 
-    text = (pathlib.Path(__file__).resolve().parents[1] / "examples" / "papers" / "vaswani2017.tex").read_text()
+    text = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "papers" / "vaswani2017.tex").read_text()
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
     assert main(["check", "--format", "tex", "-", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

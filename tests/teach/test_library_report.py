@@ -58,7 +58,7 @@ def report_dir(results, tmp_path_factory):
     from symattn.derivation.latex import parse_latex
     from symattn.teach.report import write_report
 
-    here = __import__("pathlib").Path(__file__).resolve().parent.parent / "examples"
+    here = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples"
     reports = []
     for name in ("seed000_multihead_corrupted.tex",):
         path = here / name

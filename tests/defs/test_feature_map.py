@@ -18,7 +18,7 @@ from symattn.derivation.model import check_statements
 from symattn.errors import ShapeError
 from symattn.proof.entrywise import entry
 
-PAPERS = Path(__file__).resolve().parent.parent / "examples" / "papers"
+PAPERS = Path(__file__).resolve().parents[2] / "examples" / "papers"
 KATHAROPOULOS = (PAPERS / "katharopoulos2020.tex").read_text(encoding="utf-8")
 N, D, C, M = sa.dims("N D C M")
 Q, K = sp.MatrixSymbol("Q", N, D), sp.MatrixSymbol("K", N, D)

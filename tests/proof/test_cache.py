@@ -21,7 +21,7 @@ from symattn.proof import verdict_cache
 from symattn.proof.verdict import Verdict
 from symattn.theorems import claim_key, claim_verdict, load_library
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FAST = "kv_cache_step_needs_no_mask"  # one claim, proved by rewriting in a fraction of a second
 
 
