@@ -65,7 +65,6 @@ class _Entrywise(_Node):
     """A scalar function applied to every entry (``scalar``: sp.exp, sp.log)."""
 
     scalar = None
-    shape_of_first_argument = True  # its shape is its argument's (defs/shapes.py reads it memoized)
 
     def __new__(cls, X):
         return super().__new__(cls, as_matrix(X, "X", f"{cls.__name__}(X)"))
@@ -73,6 +72,8 @@ class _Entrywise(_Node):
     @property
     def shape(self):
         return self.args[0].shape
+
+    shape_of_first_argument = shape  # its shape is its argument's (defs/shapes.py reads it memoized)
 
     def entry_rule(self, i, j, entry):
         return type(self).scalar(entry(self.args[0], i, j))

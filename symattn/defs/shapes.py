@@ -22,20 +22,42 @@ def same_dim(a, b) -> bool:
     return sp.expand(sp.sympify(a) - sp.sympify(b)) == 0
 
 
+#: SymPy's own definitions of the shapes read from the arguments (checked by identity below, so a
+#: class whose ``shape`` is patched or overridden is asked for its own)
+_SYMPY_SHAPES = {sp.MatMul: sp.MatMul.shape, sp.MatAdd: sp.MatAdd.shape, sp.HadamardProduct: sp.HadamardProduct.shape,
+                 sp.Transpose: sp.Transpose.shape}
+
+
+def _known_definition(e) -> type | None:
+    """The class whose shape definition ``e`` uses, when it is one read from the arguments: a SymPy
+    class of :data:`_SYMPY_SHAPES`, or a node that names its ``shape`` property in
+    ``shape_of_first_argument`` (still the same property object: not patched or overridden)."""
+    cls = type(e)
+    prop = cls.shape
+    marker = getattr(cls, "shape_of_first_argument", None)
+    if marker is not None and prop is marker:
+        return object
+    for c in cls.__mro__:
+        if c in _SYMPY_SHAPES:
+            return c if prop is _SYMPY_SHAPES[c] else None
+    return None
+
+
 def _derived_shape(e, of):
-    """The shape of ``e`` from its arguments' memoized shapes, as SymPy defines it for the nodes
-    whose shape is their arguments' (a product: first rows, last columns; a sum, a Hadamard product,
-    a node that declares ``shape_of_first_argument``: the first argument's; a transpose: reversed);
-    None for any other node (asked for its own shape)."""
-    if isinstance(e, sp.MatMul):
+    """The shape of ``e`` from its arguments' memoized shapes, exactly as its own definition reads it
+    (a product: first rows, last columns; a sum, a Hadamard product, a node declaring
+    ``shape_of_first_argument``: the first argument's; a transpose: reversed); None for any other
+    node, or one whose shape property is not that definition (it is asked for its own)."""
+    kind = _known_definition(e)
+    if kind is None:
+        return None
+    if kind is sp.MatMul:
         mats = [a for a in e.args if isinstance(a, (MatrixExpr, sp.MatrixBase))]
         return (of(mats[0])[0], of(mats[-1])[1]) if mats else None
-    if isinstance(e, (sp.MatAdd, sp.HadamardProduct)) or getattr(e, "shape_of_first_argument", False):
-        return of(e.args[0])
-    if isinstance(e, sp.Transpose):
+    if kind is sp.Transpose:
         r, c = of(e.arg)
         return (c, r)
-    return None
+    return of(e.args[0])
 
 
 class Shapes:

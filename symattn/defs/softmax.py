@@ -61,11 +61,11 @@ class Softmax(MatrixExpr):
     def axis(self) -> int:
         return int(self.args[1])
 
-    shape_of_first_argument = True  # its shape is its argument's (defs/shapes.py reads it memoized)
-
     @property
     def shape(self):
         return self.arg.shape
+
+    shape_of_first_argument = shape  # its shape is its argument's (defs/shapes.py reads it memoized)
 
     def _entry(self, i, j, **kwargs):
         X = self.arg

@@ -507,15 +507,9 @@ def undefined(e) -> bool:
     return isinstance(e, sp.Basic) and dag.has(e, sp.nan, sp.zoo)
 
 
-def same_by_rewriting(lhs, rhs, forms: dict | None = None) -> tuple[bool, list[str]]:
-    """Try to show lhs = rhs by rewriting both sides (and their difference) to canonical form; the
-    two canonical forms are left in ``forms`` (keys "lhs", "rhs") for a later strategy."""
-    cl = canon(lhs)
-    if forms is not None:
-        forms["lhs"] = cl
-    cr = canon(rhs)
-    if forms is not None:
-        forms["rhs"] = cr
+def same_by_rewriting(lhs, rhs) -> tuple[bool, list[str]]:
+    """Try to show lhs = rhs by rewriting both sides (and their difference) to canonical form."""
+    cl, cr = canon(lhs), canon(rhs)
     trace = [TraceLine("canonical lhs: {}", cl), TraceLine("canonical rhs: {}", cr)]
     if undefined(cl) or undefined(cr):
         trace.append("a canonical form holds an undefined value (nan or zoo), which equals nothing")

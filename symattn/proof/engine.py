@@ -187,8 +187,7 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
         trace.extend(["A: " + s for s in t])
         if ok:
             return done(symbolic_proof("rewriting (A)", trace, over))
-        forms: dict = {}  # the canonical forms of A, reused by the entrywise comparison of them
-        ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs, forms), trace)
+        ok, t = _attempt(B, 0.4, "rewriting (A)", lambda: same_by_rewriting(lhs, rhs), trace)
         trace.extend(["A: " + s for s in t])
         if ok:
             return done(symbolic_proof("rewriting (A)", trace, over))
@@ -205,8 +204,7 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
             return done(symbolic_proof("entrywise (B)", trace, over))
         if _worth_rewriting_first(lhs, rhs):
             ok, t = _attempt(B, 0.3, "entrywise on the canonical forms (A, B)",
-                             lambda: same_entrywise(forms.get("lhs") or canon(lhs), forms.get("rhs") or canon(rhs),
-                                                    B), trace)
+                             lambda: same_entrywise(canon(lhs), canon(rhs), B), trace)
             trace.extend(["A, B: " + s for s in t])
             if ok:
                 return done(symbolic_proof("rewriting, then entrywise (A, B)", trace, over))

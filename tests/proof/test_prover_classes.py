@@ -110,7 +110,7 @@ def test_cache_extended_twice_holds_all_keys():
 
 # ----------------------------------------------------------------------------- memoized shapes
 def _deep(L):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import deep_layers
 
     return deep_layers.stacks(L, d, n)
