@@ -7,8 +7,10 @@ MatAdd, Transpose): ``A * B`` and ``.T`` evaluate their operands' whole trees, w
 model is exponential before any proof starts. The expression tree grows about 4x per layer, its DAG
 linearly.
 
-Prints, for each L, the time of ``symattn.verify`` (proof and audit; the verdict cache is off),
-the verdict and its method, and the growth per doubling of L. Not a timed test: run it by hand.
+Prints, for each L, the time of ``symattn.verify`` (proof and audit; the verdict cache is off), the
+time of the proof alone (strategy A on the DAG, ``same_on_the_dag``), the verdict and its method,
+the audit's instances (agreed / skipped: interval enclosures widen with depth) and the growth per
+doubling of L of both times. Not a timed test: run it by hand.
 
     python benchmarks/deep_layers.py            # L = 1, 2, 4, 8, 12, 24, 48, 96
     python benchmarks/deep_layers.py 1 2 3      # chosen depths
@@ -25,6 +27,7 @@ os.environ.setdefault("SYMATTN_VERDICT_CACHE", "off")
 import sympy as sp  # noqa: E402
 
 import symattn as sa  # noqa: E402
+from symattn.proof.structural import same_on_the_dag  # noqa: E402
 
 DEPTHS = (1, 2, 4, 8, 12, 24, 48, 96)
 
@@ -44,20 +47,24 @@ def stacks(L: int, d, n):
 
 def main(depths) -> None:
     d, n = sa.dims("d n")
-    print(f"{'L':>4} {'build s':>8} {'verify s':>9}  verdict")
+    print(f"{'L':>4} {'build s':>8} {'proof s':>8} {'verify s':>9}  verdict; audit")
     previous = {}
     for L in depths:
         t0 = time.perf_counter()
         lhs, rhs = stacks(L, d, n)
         t1 = time.perf_counter()
-        v = sa.verify(lhs, rhs, budget=120)
+        same_on_the_dag(lhs, rhs)
         t2 = time.perf_counter()
+        v = sa.verify(lhs, rhs, budget=120)
+        t3 = time.perf_counter()
         growth = ""
         if L // 2 in previous:
-            growth = f"   x{(t2 - t1) / previous[L // 2]:.2f} from L = {L // 2}"
-        previous[L] = t2 - t1
-        print(f"{L:>4} {t1 - t0:8.3f} {t2 - t1:9.3f}  {v.status} ({v.scope}) by {v.method}{growth}", flush=True)
-
+            p, w = previous[L // 2]
+            growth = f"   x{(t2 - t1) / p:.2f} proof, x{(t3 - t2) / w:.2f} verify from L = {L // 2}"
+        previous[L] = (t2 - t1, t3 - t2)
+        audit = "" if v.audit is None else "; " + v.audit.line.split(" (enclosures")[0].split(" (an enclosure")[0]
+        print(f"{L:>4} {t1 - t0:8.3f} {t2 - t1:8.3f} {t3 - t2:9.3f}  {v.status} ({v.scope}) by {v.method}{audit}"
+              f"{growth}", flush=True)
 
 if __name__ == "__main__":
     main([int(a) for a in sys.argv[1:]] or DEPTHS)

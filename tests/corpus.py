@@ -2107,4 +2107,5 @@ def _():
 
 
 # the classes an outside set found and traps of our own, in a module of their own (registered here)
+import corpus_classes  # noqa: E402, F401
 import corpus_traps  # noqa: E402, F401

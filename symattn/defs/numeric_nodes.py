@@ -73,6 +73,8 @@ class _Entrywise(_Node):
     def shape(self):
         return self.args[0].shape
 
+    shape_of_first_argument = shape  # its shape is its argument's (defs/shapes.py reads it memoized)
+
     def entry_rule(self, i, j, entry):
         return type(self).scalar(entry(self.args[0], i, j))
 

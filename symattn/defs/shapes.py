@@ -17,7 +17,83 @@ from .dims import check_dimension
 
 def same_dim(a, b) -> bool:
     """True when the dimensions ``a`` and ``b`` are provably equal."""
+    if a is b or a == b:  # dimensions are small expressions: equal ones need no expansion
+        return True
     return sp.expand(sp.sympify(a) - sp.sympify(b)) == 0
+
+
+#: SymPy's own definitions of the shapes read from the arguments (checked by identity below, so a
+#: class whose ``shape`` is patched or overridden is asked for its own)
+_SYMPY_SHAPES = {sp.MatMul: sp.MatMul.shape, sp.MatAdd: sp.MatAdd.shape, sp.HadamardProduct: sp.HadamardProduct.shape,
+                 sp.Transpose: sp.Transpose.shape}
+
+
+def _known_definition(e) -> type | None:
+    """The class whose shape definition ``e`` uses, when it is one read from the arguments: a SymPy
+    class of :data:`_SYMPY_SHAPES`, or a node that names its ``shape`` property in
+    ``shape_of_first_argument`` (still the same property object: not patched or overridden)."""
+    cls = type(e)
+    prop = cls.shape
+    marker = getattr(cls, "shape_of_first_argument", None)
+    if marker is not None and prop is marker:
+        return object
+    for c in cls.__mro__:
+        if c in _SYMPY_SHAPES:
+            return c if prop is _SYMPY_SHAPES[c] else None
+    return None
+
+
+def _derived_shape(e, of):
+    """The shape of ``e`` from its arguments' memoized shapes, exactly as its own definition reads it
+    (a product: first rows, last columns; a sum, a Hadamard product, a node declaring
+    ``shape_of_first_argument``: the first argument's; a transpose: reversed); None for any other
+    node, or one whose shape property is not that definition (it is asked for its own)."""
+    kind = _known_definition(e)
+    if kind is None:
+        return None
+    if kind is sp.MatMul:
+        mats = [a for a in e.args if isinstance(a, (MatrixExpr, sp.MatrixBase))]
+        return (of(mats[0])[0], of(mats[-1])[1]) if mats else None
+    if kind is sp.Transpose:
+        r, c = of(e.arg)
+        return (c, r)
+    return of(e.args[0])
+
+
+class Shapes:
+    """Shapes of matrix nodes, each computed once (by identity, the object kept so that its id stays
+    its own). SymPy's ``shape`` of a sum or a product asks its first argument, which asks its own,
+    so asking every node of a deep model for its shape costs the depth each time (quadratic in the
+    number of layers or worse); here a node whose shape is its arguments' reads their memoized
+    shapes, and any other node is asked once."""
+
+    def __init__(self, limit: int = 100_000):
+        self.memo: dict = {}
+        self.limit = limit
+
+    def __call__(self, e):
+        hit = self.memo.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        if len(self.memo) >= self.limit:
+            self.memo.clear()
+        stack = [(e, False)]  # arguments first; a node already known is not entered again
+        while stack:
+            x, ready = stack.pop()
+            if id(x) in self.memo:
+                continue
+            if not ready:
+                stack.append((x, True))
+                stack.extend((a, False) for a in x.args
+                             if isinstance(a, (MatrixExpr, sp.MatrixBase)) and id(a) not in self.memo)
+                continue
+            shape = _derived_shape(x, self)
+            self.memo[id(x)] = (x, tuple(x.shape) if shape is None else shape)
+        return self.memo[id(e)][1]
+
+
+#: the shapes of the nodes checked so far (see :class:`Shapes`)
+shape_of = Shapes()
 
 
 def show(expr, limit: int = 70) -> str:
@@ -194,10 +270,10 @@ def _fits(expr) -> bool:
     provably equal dimensions wherever :func:`check_shapes` requires them; prints nothing."""
     if isinstance(expr, sp.MatMul):
         mats = [a for a in expr.args if isinstance(a, (MatrixExpr, sp.MatrixBase))]
-        return all(same_dim(left.cols, right.rows) for left, right in zip(mats, mats[1:]))
+        return all(same_dim(shape_of(left)[1], shape_of(right)[0]) for left, right in zip(mats, mats[1:]))
     if isinstance(expr, (sp.MatAdd, sp.HadamardProduct)):
-        first = expr.args[0]
-        return all(same_dim(first.shape[k], other.shape[k]) for other in expr.args[1:] for k in (0, 1))
+        first = shape_of(expr.args[0])
+        return all(same_dim(first[k], shape_of(other)[k]) for other in expr.args[1:] for k in (0, 1))
     if isinstance(expr, (sp.MatPow, sp.Inverse)):
         base = expr.args[0]
         return same_dim(base.rows, base.cols)

@@ -65,6 +65,8 @@ class Softmax(MatrixExpr):
     def shape(self):
         return self.arg.shape
 
+    shape_of_first_argument = shape  # its shape is its argument's (defs/shapes.py reads it memoized)
+
     def _entry(self, i, j, **kwargs):
         X = self.arg
         k = sp.Dummy("k", integer=True)

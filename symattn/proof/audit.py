@@ -45,6 +45,7 @@ from ..defs.permutation import PermIndex, Permutation
 from ..defs.score import Score
 from ..errors import BudgetExceeded, SoundnessError
 from . import audit_numbers as num
+from . import dag
 from .audit_eval import Evaluator
 from .audit_expect import LAWS, Expectations
 from .audit_instance import ENTRIES, POSITIVE_ENTRIES, SCORE_KINDS, Instance, admissible
@@ -73,6 +74,7 @@ def claim_symbols(*exprs) -> tuple[list, list]:
     families, permutations and score functions are not symbols of the claim.
     """
     dims, scalars = set(), set()
+    shapes = dag.Shapes()
     seen: dict = {}  # (id of a node, bound) -> node: a subexpression shared by many nodes is walked once
 
     def walk(e, bound):
@@ -86,7 +88,7 @@ def claim_symbols(*exprs) -> tuple[list, list]:
         if isinstance(e, (sp.Indexed, sp.IndexedBase)) or type(e).__name__ == "RandomSymbol":
             return
         if isinstance(e, MatrixExpr):
-            for d in e.shape:
+            for d in shapes(e):
                 dims.update(s for s in sp.sympify(d).free_symbols if s not in bound)
         if isinstance(e, PaddingMask):
             dims.update(s for s in e.length.free_symbols if s not in bound)

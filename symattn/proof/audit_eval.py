@@ -31,6 +31,7 @@ from ..defs.softmax import Softmax
 from ..registry import Registry
 from . import audit_matrices as mx
 from . import audit_numbers as num
+from . import dag
 from .audit_instance import Instance
 from .audit_numbers import NEG_INF, Malformed, Unevaluable
 from .moments import StandardVector
@@ -55,6 +56,7 @@ class Evaluator:
     def __init__(self, instance: Instance, expectation=None):
         self.inst = instance
         self.cache: dict = {}
+        self.shapes = dag.Shapes()
         #: how an expectation node is evaluated (set by the scalar audit); None: unsupported
         self.expectation = expectation
 
@@ -79,7 +81,8 @@ class Evaluator:
             return self.cache[key][1]
         out = self._matrix(e, bound)
         if isinstance(e, MatrixExpr):
-            want = (self.dim(e.shape[0], bound, "rows"), self.dim(e.shape[1], bound, "columns"))
+            shape = self.shapes(e)
+            want = (self.dim(shape[0], bound, "rows"), self.dim(shape[1], bound, "columns"))
             if mx.shape(out) != want and not (0 in want and not out):
                 raise Malformed(f"{type(e).__name__} {sp.sstr(e)[:60]} evaluated to "
                                   f"{mx.shape(out)} but its shape is {want}")
@@ -418,13 +421,19 @@ def _inverse(ev, e, bound):
 
 @rule(sp.MatPow)
 def _matpow(ev, e, bound):
-    k = num.as_int(ev.scalar(e.exp, bound), "a matrix power")
     A = ev.matrix(e.base, bound)
+    # a power SymPy folded while the claim was built, M**(-1 + 1) from M⁻¹M, is evaluated as written
+    # (M⁻¹ then M), so a singular M has no value here instead of the identity
+    parts = e.exp.args if isinstance(e.exp, sp.Add) and e.exp.is_number else (e.exp,)
     n = mx.shape(A)[0]
     out = [[int(i == j) for j in range(n)] for i in range(n)]
-    for _ in range(abs(k)):
-        out = mx.matmul(out, A)
-    return mx.inverse(out) if k < 0 else out
+    for part in parts:
+        k = num.as_int(ev.scalar(part, bound), "a matrix power")
+        power = [[int(i == j) for j in range(n)] for i in range(n)]
+        for _ in range(abs(k)):
+            power = mx.matmul(power, A)
+        out = mx.matmul(out, mx.inverse(power) if k < 0 else power)
+    return out
 
 
 @rule(sp.MatrixSlice)

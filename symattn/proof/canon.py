@@ -38,6 +38,19 @@ The rules, each a true identity of matrix algebra (the trust base):
   along the diagonal keeps whole blocks and only zeros around them).
 - ``ceilings_as_floors``: ceiling(a/r) = floor((a + r - 1)/r) for an integer a and a positive
   integer r (so a group ceiling(h/r) meets GQA's floor((h - 1)/r) + 1).
+- ``softmax_across_blocks`` (one shared denominator): Softmax([B_1 ... B_c], 1) =
+  [diag(l)⁻¹ Exp(B_1) ... diag(l)⁻¹ Exp(B_c)] with l = Exp(B_1) 1 + ... + Exp(B_c) 1 (a row crossing
+  side-by-side blocks is normalized by the sum over all of them), and the column twin
+  Softmax([B_1; ...; B_r], 0) = [(diag(l)⁻¹ Exp(B_1ᵀ))ᵀ; ...] with l = Σ_k Exp(B_kᵀ) 1.
+- ``split_constant_blocks``: [A B] 1 = [A B] [1; 1] and 1 [C; D] = [1 1] [C; D] (a ones or zero
+  matrix beside a block matrix in a product is cut along the blocks' sizes; the row sums of an
+  online-softmax block row).
+- ``flatten_nested_blocks``: [[A B] C] = [A B C] and [[A; B]; C] = [A; B; C] (a block row whose
+  blocks are block rows is one block row; a cache extended twice).
+- ``identity_block_grid``: [c I_a 0; 0 c I_b] = c I_{a+b} (a square grid of square blocks with one
+  c·I on the diagonal and zero blocks elsewhere; repeat_kv's RᵀR = n_rep I).
+- ``power_of_block_diagonal``: diag(B_1, ..., B_p)^k = diag(B_1^k, ..., B_p^k) for an integer
+  k >= 1 (SymPy folds R·R into R**2 when the claim is built).
 - ``expand_trig_entries``: in explicit matrices, cos(x + y) = cos x cos y - sin x sin y and
   sin(x + y) = sin x cos y + cos x sin y (SymPy's ``expand(trig=True)``), cos(-x) = cos x,
   sin(-x) = -sin x, and sin(x)^2 = 1 - cos(x)^2 (so no square of a sine is left).
@@ -52,6 +65,7 @@ import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.heads import Binder, HeadConcat, HeadStack, HeadSum, _OverHeads
+from ..defs.numeric_nodes import DivideRows, Exp
 from ..defs.softmax import Softmax
 from . import dag
 from .verdict import TraceLine
@@ -181,6 +195,92 @@ def split_softmax_over_blocks(e):
     return e
 
 
+def _shared_denominator_blocks(parts):
+    """[diag(l)⁻¹ Exp(B_1) ... diag(l)⁻¹ Exp(B_c)] with l = Σ_k Exp(B_k) 1 (the row-axis softmax)."""
+    l = sp.MatAdd(*[sp.MatMul(Exp(b), sp.OneMatrix(b.cols, 1)) for b in parts])
+    return [DivideRows(Exp(b), l) for b in parts]
+
+
+def softmax_across_blocks(e):
+    """Softmax over the axis that crosses the blocks -> the blocks over one shared denominator
+    (wherever it occurs in e, inside the blocks of a block matrix too)."""
+    if not isinstance(e, sp.Basic):
+        return e
+    return e.replace(lambda x: isinstance(x, Softmax) and isinstance(x.arg, sp.BlockMatrix), _across_blocks)
+
+
+def _across_blocks(e):
+    B, axis = e.arg.blocks, e.axis
+    if axis == 1 and B.rows == 1 and B.cols >= 2:
+        return sp.BlockMatrix([_shared_denominator_blocks([B[0, k] for k in range(B.cols)])])
+    if axis == 0 and B.cols == 1 and B.rows >= 2:
+        parts = _shared_denominator_blocks([sp.Transpose(B[k, 0]).doit() for k in range(B.rows)])
+        return sp.BlockMatrix([[sp.Transpose(p)] for p in parts])
+    return e
+
+
+def _flat_parts(B, axis: int) -> list:
+    """The blocks of a single block row (axis 1) or column (axis 0), nested block rows spliced in."""
+    out = []
+    for k in range(B.cols if axis == 1 else B.rows):
+        b = B[0, k] if axis == 1 else B[k, 0]
+        if isinstance(b, sp.BlockMatrix) and (b.blocks.rows == 1 if axis == 1 else b.blocks.cols == 1):
+            out += _flat_parts(b.blocks, axis)
+        else:
+            out.append(b)
+    return out
+
+
+def _constant_like(Y, sizes, axis: int):
+    """The ones or zero matrix Y cut into blocks of ``sizes`` along its rows (axis 0) or columns."""
+    cls = type(Y)
+    if axis == 0:
+        return sp.BlockMatrix([[cls(k, Y.cols)] for k in sizes])
+    return sp.BlockMatrix([[cls(Y.rows, k) for k in sizes]])
+
+
+@bottom_up
+def split_constant_blocks(e):
+    """[A B] 1 -> [A B] [1; 1] and 1 [C; D] -> [1 1] [C; D]: a ones (zero) matrix next to a block matrix
+    in a product is cut along the blocks' sizes, so the product multiplies block by block."""
+    if not isinstance(e, sp.MatMul):
+        return e
+    args, changed = list(e.args), False
+    for k in range(len(args) - 1):
+        X, Y = args[k], args[k + 1]
+        if isinstance(X, sp.BlockMatrix) and isinstance(Y, (sp.OneMatrix, sp.ZeroMatrix)) and X.blocks.cols >= 2:
+            args[k + 1], changed = _constant_like(Y, X.colblocksizes, 0), True
+        elif isinstance(Y, sp.BlockMatrix) and isinstance(X, (sp.OneMatrix, sp.ZeroMatrix)) and Y.blocks.rows >= 2:
+            args[k], changed = _constant_like(X, Y.rowblocksizes, 1), True
+    return sp.MatMul(*args) if changed else e
+
+
+def flatten_nested_blocks(e):
+    """[[A B] C] -> [A B C] and [[A; B]; C] -> [A; B; C], wherever a block matrix occurs in e."""
+
+    def rule(x):
+        B = x.blocks
+        for axis, single in ((1, B.rows == 1), (0, B.cols == 1)):
+            if single:
+                parts = _flat_parts(B, axis)
+                if len(parts) > (B.cols if axis == 1 else B.rows):
+                    return sp.BlockMatrix([parts] if axis == 1 else [[p] for p in parts])
+        return x
+
+    return e.replace(lambda x: isinstance(x, sp.BlockMatrix), rule) if isinstance(e, sp.Basic) else e
+
+
+@bottom_up
+def power_of_block_diagonal(e):
+    """diag(B_i)^k -> diag(B_i^k) for an integer k >= 1."""
+    BlockDiag = _blockdiag()
+    if (isinstance(e, sp.MatPow) and not isinstance(e, sp.Inverse) and isinstance(e.base, BlockDiag)
+            and sp.sympify(e.exp).is_Integer and e.exp >= 1):
+        d = e.base
+        return BlockDiag(sp.MatPow(d.body, e.exp).doit(), d.index, d.count)
+    return e
+
+
 def _is_identity_block(b) -> bool:
     if isinstance(b, sp.Identity):
         return True
@@ -202,6 +302,35 @@ def identity_block_diagonals(e):
         return x
 
     return bottom_up(rule)(e) if isinstance(e, MatrixExpr) else e
+
+
+def _scaled_identity(b):
+    """c for a block c·I (an Identity node times a scalar), None otherwise."""
+    if isinstance(b, sp.Identity):
+        return sp.Integer(1)
+    if isinstance(b, sp.MatMul):
+        coeff, mats = b.as_coeff_matrices()
+        if len(mats) == 1 and isinstance(mats[0], sp.Identity):
+            return sp.sympify(coeff)
+    return None
+
+
+def identity_block_grid(e):
+    """[c I_a 0; 0 c I_b] -> c I_{a+b}: a square grid of square blocks, c·I on the diagonal (one c
+    for all) and zero blocks elsewhere, is c times the identity (wherever it occurs in e)."""
+
+    def rule(x):
+        B = x.blocks
+        if B.rows != B.cols or B.rows < 2:
+            return x
+        cs = {_scaled_identity(B[k, k]) for k in range(B.rows)}
+        off = all(isinstance(B[r, c], sp.ZeroMatrix) for r in range(B.rows) for c in range(B.cols) if r != c)
+        if len(cs) == 1 and None not in cs and off:
+            (c,) = cs
+            return sp.MatMul(c, sp.Identity(x.rows)).doit(deep=False) if c != 1 else sp.Identity(x.rows)
+        return x
+
+    return e.replace(lambda x: isinstance(x, sp.BlockMatrix), rule) if isinstance(e, sp.Basic) else e
 
 
 def _canonical_kind(e):
@@ -330,16 +459,20 @@ def _round(e):
     if _is_matrix(e):
         e = e.expand()
     if e.has(sp.BlockMatrix):
-        e = sp.block_collapse(e)
+        e = sp.block_collapse(split_constant_blocks(flatten_nested_blocks(e)))
         if isinstance(e, sp.BlockMatrix) and e.blockshape == (1, 1):
             e = e.blocks[0, 0]
+        if e.has(sp.Identity):
+            e = identity_block_grid(e)
     if e.has(HeadSum):
         e = push_into_head_sums(e)
     if e.has(Softmax) and e.has(sp.BlockMatrix, HeadConcat, HeadStack):
-        e = split_softmax_over_blocks(e)
+        e = softmax_across_blocks(split_softmax_over_blocks(e))
     if e.has(sp.floor):
         e = settle_floors_over_heads(e)
     if e.has(_blockdiag()):
+        if e.has(sp.MatPow):
+            e = power_of_block_diagonal(e)
         if e.has(sp.MatrixSlice):
             e = slice_block_diagonals(e)
         e = multiply_block_diagonals(scalars_into_block_diagonals(e))

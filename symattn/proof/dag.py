@@ -15,6 +15,8 @@ from __future__ import annotations
 import sympy as sp
 from sympy.core.basic import Basic
 
+from ..defs.shapes import Shapes as Shapes  # memoized shapes of matrix nodes, one walk per distinct node
+
 
 def nodes(*exprs) -> list:
     """Every distinct subexpression of ``exprs`` (SymPy objects, arguments included), parents first."""

@@ -5,6 +5,7 @@ Strategies, tried in this order, each within the budget:
 A. rewriting to a canonical form                     -> proved for all dimensions
 C. induction on the head count H                     -> proved for all dimensions and every H
 B. entrywise with symbolic indices                   -> proved for all dimensions
+   (then on the canonical forms of A: blocks split, softmaxes over blocks written out)
 E. counterexample search, certified exactly          -> refuted
 D. exact instances at the dimensions given in ``at`` -> proved at those dimensions only
 
@@ -25,11 +26,13 @@ from ..defs.shapes import as_matrix, check_shapes, same_dim, show, show_shape
 from ..errors import BudgetExceeded, ClaimError, ShapeError
 from . import dag
 from .budget import Budget, guarded
-from .canon import same_by_rewriting, undefined
+from .canon import canon, same_by_rewriting, undefined
 from .entrywise import same_entrywise
 from .evaluate import EvaluationError
 from .induction import by_induction, head_counts, induction_variable
 from .instances import dimension_symbols, equal_at, matrix_inputs, scalar_symbols
+from .inverses import inverted
+from .inverses import notes as inverse_notes
 from .kernel import conclude
 from .names import check_distinct_names
 from .refute import search
@@ -104,6 +107,12 @@ def _attempt(budget, share, what, fn, trace):
         return False, []
 
 
+def _worth_rewriting_first(lhs, rhs) -> bool:
+    """Entrywise comparison of the canonical forms can succeed where the raw one cannot when a block
+    matrix (no entry rule at symbolic block sizes) or a matrix power is rewritten away."""
+    return dag.has(lhs, sp.BlockMatrix, sp.MatPow) or dag.has(rhs, sp.BlockMatrix, sp.MatPow)
+
+
 def _is_scalar(x) -> bool:
     """A number or a scalar SymPy expression (not a matrix, not a Python container)."""
     return isinstance(x, (int, sp.Expr)) and not isinstance(x, (bool, MatrixExpr, sp.MatrixBase))
@@ -165,11 +174,12 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
 
     over = quantified(dims, heads, scalar_symbols(lhs, rhs), matrix_inputs(lhs, rhs))
 
-    inverses = dag.has(lhs, sp.Inverse) or dag.has(rhs, sp.Inverse)
+    inverses = bool(inverted(lhs, rhs))
 
     def done(v, proved_at=None) -> Verdict:
         if isinstance(v, Candidate) and inverses:
-            v = replace(v, scope=v.scope + "; assuming every inverse in the claim exists")
+            said = "".join(f"; {s}" for s in inverse_notes(lhs, rhs))
+            v = replace(v, scope=v.scope + "; assuming every inverse in the claim exists (where invertible)" + said)
         return conclude(lhs, rhs, v, at=proved_at, seconds=time.perf_counter() - start, lhs=lhs, rhs=rhs)
 
     def decide() -> Verdict:
@@ -192,6 +202,12 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
         trace.extend(["B: " + s for s in t])
         if ok:
             return done(symbolic_proof("entrywise (B)", trace, over))
+        if _worth_rewriting_first(lhs, rhs):
+            ok, t = _attempt(B, 0.3, "entrywise on the canonical forms (A, B)",
+                             lambda: same_entrywise(canon(lhs), canon(rhs), B), trace)
+            trace.extend(["A, B: " + s for s in t])
+            if ok:
+                return done(symbolic_proof("rewriting, then entrywise (A, B)", trace, over))
 
         agreed = 0
         if search_counterexample:

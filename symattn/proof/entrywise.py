@@ -129,6 +129,9 @@ def entry(e, i, j):
         (r0, _, rs), (c0, _, cs) = e.rowslice, e.colslice
         return entry(e.parent, r0 + rs * i, c0 + cs * j)
     if isinstance(e, sp.BlockMatrix):
+        flat = _flattened(e)
+        if flat is not None:
+            return entry(flat, i, j)
         merged = merge_slices(e)
         if merged is not None:
             return entry(merged, i, j)
@@ -170,11 +173,36 @@ def _full(e):
     return e
 
 
+def _line_parts(B, side_by_side: bool) -> list:
+    """The blocks of a single block row (column), a nested block row (column) spliced in:
+    [[A B] C] is [A B C]."""
+    out = []
+    for k in range(B.cols if side_by_side else B.rows):
+        b = B[0, k] if side_by_side else B[k, 0]
+        if isinstance(b, sp.BlockMatrix) and (b.blocks.rows if side_by_side else b.blocks.cols) == 1:
+            out += _line_parts(b.blocks, side_by_side)
+        else:
+            out.append(b)
+    return out
+
+
+def _flattened(e):
+    """A single block row (column) with its nested block rows (columns) spliced in; None when none is nested."""
+    B = e.blocks
+    for side_by_side, single in ((True, B.rows == 1), (False, B.cols == 1)):
+        if single:
+            parts = _line_parts(B, side_by_side)
+            if len(parts) > (B.cols if side_by_side else B.rows):
+                return sp.BlockMatrix([parts] if side_by_side else [[p] for p in parts])
+    return None
+
+
 def merge_slices(e):
-    """[X[r, a:b]  X[r, b:c]] = X[r, a:c] and [X[a:b, c]; X[b:c, c]] = X[a:c, c]; None otherwise."""
+    """[X[r, a:b]  X[r, b:c]] = X[r, a:c] and [X[a:b, c]; X[b:c, c]] = X[a:c, c] (nested block rows
+    spliced in first: [[X[:, a:b] X[:, b:c]] X[:, c:d]] = X[:, a:d]); None otherwise."""
     B = e.blocks
     if B.rows == 1 or B.cols == 1:
-        parts = [B[0, k] for k in range(B.cols)] if B.rows == 1 else [B[k, 0] for k in range(B.rows)]
+        parts = _line_parts(B, B.rows == 1)
         if not all(isinstance(p, sp.MatrixSlice) for p in parts):
             return None
         parent = parts[0].parent

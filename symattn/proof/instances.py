@@ -29,9 +29,10 @@ from .names import check_distinct_names
 def dimension_symbols(*exprs) -> list:
     """The positive integer symbols the claim depends on (head index excluded), sorted."""
     out = set()
+    shapes = dag.Shapes()
     for x in dag.nodes(*exprs):
         if isinstance(x, MatrixExpr):
-            for d in x.shape:
+            for d in shapes(x):
                 out |= sp.sympify(d).free_symbols
         if isinstance(x, _OverHeads):
             out |= x.count.free_symbols

@@ -29,16 +29,27 @@ from __future__ import annotations
 import hashlib
 
 import sympy as sp
+from sympy.core.basic import Basic
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.permutation import Permutation
 from ..defs.softmax import Softmax
+from . import dag
+
+
+def _built(cls, *args):
+    """cls(*args) without SymPy's shape validation, which asks each argument for its shape and so
+    walks the depth of a deep model at every node (quadratic or worse in the number of layers).
+    The arguments are normal forms of operands whose shapes the claim's check_shapes accepted, in
+    the same order or reversed with each transposed, so the product or sum fits as the original did."""
+    return Basic.__new__(cls, *[sp.sympify(a) for a in args])
 
 
 class _Normalizer:
     def __init__(self):
         self.memo: dict = {}     # (id of the expression, transposed) -> (expression, normal form)
         self.table: dict = {}    # normal form -> its one interned object
+        self.shapes = dag.Shapes()  # each node's shape once (SymPy's walks the depth each time)
         self.digests: dict = {}  # interned normal form -> a digest that orders sums' terms
 
     def intern(self, e):
@@ -58,7 +69,7 @@ class _Normalizer:
     def normal(self, e, transposed: bool = False):
         key = (id(e), transposed)  # by identity: equality of two deep trees built apart walks both
         if key not in self.memo:
-            if isinstance(e, MatrixExpr) and e.shape == (1, 1):
+            if isinstance(e, MatrixExpr) and self.shapes(e) == (1, 1):
                 # a 1 × 1 matrix is its own transpose: of the two forms, the one with the smaller digest
                 forms = [self.intern(self._normal(e, t)) for t in (False, True)]
                 self.memo[key] = (e, min(forms, key=self.digest))
@@ -83,14 +94,14 @@ class _Normalizer:
                     flat.append(f)
             if coeff == 1 and len(flat) == 1:
                 return flat[0]
-            return sp.MatMul(*([coeff] if coeff != 1 else []), *flat)
+            return _built(sp.MatMul, *([coeff] if coeff != 1 else []), *flat)
         if isinstance(e, sp.MatAdd):
             terms = []
             for a in e.args:
                 f = self.normal(a, t)
                 terms.extend(f.args if isinstance(f, sp.MatAdd) else [f])
             terms.sort(key=self.digest)
-            return terms[0] if len(terms) == 1 else sp.MatAdd(*terms)
+            return terms[0] if len(terms) == 1 else _built(sp.MatAdd, *terms)
         if isinstance(e, Softmax):
             return Softmax(self.normal(e.arg, t), 1 - e.axis if t else e.axis)
         if isinstance(e, sp.Inverse) and isinstance(e.arg, Permutation):

@@ -22,6 +22,9 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 
 from . import trust_families as F
+from . import trust_families_blocks as FB
+from . import trust_families_entries as FE
+from . import trust_families_values as FV
 from .trust_check import Rule, RuleCheck, check_rule
 
 #: The modules whose public functions are rewrite rules (or drivers of rules).
@@ -121,6 +124,23 @@ TRUST_BASE: list[Rule] = [
     _rule("slice_block_diagonals", f"{C}.slice_block_diagonals",
           "diag(B_1, ..., B_c)[Ra:Rb, Ca:Cb] = diag(B_{a+1}, ..., B_b) for R × C blocks and 0 <= a < b <= c "
           "(a slice on the block boundaries keeps whole blocks)", F._slice_block_diagonals, ("p", "r", "c")),
+    _rule("softmax_across_blocks", f"{C}.softmax_across_blocks",
+          "Softmax([B_1 ... B_c], 1) = [diag(l)⁻¹ Exp(B_1) ... diag(l)⁻¹ Exp(B_c)] with l = Σ_k Exp(B_k) 1 (one "
+          "shared denominator for a row crossing side-by-side blocks), and Softmax([B_1; ...; B_r], 0) = "
+          "[(diag(l)⁻¹ Exp(B_1ᵀ))ᵀ; ...] with l = Σ_k Exp(B_kᵀ) 1; not applied along the other axis",
+          FB._softmax_across_blocks, ("m", "a", "b")),
+    _rule("flatten_nested_blocks", (f"{C}.flatten_nested_blocks", f"{E}.merge_slices", f"{E}.entry"),
+          "[[A B] C] = [A B C], [A [B C]] = [A B C], [[A; B]; C] = [A; B; C] (a block row of block rows is one "
+          "block row); so [[K[:, :a] K[:, a:b]] K[:, b:]] = K", FB._flatten_nested_blocks, ("r", "a", "b")),
+    _rule("split_constant_blocks", f"{C}.split_constant_blocks",
+          "[A B] 1 = [A B] [1; 1] = A 1 + B 1 and 1 [C; D] = [1 1] [C; D] = 1 C + 1 D (a ones or zero matrix beside "
+          "a block matrix in a product, cut along the blocks' sizes)", FB._split_constant_blocks, ("r", "a", "b")),
+    _rule("power_of_block_diagonal", f"{C}.power_of_block_diagonal",
+          "diag(B_1, ..., B_p)^k = diag(B_1^k, ..., B_p^k) for an integer k >= 1 (RoPE: R_a R_a = R_a², which "
+          "SymPy folds into a power)", FB._power_of_block_diagonal, ("p", "r")),
+    _rule("identity_block_grid", f"{C}.identity_block_grid",
+          "[c I_a 0; 0 c I_b] = c I_{a+b}: a square grid of square blocks, one c·I on the diagonal and zero blocks "
+          "elsewhere (repeat_kv: RᵀR = n_rep I)", FB._identity_block_grid, ("a", "b")),
     # sums.py
     _rule("eliminate_delta", f"{S}.eliminate_delta",
           "Σ_{k=lo}^{hi} [k = u] f(k) = f(u) and Σ_k [σ(k) = u] f(k) = f(σ⁻¹(u)) when lo <= u <= hi is "
@@ -161,29 +181,29 @@ TRUST_BASE: list[Rule] = [
           F._order_limits, ("n", "m")),
     # entrywise.py
     _rule("entry_of_product", f"{E}.entry",
-          "(AB)_ij = Σ_k A_ik B_kj (a fresh k each time), (cA)_ij = c A_ij", F._entry_of_product, "abc"),
+          "(AB)_ij = Σ_k A_ik B_kj (a fresh k each time), (cA)_ij = c A_ij", FE._entry_of_product, "abc"),
     _rule("entry_of_elementwise_nodes", f"{E}.entry",
           "(A + B)_ij = A_ij + B_ij, (Aᵀ)_ij = A_ji, (A ∘ B)_ij = A_ij B_ij, I_ij = [i = j], 1_ij = 1, 0_ij = 0; "
-          "a single row (column) has only index 0", F._entry_of_elementwise, "ab"),
+          "a single row (column) has only index 0", FE._entry_of_elementwise, "ab"),
     _rule("entry_of_softmax", f"{E}.entry",
           "Softmax(X, 0)_ij = exp(X_ij) / Σ_k exp(X_kj), Softmax(X, 1)_ij = exp(X_ij) / Σ_k exp(X_ik)",
-          F._entry_of_softmax, "mn"),
+          FE._entry_of_softmax, "mn"),
     _rule("entry_of_slice", f"{E}.entry",
-          "X[r0:r1:rs, c0:c1:cs]_ij = X_{r0 + rs i, c0 + cs j}", F._entry_of_slice, "rc"),
+          "X[r0:r1:rs, c0:c1:cs]_ij = X_{r0 + rs i, c0 + cs j}", FE._entry_of_slice, "rc"),
     _rule("merge_slices", f"{E}.merge_slices",
           "[X[:, a:b] X[:, b:c]] = X[:, a:c], [X[a:b, :]; X[b:c, :]] = X[a:c, :], a slice over the whole "
-          "matrix is the matrix", F._merge_slices, ("r", "a", "b")),
+          "matrix is the matrix", FE._merge_slices, ("r", "a", "b")),
     _rule("entry_of_head_nodes", f"{E}.entry",
           "(Σ_h e_h)_ij = Σ_h (e_h)_ij; [e_1; ...; e_H]_ij = (e_h)_{i - R(h-1), j} with h = floor(i/R) + 1; "
-          "columns likewise for [e_1 ... e_H]", F._entry_of_head_nodes, ("H", "r", "c")),
+          "columns likewise for [e_1 ... e_H]", FE._entry_of_head_nodes, ("H", "r", "c")),
     _rule("entry_of_block_matrix", f"{E}.entry",
           "the entry of a block matrix at concrete i, j is the entry of its block; [A_11ᵀ A_21ᵀ; A_12ᵀ A_22ᵀ] "
-          "= [A_11 A_12; A_21 A_22]ᵀ", F._entry_of_blocks, "abc"),
+          "= [A_11 A_12; A_21 A_22]ᵀ", FE._entry_of_blocks, "abc"),
     _rule("entry_of_masks", f"{E}.entry",
           "CausalMask(m, n, o)_kj = Visible(k, j + o), PaddingMask(m, n, L)_kj = Visible(k, L - 1), "
-          "Visible(k, t) = 0 if k <= t else -oo", F._entry_of_masks, ("m", "n", "t")),
+          "Visible(k, t) = 0 if k <= t else -oo", FE._entry_of_masks, ("m", "n", "t")),
     _rule("entry_of_permutation", f"{E}.entry",
-          "(P_σ)_ij = [i = σ(j)], for every permutation σ", F._entry_of_permutation, "n"),
+          "(P_σ)_ij = [i = σ(j)], for every permutation σ", FE._entry_of_permutation, "n"),
     _rule("entry_of_numeric_nodes", (f"{E}.entry", "symattn.defs.numeric_nodes.Exp.entry_rule",
                                      "symattn.defs.numeric_nodes.Exp2.entry_rule",
                                      "symattn.defs.numeric_nodes.Log.entry_rule",
@@ -194,13 +214,13 @@ TRUST_BASE: list[Rule] = [
           "Exp(X)_ij = exp(X_ij), Exp2(X)_ij = 2^(X_ij) = exp(X_ij ln 2) (the exact check uses that "
           "definition; the float check is Python's 2.0 ** x), Log(X)_ij = log(X_ij), ShiftRows(X, c)_ij = "
           "X_ij - c_i, ScaleRows(d, X)_ij = d_i X_ij, DivideRows(X, d)_ij = X_ij / d_i, RowOf(X, k)_0j = X_kj",
-          F._entry_of_numeric_nodes, "mn"),
+          FE._entry_of_numeric_nodes, "mn"),
     _rule("elementwise_nodes_act_blockwise", ("symattn.defs.numeric_nodes.Exp.doit",
                                              "symattn.defs.numeric_nodes.Exp2.doit",
                                              "symattn.defs.numeric_nodes.Log.doit",
                                              "symattn.defs.numeric_nodes.ShiftRows.doit"),
           "Exp([A B]) = [Exp(A) Exp(B)], Exp2([A B]) = [Exp2(A) Exp2(B)], Log([A B]) = [Log(A) Log(B)], "
-          "ShiftRows([A B], c) = [ShiftRows(A, c) ShiftRows(B, c)]", F._numeric_nodes_blockwise, ("m", "a", "b")),
+          "ShiftRows([A B], c) = [ShiftRows(A, c) ShiftRows(B, c)]", FE._numeric_nodes_blockwise, ("m", "a", "b")),
     _rule("permutation_inverse", "symattn.defs.permutation.PermIndex.eval",
           "σ(σ⁻¹(k)) = σ⁻¹(σ(k)) = k, for every permutation σ", F._permutation_inverse, "n", must_fire=True),
     _rule("visible_decided", "symattn.defs.mask.Visible.eval",
@@ -213,7 +233,7 @@ TRUST_BASE: list[Rule] = [
                               "symattn.defs.structured.Symmetric._entry", "symattn.defs.structured.Symmetric.impose",
                               f"{E}.entry"),
           "for S = Sᵀ: Sᵀ = S, (S X)ᵀ = Xᵀ S, S_ij = S_{min(i,j), max(i,j)}, and imposing symmetry on a symmetric "
-          "matrix changes nothing", F._symmetric, "n"),
+          "matrix changes nothing", FE._symmetric, "n"),
     _rule("merge_nested_floors", f"{E}.merge_nested_floors",
           "floor(floor(x)/r) = floor(x/r) for a positive integer r (x = p/q)", F._merge_nested_floors, "pqr",
           exact=SMALL_INT, numeric=LARGE_INT),
@@ -225,47 +245,48 @@ TRUST_BASE: list[Rule] = [
     # induction.py and the nodes over heads
     _rule("peel_last_head", ("symattn.proof.induction.peel", "symattn.defs.heads._OverHeads.peel"),
           "Σ_{h=1}^{H+1} e_h = Σ_{h=1}^{H} e_h + e_{H+1}, [S_{H+1}] = [S_H; e_{H+1}], "
-          "[C_{H+1}] = [C_H e_{H+1}]", F._peel, ("H", "r", "c")),
+          "[C_{H+1}] = [C_H e_{H+1}]", FV._peel, ("H", "r", "c")),
     _rule("heads_at_a_concrete_count", ("symattn.defs.heads._OverHeads.doit", "symattn.proof.instances.expand_heads",
                                         "symattn.defs.heads.Binder.term", "symattn.defs.heads.substitute"),
           "at a concrete H (and the base case H = 1) a node over heads is its explicit sum, stack or "
           "concatenation; the term for h = k substitutes k for the free h only (a nested binder of the same "
-          "index keeps its own)", F._heads_at_concrete_count, ("H", "r", "c")),
+          "index keeps its own)", FV._heads_at_concrete_count, ("H", "r", "c")),
     _rule("induction_on_H", "symattn.proof.induction.by_induction",
           "lhs(1) = rhs(1) and (lhs - rhs)(H + 1) = (lhs - rhs)(H) for every H >= 1 give lhs(H) = rhs(H) for "
           "every H >= 1", axiom="induction on the positive integers; each of its two steps is a proof by the "
                                 "rules of this table"),
     _rule("block_diagonal_at_a_concrete_count", "symattn.defs.rope.BlockDiag.doit",
-          "diag(B_i, i = 1..p) at a concrete p is BlockDiagMatrix(B_1, ..., B_p)", F._block_diag_doit, ("p", "r", "c")),
+          "diag(B_i, i = 1..p) at a concrete p is BlockDiagMatrix(B_1, ..., B_p)", FV._block_diag_doit,
+          ("p", "r", "c")),
     _rule("softmax_of_explicit_matrix", ("symattn.defs.softmax.Softmax.doit", "symattn.defs.softmax.softmax_explicit"),
           "Softmax of an explicit matrix is computed entry by entry: exp(x_ij) / Σ_k exp(x_kj) (axis 0)",
-          F._softmax_doit, "mn"),
+          FV._softmax_doit, "mn"),
     _rule("causal_mask_without_masked_keys", "symattn.defs.mask.CausalMask.doit",
           "CausalMask(m, n, o) = 0 when o >= m - 1 (every key is visible to every query)",
-          F._causal_mask_doit, ("m", "n", "t"), exact={"t": range(0, 8)}, numeric={"t": range(0, 16)}),
+          FV._causal_mask_doit, ("m", "n", "t"), exact={"t": range(0, 8)}, numeric={"t": range(0, 16)}),
     # moments.py
     _rule("moment_calculus", ("symattn.proof.moments.expectation", "symattn.proof.moments.reduce_expectations"),
           "independent entries with E[x] = 0, E[x²] = 1: linearity, independence, E[q_a q_b] = δ_ab, delta "
           "summation; E[qᵀk] = 0, E[(qᵀk)²] = d, Var(qᵀk) = d, ... (checked against three distributions with "
-          "different third and fourth moments, expectations enumerated exactly)", F._moment_calculus, "d"),
+          "different third and fourth moments, expectations enumerated exactly)", FV._moment_calculus, "d"),
     _rule("exact_evaluation", "symattn.proof.evaluate.evaluate",
           "the exact evaluation that counterexamples and strategy D rest on computes each node's definition "
           "(products, transposes, Softmax on both axes, masks, nodes over heads, block diagonals, slices, "
-          "entrywise products); exact check with random integer inputs", F._exact_evaluation, ("m", "n", "d"),
+          "entrywise products); exact check with random integer inputs", FV._exact_evaluation, ("m", "n", "d"),
           integer_entries=True),
     # certify.py and scalar.py
     _rule("interval_enclosure", ("symattn.proof.certify.enclose", "symattn.proof.certify.certify_nonzero"),
           "the interval (mpmath.iv, outward rounding) of a closed expression contains its exact value, so 0 "
           "outside it certifies a nonzero value (containment decided exactly for rational ends and values, by "
-          "40-digit evaluation of the distance to each end for a transcendental value)", F._interval_enclosure, "pq",
+          "40-digit evaluation of the distance to each end for a transcendental value)", FV._interval_enclosure, "pq",
           exact={"p": range(-6, 7), "q": range(1, 5)}, numeric={"p": range(-40, 41), "q": range(5, 13)},
           must_fire=False),
     _rule("certify_nonzero_never_certifies_zero", "symattn.proof.certify.certify_nonzero",
           "an exactly zero difference (written as (x + y)² - x² - 2xy - y², ...) is never certified nonzero",
-          F._never_certifies_zero, "ab", exact={"a": range(len(F._ZERO_PARTS)), "b": range(len(F._ZERO_PARTS))},
+          FV._never_certifies_zero, "ab", exact={"a": range(len(FV._ZERO_PARTS)), "b": range(len(FV._ZERO_PARTS))},
           samples=0, must_fire=False),
     _rule("certified_floors", "symattn.proof.scalar.certify_floors",
-          "⌊x⌋ of a closed number x is k when an interval enclosing x lies in [k, k + 1)", F._certified_floors,
+          "⌊x⌋ of a closed number x is k when an interval enclosing x lies in [k, k + 1)", FV._certified_floors,
           "pq", exact={"p": range(-6, 7), "q": range(1, 5)}, numeric={"p": range(-99, 100), "q": range(5, 13)}),
     _rule("entrywise_functions_of_blocks", "symattn.defs.numeric_nodes._Entrywise.doit",
           "Exp, Exp2 and Log of a block matrix are the block matrix of Exp, Exp2 and Log of its blocks",
@@ -307,7 +328,7 @@ TRUST_BASE: list[Rule] = [
 
 def clear_caches() -> None:
     """Forget the symbolic rewrites the families compute once per process (e.g. after patching a rule)."""
-    for obj in list(vars(F).values()):
+    for obj in [*vars(F).values(), *vars(FB).values(), *vars(FE).values(), *vars(FV).values()]:
         if callable(obj) and hasattr(obj, "cache_clear"):
             obj.cache_clear()
 

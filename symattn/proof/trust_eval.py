@@ -453,6 +453,18 @@ def _matmul(e, inp):
     return out if c == 1 else (out * c)
 
 
+@rule(sp.MatPow)
+def _matpow(e, inp):
+    """A^k = A A ... A (k factors) for an integer k >= 1; no rule of the trust base states an inverse."""
+    if isinstance(e, sp.Inverse) or not (sp.sympify(e.exp).is_Integer and e.exp >= 1):
+        raise NotEvaluable(f"a matrix power with exponent {e.exp} (only powers k >= 1 are defined here)")
+    base = matrix(e.base, inp)
+    out = base
+    for _ in range(int(e.exp) - 1):
+        out = out * base if inp.mode == "exact" else out @ base
+    return out
+
+
 @rule(sp.MatAdd)
 def _matadd(e, inp):
     parts = [matrix(a, inp) for a in e.args]
