@@ -96,7 +96,7 @@ def test_the_plain_notation_example_is_a_file_that_checks():
     path = ROOT / "examples" / "readme_notation.txt"
     body = path.read_text(encoding="utf-8")
     for page in ("README.md", "docs/derivations.md"):
-        assert f"```\n{body}```" in TEXTS[page], f"{page}'s plain-notation block differs from examples/readme_notation.txt"
+        assert f"```\n{body}```" in TEXTS[page], f"{page}'s plain-notation block differs from the example file"
     assert main(["check", str(path)]) == 0
 
 

@@ -495,8 +495,9 @@ def test_a_declared_vector_of_ones_is_the_ones_vector():
     r"""\mathbf{1} \in \mathbb{R}^{\ell \times 1} is a paper's ones vector, not a free matrix: rows of a
     row softmax sum to one, so softmax(R)(XW + 1b) = softmax(R)XW + 1b (Tay et al. 2021) is proved; it
     was refuted with 1 = [[0], [1]]."""
-    decl = (r"Let $X \in \mathbb{R}^{\ell \times d}$, $W \in \mathbb{R}^{d \times d}$, $b \in \mathbb{R}^{1 \times d}$, "
-            r"$\mathbf{1} \in \mathbb{R}^{\ell \times 1}$, $R \in \mathbb{R}^{\ell \times \ell}$." + "\n" + ROW)
+    decl = (r"Let $X \in \mathbb{R}^{\ell \times d}$, $W \in \mathbb{R}^{d \times d}$, "
+            r"$b \in \mathbb{R}^{1 \times d}$, $\mathbf{1} \in \mathbb{R}^{\ell \times 1}$, "
+            r"$R \in \mathbb{R}^{\ell \times \ell}$." + "\n" + ROW)
     assert statuses(decl + r"$$\mathrm{softmax}(R)(XW + \mathbf{1} b) = \mathrm{softmax}(R) X W + \mathbf{1} b$$") \
         == ["proved"]
     assert statuses(decl + r"$$\mathrm{softmax}(R)(XW + \mathbf{1} b) = \mathrm{softmax}(R) X W + 2 \mathbf{1} b$$") \
