@@ -202,8 +202,15 @@ class Scope(Declarations, Positions):
 
     def _sqrt(self, node, L):
         v = self._expr(node.arg, L)
+        if is_matrix(v) and v.shape == (1, 1):  # \sqrt{\sum_i a_i^2}, \sqrt{x^T x}: a 1 × 1 matrix is a scalar
+            try:
+                return sp.sqrt(v[0, 0])
+            except NotImplementedError:  # a sum over heads or rows has no entry to take
+                self.fail(node, f"the square root of the sum {node.arg.text()} (1 × 1)",
+                          "the square root of a declared scalar, of x^\\top x, or of a norm \\|x\\|")
         if is_matrix(v):
-            self.fail(node, "the square root of a matrix", "a scalar such as sqrt(d_k)")
+            self.fail(node, f"the square root of the {shape_text(v)} matrix {node.arg.text()}",
+                      "a scalar such as sqrt(d_k), or a 1 × 1 value such as \\sqrt{x^\\top x}")
         return sp.sqrt(v)
 
     def _div(self, node, L):
@@ -489,6 +496,13 @@ class Scope(Declarations, Positions):
         row = vectors.row_vector(self, node, L)  # Q_i: row i of a declared Q, as a column vector
         if row is not None:
             return row
+        if isinstance(node.sub, ast.Labels):
+            whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
+            if self.is_declared_matrix(whole):
+                self.fail(node, f"{node.text()}: a double subscript on the declared matrix {whole.text()} would be an "
+                          "entry, and entries of a matrix are not read (a double subscript is read only as the "
+                          "label of a name of its own, such as W_{k,E} declared by the file)",
+                          "whole matrices, or a name W_{k,E} declared with its shape")
         self.unknown(node, k)
 
     def resolve(self, key: str) -> str:
@@ -538,6 +552,8 @@ class Scope(Declarations, Positions):
         for a in names:  # QW written for Q W
             if k.startswith(a) and k[len(a):] in names:
                 hint = f" (a product is written with a space: {a} {k[len(a):]})"
+        if isinstance(getattr(node, "sub", None), ast.Labels) and not hint:
+            hint = f" (a double subscript: {node.text()} is read as a name of its own, to be declared)"
         self.fail(node, f"unknown symbol {k}{hint}",
                   "a declared name (" + (", ".join(names) if names else "nothing is declared yet") + ")",
                   UnknownSymbolError)
@@ -676,6 +692,9 @@ class Scope(Declarations, Positions):
     def is_function_name(self, name) -> bool:
         """A name the file never declares, typeset as a function's (\\mathrm{LN}, \\operatorname{FFN},
         \\sigma, \\tanh, f, g) rather than as a matrix's (a capital letter such as W stays an unknown symbol)."""
+        if (name.base in ("softmax", "Softmax") and name.sub is None and name.sup is not None
+                and not name.sup.isalnum()):
+            return True  # softmax^* (a masked softmax, Elhage et al.): a variant the file names, not defined
         if not self.is_undefined_name(name) or name.sup is not None:
             return False
         if name.base in NOT_UNINTERPRETED:
