@@ -127,6 +127,11 @@ class Scope(Declarations, Positions):
             out = sp.Integer(0)
             for s, t in node.terms:
                 out += s * self.dim(t, create)
+            if out.is_positive is False:  # -3, n - n: never a number of rows or columns
+                written = node.text().replace(" ", "")
+                value = "" if written == sp.sstr(out) else f" = {sp.sstr(out)}"
+                self.fail(node, f"the dimension {written}{value} is not positive",
+                          "a positive dimension, such as 3, n or n + 1")
             return out
         if isinstance(node, ast.Group):
             return self.dim(node.body, create)
