@@ -109,3 +109,20 @@ def test_a_dimension_that_is_not_positive_is_a_clear_error_not_sympys(shape, mes
     assert message in str(info.value), str(info.value)
     assert "positive" in info.value.expected
     assert info.value.line == 1
+
+
+HEADS_ON_TOP = r"$$ h = 1, \ldots, H $$ $$ W_Q^h, W^h \in \mathbb{R}^{d \times d} $$ $$ A^h = W_Q^h W^h $$"
+
+
+def test_a_head_index_on_top_without_a_subscript_names_a_family_member():
+    """W^h and A^h (h the head index, Elhage et al.) are head h's W and A. Before, W^h was one matrix, so
+    the false sum_h W^h = H W^h was proved."""
+    assert statuses(HEADS_ON_TOP + r"$$ \sum_{h=1}^{H} W^h = H W^h $$") == ["refuted"]
+    assert statuses(HEADS_ON_TOP + r"$$ \sum_{h=1}^{H} A^h = H A^h $$") == ["refuted"]
+    assert statuses(HEADS_ON_TOP + r"$$ \sum_{h=1}^{H} A^h = \sum_{h=1}^{H} W_Q^h W^h $$"
+                                   r"$$ (A^h)^T = (W^h)^T (W_Q^h)^T $$") == ["proved", "proved"]
+
+
+def test_a_label_on_top_is_still_a_label():
+    text = r"$$ h = 1, \ldots, H $$ $$ W^O, W^Q \in \mathbb{R}^{d \times d} $$"
+    assert statuses(text + r"$$ (W^O W^Q)^T = (W^Q)^T (W^O)^T $$") == ["proved"]

@@ -12,7 +12,7 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import NotationShapeError
 from . import ast
-from .symbols import ONES, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
+from .symbols import ONES, TOP, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
 
 
 class Declarations:
@@ -79,7 +79,11 @@ class Declarations:
                 self.plain_subs[k] = letter
 
     def superscript_family(self, n, L=()):
-        """``W_Q^h`` with h a head index: the family key ``W_Q`` (the label below, the index on top)."""
+        """``W_Q^h`` with h a head index: the family key ``W_Q`` (the label below, the index on top); ``A^h``
+        (no subscript): the key ``A^·``, head h's A (Elhage et al. write the head on top)."""
+        if (isinstance(n, ast.Name) and n.sub is None and n.sup is not None and len(n.sup) == 1
+                and n.sup.isalpha() and (n.sup in self.counts or n.sup in L)):
+            return f"{n.base}^{TOP}"
         if (isinstance(n, ast.Name) and n.sup is not None and len(n.sup) == 1 and (n.sup in self.counts or n.sup in L)
                 and isinstance(n.sub, ast.Name) and n.sub.sub is None and n.sub.base not in self.counts
                 and n.sub.base not in L):
@@ -182,7 +186,11 @@ class Declarations:
     def define(self, st: ast.Define):
         t = st.target
         index = None
-        if isinstance(t.sub, ast.Name) and t.sub.sub is None and t.sub.base in self.counts:
+        top = self.superscript_family(t) if t.sub is None else None
+        if top is not None:  # A^h = ...: head h's A, the index on top
+            index, k = t.sup, top
+            taken = k in self.families or k in self.indexed
+        elif isinstance(t.sub, ast.Name) and t.sub.sub is None and t.sub.base in self.counts:
             index = t.sub.base
             k = family_key(t)
             taken = k in self.families or k in self.indexed
@@ -383,9 +391,11 @@ class Declarations:
         if n.sub is not None and self.is_declared_matrix(ast.Name(n.pos, n.base, None, n.sup, n.font)):
             return False  # Q_i, Q_{t,:}, K_{1:t} of a declared matrix: a part of it, which a claim is about
         k = key_of(n)
+        top = self.superscript_family(n)
         return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions or k in self.features
                     or k in self.scalars or k in self.partitions or k in self.aliases
-                    or family_key(n) in self.families or family_key(n) in self.indexed)
+                    or family_key(n) in self.families or family_key(n) in self.indexed
+                    or (top is not None and (top in self.families or top in self.indexed)))
 
     def is_declared_matrix(self, n) -> bool:
         """True when the plain name ``n`` (no subscript) is a matrix the file declares, whole or by blocks."""

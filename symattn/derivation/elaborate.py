@@ -476,6 +476,10 @@ class Scope(Declarations, Positions):
         top = self.superscript_family(node, L)
         if top is not None and top in self.families:
             return self.families[top][self.index_value(ast.Name(node.pos, node.sup), L)]
+        if top is not None and top in self.indexed:  # A^h := ...: head h's A
+            d = self.indexed[top]
+            value = self.index_value(ast.Name(node.pos, node.sup), L)
+            return self.expand(node, d, {**(L if d.open else {}), d.index: value})
         if node.base == ONES:
             if node.sub is None or node.sup is not None:
                 self.fail(node, "the vector of ones without its length", "\\mathbf{1}_N (N entries)")
