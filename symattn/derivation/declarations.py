@@ -81,14 +81,26 @@ class Declarations:
     def superscript_family(self, n, L=()):
         """``W_Q^h`` with h a head index: the family key ``W_Q`` (the label below, the index on top); ``A^h``
         (no subscript): the key ``A^·``, head h's A (Elhage et al. write the head on top)."""
-        if (isinstance(n, ast.Name) and n.sub is None and n.sup is not None and len(n.sup) == 1
-                and n.sup.isalpha() and (n.sup in self.counts or n.sup in L)):
+        if (isinstance(n, ast.Name) and n.sub is None and n.sup is not None and self.top_head(n.sup, L)):
             return f"{n.base}^{TOP}"
-        if (isinstance(n, ast.Name) and n.sup is not None and len(n.sup) == 1 and (n.sup in self.counts or n.sup in L)
+        if (isinstance(n, ast.Name) and n.sup is not None and self.top_head(n.sup, L)
                 and isinstance(n.sub, ast.Name) and n.sub.sub is None and n.sub.base not in self.counts
                 and n.sub.base not in L):
             return f"{n.base}_{n.sub.base}"
         return None
+
+    def top_head(self, sup: str, L=()) -> bool:
+        """``h`` (a head index) or ``h_2`` (a particular head, h a head index) written on top of a name."""
+        if len(sup) == 1:
+            return sup.isalpha() and (sup in self.counts or sup in L)
+        letter, _, rest = sup.partition("_")
+        return len(letter) == 1 and letter in self.counts and rest.isalnum()
+
+    def top_index(self, node, L):
+        """The head that the superscript of ``node`` names: h (bound or free), or the particular head h_2."""
+        if len(node.sup) == 1:
+            return self.index_value(ast.Name(node.pos, node.sup), L)
+        return sp.Symbol(node.sup, integer=True, positive=True)
 
     def partition(self, k, node, count, family_shape=None):
         """Read the whole matrix ``k`` (W^O) as its head blocks W^O_h: stacked when its rows are

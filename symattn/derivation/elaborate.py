@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, vectors
+from . import ast, operators, vectors
 from .declarations import Declarations
 from .patterns import anti_unify, short_text, show_pattern, substitute
 from .positions import Positions
@@ -38,6 +38,7 @@ from .symbols import (
     MAX_WORK,
     NOT_UNINTERPRETED,
     ONES,
+    TOP,
     Definition,
     KronOp,
     Members,
@@ -98,8 +99,11 @@ class Scope(Declarations, Positions):
         raise cls(message, line, col, expected)
 
     def known_names(self) -> list[str]:
-        return sorted(set(self.matrices) | {k + "_h" for k in self.families} | set(self.defs) | set(self.scalars)
-                      | {k + "_h" for k in self.indexed}
+        def member(k):  # W^Q_h; A^h for head h's A with the index on top
+            return k.replace(TOP, "h") if k.endswith(TOP) else k + "_h"
+
+        return sorted(set(self.matrices) | {member(k) for k in self.families} | set(self.defs) | set(self.scalars)
+                      | {member(k) for k in self.indexed}
                       | set(self.functions) | set(self.dims) | set(self.features))
 
     def dim(self, node, create: bool = True):
@@ -146,7 +150,8 @@ class Scope(Declarations, Positions):
             self.work, self.top = 0, node
         self.nesting += 1
         try:
-            out = self._expr(node, locals_)
+            top_operator = self.nesting == 1 and operators.is_operator(self, node)
+            out = operators.probe(self, node, locals_) if top_operator else self._expr(node, locals_)
             if self.subs and self.nesting == 1 and isinstance(out, sp.Basic):
                 out = out.xreplace(self.subs)
             if isinstance(out, KronOp) and self.nesting == 1:
@@ -317,6 +322,8 @@ class Scope(Declarations, Positions):
         return sp.sqrt(square[0, 0] if getattr(square, "shape", None) == (1, 1) else square)
 
     def _mul(self, node, L):
+        if operators.mentions_operator(self, node):  # (Id + A \otimes W) \cdot x
+            return operators.application(self, node, L)
         acc, left = None, None
         for f in node.factors:
             v = self._expr(f, L)
@@ -374,6 +381,19 @@ class Scope(Declarations, Positions):
         return KronOp(*sides)
 
     def _sum(self, node, L):
+        count = self.sum_count(node, L)
+
+        def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
+            body = self._expr(node.body, {**L, node.index: k, (node.index, "count"): count})
+            if not is_matrix(body):
+                self.fail(node.body, "the summand is a scalar", "a matrix summand")
+            return body
+
+        return D.head_sum(summand, count)
+
+    def sum_count(self, node, L):
+        """The number of terms of the sum ``node``: its upper limit, the declared range of its index, or the
+        number of rows it runs over."""
         up = node.upper
         rows = self.sums_rows(node)
         if rows is not None and not (isinstance(up, ast.Name) and up.sub is None and up.sup is None
@@ -399,14 +419,7 @@ class Scope(Declarations, Positions):
                       UnknownSymbolError)
         else:
             count = self.index_value(node.upper, L)
-
-        def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
-            body = self._expr(node.body, {**L, node.index: k, (node.index, "count"): count})
-            if not is_matrix(body):
-                self.fail(node.body, "the summand is a scalar", "a matrix summand")
-            return body
-
-        return D.head_sum(summand, count)
+        return count
 
     def sums_rows(self, node):
         """The number of rows of a declared matrix K whose rows K_j the summand of ``node`` reads by the sum's
@@ -475,10 +488,10 @@ class Scope(Declarations, Positions):
             return self.dims[k]
         top = self.superscript_family(node, L)
         if top is not None and top in self.families:
-            return self.families[top][self.index_value(ast.Name(node.pos, node.sup), L)]
+            return self.families[top][self.top_index(node, L)]
         if top is not None and top in self.indexed:  # A^h := ...: head h's A
             d = self.indexed[top]
-            value = self.index_value(ast.Name(node.pos, node.sup), L)
+            value = self.top_index(node, L)
             return self.expand(node, d, {**(L if d.open else {}), d.index: value})
         if node.base == ONES:
             if node.sub is None or node.sup is not None:

@@ -204,6 +204,10 @@ class Parser:
             elif t.kind == "ident":
                 self.next()
                 parts.append(t.value)
+                if (braced and self.dialect == "latex" and self.at_op("_") and len(t.value) == 1
+                        and (self.at("num", None, 1) or self.at("ident", None, 1)) and self.at("op", "}", 2)):
+                    self.next()  # A^{h_2}: head h_2 (Elhage et al.'s virtual heads), a subscripted label on top
+                    parts[-1] += "_" + self.next().value
             elif braced and self.dialect == "latex" and (
                     (t.kind == "op" and t.value == "," and parts and parts[-1] not in (None, ","))
                     or (t.kind == "num" and (parts[-1:] == [","] or (not parts and self.at("op", ",", 1))))):
@@ -632,6 +636,12 @@ class Parser:
         if self.dialect == "latex" and self.at_op("}"):  # \sum_{i}
             self.next()
             return self.sum_body(p, idx.value, None)
+        if (self.dialect == "latex" and self.at("cmd", "in") and self.at("ident", None, 1) and self.at("op", "}", 2)
+                and self.peek(1).value[:1].isupper() and len(self.peek(1).value) == 1):
+            self.next()  # \sum_{h \in H}: over the set H of heads (Elhage et al.), h = 1, ..., H
+            upper = self.sub_atom()
+            self.next()
+            return self.sum_body(p, idx.value, upper)
         if self.dialect == "latex" and self.at("cmd", "in"):  # \sum_{i \in [h]}
             self.next()
             self.expect_op("[", "[h] after \\in, as in \\sum_{i \\in [h]}")
@@ -673,7 +683,9 @@ class Parser:
         self.enter()
         if not self.starts_primary():
             self.fail(f"found {self.peek().show()} after the sum", "the summand")
-        body = self.term()
+        # in LaTeX the summand is the whole product that follows, entrywise and Kronecker products included:
+        # \sum_h A^h \otimes W^h is \sum_h (A^h \otimes W^h)
+        body = self.kron_term() if self.dialect == "latex" else self.term()
         self.leave()
         return ast.Sum(p, index, upper, body)
 
