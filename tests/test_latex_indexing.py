@@ -126,3 +126,43 @@ def test_a_head_index_on_top_without_a_subscript_names_a_family_member():
 def test_a_label_on_top_is_still_a_label():
     text = r"$$ h = 1, \ldots, H $$ $$ W^O, W^Q \in \mathbb{R}^{d \times d} $$"
     assert statuses(text + r"$$ (W^O W^Q)^T = (W^Q)^T (W^O)^T $$") == ["proved"]
+
+
+ELHAGE = (r"$$ t \in \mathbb{R}^{v \times n}, \quad W_E \in \mathbb{R}^{d \times v}, "
+          r"\quad W_U \in \mathbb{R}^{v \times d}, \quad W_{OV}^h, W_{QK}^h \in \mathbb{R}^{d \times d} $$"
+          r"$$ A^h = \mathrm{softmax}^{*}\left(t^T W_E^T W_{QK}^h W_E t\right) $$")
+LOGITS = (r"(\mathrm{Id} \otimes W_U) \cdot \left(\mathrm{Id} + \sum_{h \in H} A^h \otimes W_{OV}^h\right) \cdot "
+          r"(\mathrm{Id} \otimes W_E)")
+
+
+def test_operators_of_kronecker_products_are_compared_on_a_generic_matrix():
+    report = check(ELHAGE + rf"$$ T = {LOGITS} $$"
+                   r"$$ T = \mathrm{Id} \otimes W_U W_E + \sum_{h \in H} A^h \otimes \left(W_U W_{OV}^h W_E\right) $$")
+    assert [s.status for s in report.steps] == ["proved"]
+    assert any("generic" in n and "v × n" in n for n in report.notes), report.notes
+    assert any("h = 1, ..., H read from the sum over h" in n for n in report.notes)
+    # applied to the tokens, the operator is a matrix: the same logits written out
+    assert statuses(ELHAGE + rf"$$ {LOGITS} \cdot t = W_U W_E t + \sum_{{h=1}}^{{H}} W_U W_{{OV}}^h W_E t (A^h)^T $$") \
+        == ["proved"]
+
+
+def test_a_dropped_term_of_an_operator_is_refuted_though_softmax_star_is_undefined():
+    """The difference W_U W_E ⟨X⟩ does not involve softmax^*: proved so, the counterexample stands."""
+    steps = check(ELHAGE + rf"$$ {LOGITS} = \sum_{{h \in H}} A^h \otimes \left(W_U W_{{OV}}^h W_E\right) $$").steps
+    assert [s.status for s in steps] == ["refuted"]
+    assert "does not depend on what softmax^* does" in steps[0].scope
+    # a step whose truth depends on the map stays unknown
+    assert statuses(ELHAGE + r"$$ A^h \otimes W_U = (A^h)^T \otimes W_U $$") == ["unknown"]
+
+
+def test_virtual_heads_compose_by_the_mixed_product():
+    heads = r"$$ h = 1, \ldots, H $$" + ELHAGE
+    assert statuses(heads + r"$$ (A^{h_2} \otimes W_{OV}^{h_2}) \cdot (A^{h_1} \otimes W_{OV}^{h_1}) = "
+                             r"(A^{h_2} A^{h_1}) \otimes (W_{OV}^{h_2} W_{OV}^{h_1}) $$"
+                             r"$$ (A^{h_2} \otimes W_{OV}^{h_2}) \cdot (A^{h_1} \otimes W_{OV}^{h_1}) = "
+                             r"(A^{h_1} A^{h_2}) \otimes (W_{OV}^{h_2} W_{OV}^{h_1}) $$") == ["proved", "unknown"]
+
+
+def test_an_operator_compared_with_a_matrix_is_refused_by_name():
+    steps = check(ELHAGE + r"$$ \mathrm{Id} \otimes W_U W_E = W_U W_E $$").steps
+    assert steps[0].status == "ill-formed" and "acts on nothing, compared with the matrix" in steps[0].error
