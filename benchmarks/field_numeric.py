@@ -17,6 +17,9 @@ from pathlib import Path
 import numpy as np
 import tomllib
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from field_numeric_more import MORE  # noqa: E402  (the second batch of sources, same contract)
+
 FIELD = Path(__file__).resolve().parent.parent / "examples" / "field"
 R = np.random.default_rng
 
@@ -683,7 +686,7 @@ FILES = {f.__name__: f for f in [
     bahdanau2015, luong2015, lin2017, parikh2016, shaw2018, dai2019, press2022, su2021_complex,
     choromanski2021, wang2020, kitaev2020, beltagy2020, child2019, tsai2019, ramsauer2021,
     elhage2021_one_layer, dao2024, sun2023, peng2023, yang2024, rabe2021, xiong2020, zhang2019,
-    ba2016, shazeer2020, deepseek2024]}
+    ba2016, shazeer2020, deepseek2024] + MORE}
 
 
 def diff_lines(name: str) -> list[int]:

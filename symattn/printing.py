@@ -246,6 +246,9 @@ class ReadablePrinter(StrPrinter):
     _print_MutableDenseMatrix = _print_MatrixBase
     _print_ImmutableMatrix = _print_MatrixBase
 
+    def _print_HadamardProduct(self, expr):
+        return " ∘ ".join(self._bracket(a) for a in expr.args)
+
     def _print_MatrixSlice(self, expr):
         def part(sl, full):
             a, b, step = sl
@@ -422,6 +425,29 @@ class ReadableLatexPrinter(LatexPrinter):
     def _print_Visible(self, expr):
         return rf"M\left[{self._print(expr.args[0])} \le {self._print(expr.args[1])}\right]"
 
+    # the entrywise and row-wise nodes of the numeric kernels, and the masks, by their names
+    def _print_Exp(self, expr):
+        return rf"\exp\left({self._print(expr.args[0])}\right)"
+
+    def _print_Exp2(self, expr):
+        return rf"\exp_{{2}}\left({self._print(expr.args[0])}\right)"
+
+    def _print_Log(self, expr):
+        return rf"\log\left({self._print(expr.args[0])}\right)"
+
+    def _named(self, expr, args=None):
+        args = expr.args if args is None else args
+        return rf"\operatorname{{{type(expr).__name__}}}\left({', '.join(self._print(a) for a in args)}\right)"
+
+    _print_ShiftRows = _print_ScaleRows = _print_DivideRows = _print_RowOf = _print_PaddingMask = _named
+
+    def _print_CausalMask(self, expr):
+        return self._named(expr, expr.args[:2] if expr.offset == 0 else expr.args)
+
+    def _print_BlockDiag(self, expr):
+        i, n = self._print(expr.index), self._print(expr.count)
+        return rf"\operatorname{{diag}}\left({self._print(expr.body)}\right)_{{{i}=1}}^{{{n}}}"
+
 
 _LATEX_NODES = {"HeadStack", "HeadConcat", "HeadSum", "Visible", "Expectation"}
 
@@ -564,6 +590,27 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
     _print_CausalMask = _generic
     _print_PaddingMask = _generic
     _print_Visible = _generic
+    _print_ShiftRows = _print_ScaleRows = _print_DivideRows = _print_RowOf = _generic
+
+    def _print_Exp(self, expr):
+        return self._apply("exp", expr.args[0])
+
+    def _print_Exp2(self, expr):
+        return self._apply("exp", expr.args[0], sub=self._el("mn", "2"))
+
+    def _print_Log(self, expr):
+        return self._apply("log", expr.args[0])
+
+    def _print_FeatureMap(self, expr):
+        return self._apply(str(expr.function), expr.arg)
+
+    def _print_BlockMatrix(self, expr):
+        return self._print(expr.blocks)
+
+    def _print_MatrixSlice(self, expr):
+        """A[rows, cols] as the readable text writes the bounds."""
+        where = text(expr)[len(text(expr.parent)):]
+        return self._row(self._print(expr.parent), self._el("mo", where))
 
     def _print_Score(self, expr):
         return self._apply(str(expr.function), *expr.args[1:])
@@ -576,7 +623,9 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
         return self._name(expr.name)
 
 
-_MATHML_NODES = {"Softmax", "HeadSum", "HeadStack", "HeadConcat", "BlockDiag", "FamilyMember", "CausalMask",
+_MATHML_NODES = {"BlockMatrix", "MatrixSlice", "Exp", "Exp2", "Log", "ShiftRows", "ScaleRows", "DivideRows", "RowOf",
+                 "FeatureMap",
+                 "Softmax", "HeadSum", "HeadStack", "HeadConcat", "BlockDiag", "FamilyMember", "CausalMask",
                  "PaddingMask", "Visible", "Score", "Apply", "Permutation"}
 
 

@@ -1,4 +1,5 @@
-"""Every Python block of the README runs as written, alone, and prints what it says.
+"""Every Python block of the README and of its documentation pages runs as written, alone, and
+prints what it says.
 
 Each ```python block runs in a fresh namespace (so a block that forgets an import fails), unless
 its first line is ``# (continues the block above)``: it then runs after the blocks it continues. A bare
@@ -17,7 +18,13 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+# the pages the README's sections moved to; their Python blocks are checked as the README's are
+PAGES = ("README.md", "docs/proving.md", "docs/gradients.md", "docs/derivations.md", "docs/theorems.md",
+         "docs/teaching.md", "docs/code.md", "docs/layout.md")
+TEXTS = {page: (ROOT / page).read_text(encoding="utf-8") for page in PAGES}
+# (page, index in the page, block): a block continues only the blocks of its own page
+BLOCKS = [(page, k, b) for page in PAGES
+          for k, b in enumerate(re.findall(r"```python\n(.*?)```", TEXTS[page], flags=re.S))]
 CONTINUES = "# (continues the block above)\n"
 
 
@@ -36,8 +43,16 @@ def _matches(pattern: str, value) -> bool:
 
 
 def test_the_readme_has_python_blocks_with_claimed_output():
-    assert len(BLOCKS) >= 6
-    assert sum(len(_claims(b)) for b in BLOCKS) >= 10, "the README states few outputs; the test would check little"
+    readme = [b for page, _, b in BLOCKS if page == "README.md"]
+    assert len(readme) >= 2 and sum(len(_claims(b)) for b in readme) >= 3, "the README states few outputs"
+    assert len(BLOCKS) >= 12
+    assert sum(len(_claims(b)) for _, _, b in BLOCKS) >= 30, "the pages state few outputs; the test would check little"
+
+
+def test_the_readme_links_every_page_and_stays_short():
+    for page in PAGES[1:]:
+        assert f"]({page})" in README, f"the README does not link {page}"
+    assert README.count("\n") < 200, "the README is meant to be short: move detail to a page under docs/"
 
 
 def test_the_output_check_can_fail():
@@ -46,19 +61,20 @@ def test_the_output_check_can_fail():
     assert not _matches("CausalMask(n)", "CausalMask(n, n)")
 
 
-@pytest.mark.parametrize("k", range(len(BLOCKS)), ids=lambda k: f"block{k + 1}")
-def test_readme_python_block_runs_alone_and_prints_what_it_says(k):
+@pytest.mark.parametrize("page, k, block", BLOCKS, ids=[f"{p}-block{k + 1}" for p, k, _ in BLOCKS])
+def test_readme_python_block_runs_alone_and_prints_what_it_says(page, k, block):
     namespace: dict = {"__name__": f"readme_block_{k + 1}"}
+    own = [b for p, _, b in BLOCKS if p == page]
     first = k
-    while BLOCKS[first].startswith(CONTINUES):
+    while own[first].startswith(CONTINUES):
+        assert first > 0, f"{page} python block {k + 1} continues no block"
         first -= 1
-    for earlier in BLOCKS[first:k]:  # the blocks this one continues, run first without checks
-        exec(compile(earlier, "README", "exec"), namespace)
-    block = BLOCKS[k]
+    for earlier in own[first:k]:  # the blocks this one continues, run first without checks
+        exec(compile(earlier, page, "exec"), namespace)
     claims = _claims(block)
     checked = set()
     for stmt in ast.parse(block).body:
-        where = f"README python block {k + 1}, line {stmt.lineno}"
+        where = f"{page} python block {k + 1}, line {stmt.lineno}"
         try:
             if isinstance(stmt, ast.Expr) and stmt.end_lineno in claims:
                 value = eval(compile(ast.Expression(stmt.value), where, "eval"), namespace)
@@ -79,7 +95,8 @@ def test_the_plain_notation_example_is_a_file_that_checks():
 
     path = ROOT / "examples" / "readme_notation.txt"
     body = path.read_text(encoding="utf-8")
-    assert f"```\n{body}```" in README, "the README's plain-notation block differs from examples/readme_notation.txt"
+    for page in ("README.md", "docs/derivations.md"):
+        assert f"```\n{body}```" in TEXTS[page], f"{page}'s plain-notation block differs from examples/readme_notation.txt"
     assert main(["check", str(path)]) == 0
 
 
@@ -89,7 +106,7 @@ def test_every_file_a_readme_shell_command_names_exists():
     import shlex
 
     named = []
-    for block in re.findall(r"```sh\n(.*?)```", README, flags=re.S):
+    for block in re.findall(r"```sh\n(.*?)```", "".join(TEXTS.values()), flags=re.S):
         for line in block.splitlines():
             words = shlex.split(line.split("  #", 1)[0], comments=True)
             if "symattn" not in words:
@@ -104,7 +121,8 @@ def test_the_readme_counts_the_trust_base_as_the_code_does():
     """The README's count of the trust base is the length of ``TRUST_BASE`` (it went stale twice by hand)."""
     from symattn.proof.trust import TRUST_BASE
 
-    said = re.search(r"There are (\d+) entries: (\d+) rules checked by instances\s+and (\d+) axioms", README)
-    assert said, "the README no longer states the size of the trust base in the form this test reads"
+    said = re.search(r"There are (\d+) entries: (\d+) rules checked by instances\s+and (\d+) axioms",
+                     TEXTS["docs/theorems.md"])
+    assert said, "docs/theorems.md no longer states the size of the trust base in the form this test reads"
     axioms = sum(r.family is None for r in TRUST_BASE)
     assert tuple(map(int, said.groups())) == (len(TRUST_BASE), len(TRUST_BASE) - axioms, axioms)

@@ -65,6 +65,9 @@ class Declarations:
                 if k in self.matrices:  # the whole W^O declared before its blocks W^O_h
                     self.partition(k, n, self.counts[letter])
                 continue
+            if n.base == ONES and n.sub is None and n.sup is None and st.index is None:
+                self.declare_ones(n, rows, cols)
+                continue
             if st.index is not None:
                 self.fail(n, f"{n.text()} has no subscript {st.index}",
                           f"a name indexed by the head index, as in W_{st.index}^Q")
@@ -408,6 +411,16 @@ class Declarations:
                     or k in self.scalars or k in self.partitions or k in self.aliases
                     or family_key(n) in self.families or family_key(n) in self.indexed
                     or (top is not None and (top in self.families or top in self.indexed)))
+
+    def declare_ones(self, n, rows, cols):
+        r"""``\mathbf{1} \in \mathbb{R}^{N \times 1}``: the vector of ones, with the declared shape (a paper's
+        declaration of its ones vector, not a free matrix named 1)."""
+        if self.ones is not None:
+            self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
+        if rows != 1 and cols != 1:
+            self.fail(n, f"the vector of ones declared as a {sp.sstr(rows)} × {sp.sstr(cols)} matrix",
+                      "\\mathbf{1} \\in \\mathbb{R}^{N \\times 1} (a column) or \\mathbb{R}^{1 \\times N} (a row)")
+        self.ones = (rows, cols)
 
     def is_declared_matrix(self, n) -> bool:
         """True when the plain name ``n`` (no subscript) is a matrix the file declares, whole or by blocks."""

@@ -85,6 +85,7 @@ class Scope(Declarations, Positions):
         self.rotations: dict[str, tuple] = {}  # R^d: (label Theta, frequency function, number of pairs p)
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
         self.features: dict[str, tuple] = {}  # phi : R^D -> R^C: name -> (D, C)
+        self.ones: tuple | None = None  # \mathbf{1} \in R^{N \times 1}: the declared shape of the ones vector
         self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
         self.signatures: dict[str, ast.ScoreDecl] = {}  # f : M^{..} x M^{..} -> M^{..}, as declared
         self.uninterpreted_maps: dict[str, tuple] = {}  # \mathrm{LN}(X) never defined: name -> argument shape
@@ -494,6 +495,8 @@ class Scope(Declarations, Positions):
             value = self.top_index(node, L)
             return self.expand(node, d, {**(L if d.open else {}), d.index: value})
         if node.base == ONES:
+            if node.sub is None and node.sup is None and self.ones is not None:
+                return sp.OneMatrix(*self.ones)  # the declared vector of ones
             if node.sub is None or node.sup is not None:
                 self.fail(node, "the vector of ones without its length", "\\mathbf{1}_N (N entries)")
             return sp.OneMatrix(self.dim(node.sub), 1)

@@ -402,8 +402,9 @@ class Parser:
         if upper is not None:
             sub, sup = self.upper_index(t, upper, sub, sup)
         node = ast.Name((t.line, t.col), t.value, sub, sup, t.font)
-        if not transpose and (self.at_op("(") or (self.at_op("[") and self.dialect == "latex"
-                                                   and t.value in VOCABULARY)):  # Q^T (K) is a product
+        # Q^T (K) and A^{2} (C - A) are products: a name with a transpose or a power is not applied
+        if not transpose and power is None and (self.at_op("(") or (self.at_op("[") and self.dialect == "latex"
+                                                                     and t.value in VOCABULARY)):
             node = self.call(node)
         if self.at_op("_") and isinstance(node, ast.Call):
             op = self.next()

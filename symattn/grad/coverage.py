@@ -47,6 +47,8 @@ REFUSED = {
     HeadConcat: "a concatenation over a symbolic head count H (expand it with a concrete H)",
     BlockDiag: "RoPE's block diagonal over a symbolic number of blocks",
     RowOf: "a row at a symbolic index",
+    sp.BlockMatrix: "no rule yet (its VJP would cut the cotangent into the blocks)",
+    sp.MatrixSlice: "no rule yet (its VJP would place the cotangent in the sliced rows and columns of zeros)",
 }
 
 #: a wrt of these classes is refused (its entries are not independent variables)

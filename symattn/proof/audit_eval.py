@@ -21,13 +21,14 @@ from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
 from ..defs.feature_map import FeatureMap, coordinate
-from ..defs.heads import Binder, FamilyMember, HeadConcat, HeadStack, HeadSum
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask, Visible
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
 from ..defs.rope import BlockDiag
 from ..defs.score import Score
 from ..defs.softmax import Softmax
+from ..registry import Registry
 from . import audit_matrices as mx
 from . import audit_numbers as num
 from .audit_instance import Instance
@@ -85,101 +86,11 @@ class Evaluator:
         self.cache[key] = (e, out)
         return out
 
-    def _matrix(self, e, bound):  # noqa: C901 (one dispatch over node types)
-        m = self.matrix
-        if isinstance(e, sp.MatrixBase):
-            return [[self.scalar(e[i, j], bound) for j in range(e.cols)] for i in range(e.rows)]
-        if isinstance(e, sp.MatrixSymbol):
-            r, c = self.dim(e.rows, bound, "rows"), self.dim(e.cols, bound, "columns")
-            return _structured(e, self.inst.matrix(e, e.name, r, c))
-        if isinstance(e, FamilyMember):
-            k = self.dim(e.index, bound, f"the index of {e.family_name}")
-            if k < 1:
-                raise Unevaluable(f"{e.family_name} at index {k} < 1")
-            r, c = self.dim(e.rows, bound, "rows"), self.dim(e.cols, bound, "columns")
-            return self.inst.matrix((FamilyMember, e.args[0], e.args[2], e.args[3], k),
-                                    f"{e.family_name}_{k}", r, c)
-        if isinstance(e, Permutation):
-            n = self.dim(e.size, bound, "the size of a permutation")
-            p = self.inst.permutation(e.args[0], n, e.name)
-            return [[int(i == p[j]) for j in range(n)] for i in range(n)]
-        if isinstance(e, Score):
-            return self._score(e, bound)
-        if isinstance(e, sp.MatMul):
-            coeff, mats = 1, []
-            for a in e.args:
-                if isinstance(a, (MatrixExpr, sp.MatrixBase)):
-                    mats.append(m(a, bound))
-                else:
-                    coeff = num.mul(coeff, self.scalar(a, bound))
-            out = mats[0]
-            for M in mats[1:]:
-                out = mx.matmul(out, M)
-            return out if num.is_exact(coeff) and coeff == 1 else mx.scale(coeff, out)
-        if isinstance(e, sp.MatAdd):
-            out = m(e.args[0], bound)
-            for a in e.args[1:]:
-                out = mx.add(out, m(a, bound))
-            return out
-        if isinstance(e, (sp.Transpose, sp.Adjoint)):
-            return mx.transpose(m(e.arg, bound))
-        if isinstance(e, Softmax):
-            return mx.softmax(m(e.arg, bound), e.axis)
-        if isinstance(e, sp.HadamardProduct):
-            out = m(e.args[0], bound)
-            for a in e.args[1:]:
-                B = m(a, bound)
-                if mx.shape(B) != mx.shape(out):
-                    raise Malformed("a Hadamard product of different shapes")
-                out = [[num.mul(x, y) for x, y in zip(ra, rb)] for ra, rb in zip(out, B)]
-            return out
-        if isinstance(e, sp.HadamardPower):
-            k = self.scalar(e.exp, bound)
-            return mx.elementwise(lambda x: num.power(x, k), m(e.base, bound))
-        if isinstance(e, sp.BlockDiagMatrix):
-            return mx.block_diag([m(b, bound) for b in e.args])
-        if isinstance(e, sp.BlockMatrix):
-            B = e.blocks
-            return mx.blocks([[m(B[i, j], bound) for j in range(B.cols)] for i in range(B.rows)])
-        if isinstance(e, sp.Identity):
-            n = self.dim(e.rows, bound, "rows")
-            return [[int(i == j) for j in range(n)] for i in range(n)]
-        if isinstance(e, (sp.ZeroMatrix, sp.OneMatrix)):
-            r, c = self.dim(e.rows, bound, "rows"), self.dim(e.cols, bound, "columns")
-            return mx.zeros(r, c, int(isinstance(e, sp.OneMatrix)))
-        if isinstance(e, sp.Inverse):
-            return mx.inverse(m(e.arg, bound))
-        if isinstance(e, sp.MatPow):
-            k = num.as_int(self.scalar(e.exp, bound), "a matrix power")
-            A = m(e.base, bound)
-            n = mx.shape(A)[0]
-            out = [[int(i == j) for j in range(n)] for i in range(n)]
-            for _ in range(abs(k)):
-                out = mx.matmul(out, A)
-            return mx.inverse(out) if k < 0 else out
-        if isinstance(e, sp.MatrixSlice):
-            return self._slice(e, bound)
-        if isinstance(e, Binder):
-            return self._binder(e, bound)
-        if isinstance(e, (CausalMask, PaddingMask)):
-            return self._mask(e, bound)
-        if isinstance(e, Exp):
-            return mx.elementwise(num.exp, m(e.args[0], bound))
-        if isinstance(e, Exp2):
-            return mx.elementwise(num.exp2, m(e.args[0], bound))
-        if isinstance(e, Log):
-            return mx.elementwise(num.log, m(e.args[0], bound))
-        if isinstance(e, (ShiftRows, ScaleRows, DivideRows)):
-            return self._rows(e, bound)
-        if isinstance(e, RowOf):
-            X = m(e.args[0], bound)
-            k = num.as_int(self.scalar(e.args[1], bound), "a row index")
-            if not 0 <= k < len(X):
-                raise Unevaluable(f"row {k} of a matrix with {len(X)} rows")
-            return [list(X[k])]
-        if isinstance(e, FeatureMap):
-            return self._feature_map(e, bound)
-        raise Unevaluable(f"the audit cannot evaluate a {type(e).__name__} node")
+    def _matrix(self, e, bound):
+        rule = AUDIT.find(e)
+        if rule is None:
+            raise Unevaluable(f"the audit cannot evaluate a {type(e).__name__} node")
+        return rule(self, e, bound)
 
     def _feature_map(self, e, bound):
         """phi(X), row by row: each coordinate phi[c] of a row is the instance's value of the
@@ -388,3 +299,178 @@ class Evaluator:
             return out
 
         return walk(0, bound)
+
+
+# -- the audit's rules, one per node class (the registry is the dispatch) ----------------------
+
+AUDIT = Registry("the audit's evaluator", __name__)
+rule = AUDIT.rule
+
+
+@rule(sp.MatrixBase)
+def _explicit(ev, e, bound):
+    return [[ev.scalar(e[i, j], bound) for j in range(e.cols)] for i in range(e.rows)]
+
+
+@rule(sp.MatrixSymbol)
+def _symbol(ev, e, bound):
+    r, c = ev.dim(e.rows, bound, "rows"), ev.dim(e.cols, bound, "columns")
+    return _structured(e, ev.inst.matrix(e, e.name, r, c))
+
+
+@rule(FamilyMember)
+def _member(ev, e, bound):
+    k = ev.dim(e.index, bound, f"the index of {e.family_name}")
+    if k < 1:
+        raise Unevaluable(f"{e.family_name} at index {k} < 1")
+    r, c = ev.dim(e.rows, bound, "rows"), ev.dim(e.cols, bound, "columns")
+    return ev.inst.matrix((FamilyMember, e.args[0], e.args[2], e.args[3], k), f"{e.family_name}_{k}", r, c)
+
+
+@rule(Permutation)
+def _permutation(ev, e, bound):
+    n = ev.dim(e.size, bound, "the size of a permutation")
+    p = ev.inst.permutation(e.args[0], n, e.name)
+    return [[int(i == p[j]) for j in range(n)] for i in range(n)]
+
+
+@rule(Score)  # Apply too: a Score with a constant second argument
+def _score_rule(ev, e, bound):
+    return ev._score(e, bound)
+
+
+@rule(sp.MatMul)
+def _matmul(ev, e, bound):
+    coeff, mats = 1, []
+    for a in e.args:
+        if isinstance(a, (MatrixExpr, sp.MatrixBase)):
+            mats.append(ev.matrix(a, bound))
+        else:
+            coeff = num.mul(coeff, ev.scalar(a, bound))
+    out = mats[0]
+    for M in mats[1:]:
+        out = mx.matmul(out, M)
+    return out if num.is_exact(coeff) and coeff == 1 else mx.scale(coeff, out)
+
+
+@rule(sp.MatAdd)
+def _matadd(ev, e, bound):
+    out = ev.matrix(e.args[0], bound)
+    for a in e.args[1:]:
+        out = mx.add(out, ev.matrix(a, bound))
+    return out
+
+
+@rule(sp.Transpose, sp.Adjoint)
+def _transpose(ev, e, bound):
+    return mx.transpose(ev.matrix(e.arg, bound))
+
+
+@rule(Softmax)
+def _softmax(ev, e, bound):
+    return mx.softmax(ev.matrix(e.arg, bound), e.axis)
+
+
+@rule(sp.HadamardProduct)
+def _hadamard(ev, e, bound):
+    out = ev.matrix(e.args[0], bound)
+    for a in e.args[1:]:
+        B = ev.matrix(a, bound)
+        if mx.shape(B) != mx.shape(out):
+            raise Malformed("a Hadamard product of different shapes")
+        out = [[num.mul(x, y) for x, y in zip(ra, rb)] for ra, rb in zip(out, B)]
+    return out
+
+
+@rule(sp.HadamardPower)
+def _hadamard_power(ev, e, bound):
+    k = ev.scalar(e.exp, bound)
+    return mx.elementwise(lambda x: num.power(x, k), ev.matrix(e.base, bound))
+
+
+@rule(sp.BlockDiagMatrix)
+def _block_diag_matrix(ev, e, bound):
+    return mx.block_diag([ev.matrix(b, bound) for b in e.args])
+
+
+@rule(sp.BlockMatrix)
+def _block_matrix(ev, e, bound):
+    B = e.blocks
+    return mx.blocks([[ev.matrix(B[i, j], bound) for j in range(B.cols)] for i in range(B.rows)])
+
+
+@rule(sp.Identity)
+def _identity(ev, e, bound):
+    n = ev.dim(e.rows, bound, "rows")
+    return [[int(i == j) for j in range(n)] for i in range(n)]
+
+
+@rule(sp.ZeroMatrix, sp.OneMatrix)
+def _constant(ev, e, bound):
+    r, c = ev.dim(e.rows, bound, "rows"), ev.dim(e.cols, bound, "columns")
+    return mx.zeros(r, c, int(isinstance(e, sp.OneMatrix)))
+
+
+@rule(sp.Inverse)
+def _inverse(ev, e, bound):
+    return mx.inverse(ev.matrix(e.arg, bound))
+
+
+@rule(sp.MatPow)
+def _matpow(ev, e, bound):
+    k = num.as_int(ev.scalar(e.exp, bound), "a matrix power")
+    A = ev.matrix(e.base, bound)
+    n = mx.shape(A)[0]
+    out = [[int(i == j) for j in range(n)] for i in range(n)]
+    for _ in range(abs(k)):
+        out = mx.matmul(out, A)
+    return mx.inverse(out) if k < 0 else out
+
+
+@rule(sp.MatrixSlice)
+def _slice_rule(ev, e, bound):
+    return ev._slice(e, bound)
+
+
+@rule(HeadSum, HeadStack, HeadConcat, BlockDiag)
+def _binder_rule(ev, e, bound):
+    return ev._binder(e, bound)
+
+
+@rule(CausalMask, PaddingMask)
+def _mask_rule(ev, e, bound):
+    return ev._mask(e, bound)
+
+
+@rule(Exp)
+def _exp(ev, e, bound):
+    return mx.elementwise(num.exp, ev.matrix(e.args[0], bound))
+
+
+@rule(Exp2)
+def _exp2(ev, e, bound):
+    return mx.elementwise(num.exp2, ev.matrix(e.args[0], bound))
+
+
+@rule(Log)
+def _log(ev, e, bound):
+    return mx.elementwise(num.log, ev.matrix(e.args[0], bound))
+
+
+@rule(ShiftRows, ScaleRows, DivideRows)
+def _rows_rule(ev, e, bound):
+    return ev._rows(e, bound)
+
+
+@rule(RowOf)
+def _row_of(ev, e, bound):
+    X = ev.matrix(e.args[0], bound)
+    k = num.as_int(ev.scalar(e.args[1], bound), "a row index")
+    if not 0 <= k < len(X):
+        raise Unevaluable(f"row {k} of a matrix with {len(X)} rows")
+    return [list(X[k])]
+
+
+@rule(FeatureMap)
+def _feature_map_rule(ev, e, bound):
+    return ev._feature_map(e, bound)

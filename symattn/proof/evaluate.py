@@ -13,6 +13,7 @@ import numpy as np
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
+from ..defs.feature_map import FeatureMap
 from ..defs.heads import FamilyMember, _OverHeads
 from ..defs.mask import CausalMask, PaddingMask
 from ..defs.permutation import Permutation
@@ -20,6 +21,7 @@ from ..defs.rope import BlockDiag
 from ..defs.score import Score
 from ..defs.softmax import Softmax, softmax_explicit
 from ..errors import SymattnError
+from ..registry import Registry
 
 
 class EvaluationError(SymattnError):
@@ -174,16 +176,12 @@ class Float:
 
 BACKENDS = {"exact": Exact, "float": Float}
 
-#: node type -> rule(expr, evaluate_child, backend, env) -> value
-RULES: dict[type, Callable] = {}
-
-
-def rule(node_type):
-    def register(fn):
-        RULES[node_type] = fn
-        return fn
-
-    return register
+#: node type -> rule(expr, evaluate_child, backend, env, functions) -> value, found along the MRO
+EVALUATE = Registry("the strategies' evaluator", __name__)
+RULES: dict[type, Callable] = EVALUATE.rules
+rule = EVALUATE.rule
+EVALUATE.omit(FeatureMap, "a feature map is written out first (FeatureMap.doit: an uninterpreted function of "
+                          "each row's entries, trust rule feature_map_row_by_row), then evaluated")
 
 
 def leaf_name(e) -> str | None:
@@ -221,22 +219,28 @@ def evaluate(expr, env: dict, backend: str = "float", functions: dict | None = N
         return out
 
     def _ev(e):
-        name = leaf_name(e)
-        if name is not None:
-            try:
-                value = be.convert(lookup(env, e, name))
-            except KeyError:
-                raise EvaluationError(f"no value given for {name}") from None
-            # a structured input (Symmetric) takes the values its assumption allows
-            return e.impose(value) if hasattr(e, "impose") else value
-        if isinstance(e, sp.MatrixBase):
-            return _explicit(e, ev, be)
-        for cls in type(e).__mro__:
-            if cls in RULES:
-                return RULES[cls](e, ev, be, env, functions)
-        raise EvaluationError(f"cannot evaluate a {type(e).__name__} node: {sp.sstr(e)[:80]}")
+        fn = EVALUATE.find(e)
+        if fn is None:
+            raise EvaluationError(f"cannot evaluate a {type(e).__name__} node: {sp.sstr(e)[:80]}")
+        return fn(e, ev, be, env, functions)
 
     return ev(expr)
+
+
+@rule(sp.MatrixSymbol, FamilyMember)
+def _leaf(e, ev, be, env, fns):
+    name = leaf_name(e)
+    try:
+        value = be.convert(lookup(env, e, name))
+    except KeyError:
+        raise EvaluationError(f"no value given for {name}") from None
+    # a structured input (Symmetric) takes the values its assumption allows
+    return e.impose(value) if hasattr(e, "impose") else value
+
+
+@rule(sp.MatrixBase)
+def _explicit_rule(e, ev, be, env, fns):
+    return _explicit(e, ev, be)
 
 
 def _explicit(M, ev, be):
@@ -367,8 +371,8 @@ def _mask_rule(e, ev, be, env, fns):
     return be.table(r, c, lambda i, j: sp.sympify(e._entry(sp.Integer(i), sp.Integer(j))))
 
 
-RULES[CausalMask] = _mask_rule
-RULES[PaddingMask] = _mask_rule
+EVALUATE.add(CausalMask, _mask_rule)
+EVALUATE.add(PaddingMask, _mask_rule)
 
 
 @rule(BlockDiag)

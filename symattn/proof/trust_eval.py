@@ -32,12 +32,15 @@ import numpy as np
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement, MatrixExpr
 
-from ..defs.heads import Binder, FamilyMember, _OverHeads
+from ..defs.feature_map import FeatureMap
+from ..defs.heads import Binder, FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, RowOf, ScaleRows, ShiftRows
 from ..defs.permutation import PermIndex, Permutation
 from ..defs.rope import BlockDiag
+from ..defs.score import Score
 from ..defs.softmax import Softmax
+from ..registry import Registry
 
 
 class NotEvaluable(Exception):
@@ -414,87 +417,142 @@ def _stack(rows, mode):
 
 def matrix(e, inp: Inputs):
     """The explicit value of the matrix expression ``e`` (ImmutableMatrix or float64 array)."""
+    rule = TRUST_EVAL.find(e)
+    if rule is None:
+        raise NotEvaluable(f"no definition to evaluate a {type(e).__name__} node: {sp.sstr(e)[:80]}")
+    return rule(e, inp)
+
+
+# -- the trust base's rules, one per node class (the registry is the dispatch) -----------------
+
+TRUST_EVAL = Registry("the trust base's evaluator", __name__)
+rule = TRUST_EVAL.rule
+TRUST_EVAL.omit(Score, "no rule of the trust base states a claim with an uninterpreted score function or map "
+                       "(Apply is a Score): the rules' instances are explicit matrices")
+TRUST_EVAL.omit(FeatureMap, "no rule of the trust base states a claim with an uninterpreted feature map")
+
+
+@rule(sp.MatrixSymbol, FamilyMember)
+def _leaf(e, inp):
+    return inp.leaf(e)
+
+
+@rule(sp.MatrixBase)
+def _explicit(e, inp):
+    return _table(e.rows, e.cols, lambda i, j: scalar(e[i, j], inp), inp.mode)
+
+
+@rule(sp.MatMul)
+def _matmul(e, inp):
     exact = inp.mode == "exact"
-    if isinstance(e, (sp.MatrixSymbol, FamilyMember)):
-        return inp.leaf(e)
-    if isinstance(e, sp.MatrixBase):
-        return _table(e.rows, e.cols, lambda i, j: scalar(e[i, j], inp), inp.mode)
-    if isinstance(e, sp.MatMul):
-        coeff, mats = e.as_coeff_matrices()
-        out = matrix(mats[0], inp)
-        for m in mats[1:]:
-            out = out * matrix(m, inp) if exact else out @ matrix(m, inp)
-        c = scalar(coeff, inp)
-        return out if c == 1 else (out * c)
-    if isinstance(e, sp.MatAdd):
-        parts = [matrix(a, inp) for a in e.args]
-        out = parts[0]
-        for p in parts[1:]:
-            out = out + p
-        return out
-    if isinstance(e, sp.Transpose):
-        return matrix(e.arg, inp).T
-    if isinstance(e, Softmax):
-        if inp.mode == "poly":
-            raise NotPolynomial("Softmax")
-        X = matrix(e.arg, inp)
-        return _exact_softmax(X, e.axis) if exact else _float_softmax(X, e.axis)
-    if isinstance(e, (sp.Identity, sp.ZeroMatrix, sp.OneMatrix)):
-        r, c = _int(e.rows), _int(e.cols)
-        value = {sp.Identity: lambda i, j: int(i == j), sp.ZeroMatrix: lambda i, j: 0,
-                 sp.OneMatrix: lambda i, j: 1}[type(e)]
-        return _table(r, c, lambda i, j: sp.Integer(value(i, j)), inp.mode)
-    if isinstance(e, sp.HadamardProduct):
-        parts = [matrix(a, inp) for a in e.args]
-        out = parts[0]
-        for p in parts[1:]:
-            out = out.multiply_elementwise(p) if exact else out * p
-        return out
-    if isinstance(e, _OverHeads):
-        terms = [matrix(instantiate(e.body, e.index, sp.Integer(k)), inp) for k in range(1, _int(e.count) + 1)]
-        kind = type(e).__name__
-        if kind == "HeadSum":
-            out = terms[0]
-            for t in terms[1:]:
-                out = out + t
-            return out
-        return _stack([[t] for t in terms] if kind == "HeadStack" else [terms], inp.mode)
-    if isinstance(e, BlockDiag):
-        blocks = [matrix(instantiate(e.body, e.index, sp.Integer(k)), inp) for k in range(1, _int(e.count) + 1)]
-        return _block_diagonal(blocks, inp.mode)
-    if isinstance(e, sp.BlockDiagMatrix):
-        return _block_diagonal([matrix(b, inp) for b in e.args], inp.mode)
-    if isinstance(e, sp.BlockMatrix):
-        B = e.blocks
-        return _stack([[matrix(B[i, j], inp) for j in range(B.cols)] for i in range(B.rows)], inp.mode)
-    if isinstance(e, sp.MatrixSlice):
-        (r0, r1, rs), (c0, c1, cs) = e.rowslice, e.colslice
-        P = matrix(e.parent, inp)
-        rows = range(_int(r0), _int(r1), _int(rs))
-        cols = range(_int(c0), _int(c1), _int(cs))
-        return _table(len(rows), len(cols), lambda i, j: sp.sympify(P[rows[i], cols[j]]), inp.mode) \
-            if exact else np.asarray(P)[_int(r0):_int(r1):_int(rs), _int(c0):_int(c1):_int(cs)]
-    if isinstance(e, (CausalMask, PaddingMask)):
-        if inp.mode == "poly":
-            raise NotPolynomial("a mask of -oo entries")
-        m, n = _int(e.shape[0]), _int(e.shape[1])
-        if isinstance(e, CausalMask):
-            o = _int(e.offset)
-            visible = lambda k, j: k <= j + o  # noqa: E731
-        else:
-            L = _int(e.length)
-            visible = lambda k, j: k <= L - 1  # noqa: E731
-        inf = sp.S.NegativeInfinity if exact else -np.inf
-        return _table(m, n, lambda k, j: sp.Integer(0) if visible(k, j) else inf, inp.mode)
-    if isinstance(e, Permutation):
-        n = _int(e.size)
-        sig = inp.sigma(e.args[0], n)
-        return _table(n, n, lambda i, j: sp.Integer(int(i == sig[j])), inp.mode)
-    if isinstance(e, (Exp, Exp2, Log, ShiftRows, ScaleRows, DivideRows, RowOf)):
-        return _numeric_node(e, inp)
-    raise NotEvaluable(f"no definition to evaluate a {type(e).__name__} node: {sp.sstr(e)[:80]}")
+    coeff, mats = e.as_coeff_matrices()
+    out = matrix(mats[0], inp)
+    for m in mats[1:]:
+        out = out * matrix(m, inp) if exact else out @ matrix(m, inp)
+    c = scalar(coeff, inp)
+    return out if c == 1 else (out * c)
 
 
+@rule(sp.MatAdd)
+def _matadd(e, inp):
+    parts = [matrix(a, inp) for a in e.args]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + p
+    return out
+
+
+@rule(sp.Transpose)
+def _transpose(e, inp):
+    return matrix(e.arg, inp).T
+
+
+@rule(Softmax)
+def _softmax(e, inp):
+    if inp.mode == "poly":
+        raise NotPolynomial("Softmax")
+    X = matrix(e.arg, inp)
+    return _exact_softmax(X, e.axis) if inp.mode == "exact" else _float_softmax(X, e.axis)
+
+
+@rule(sp.Identity, sp.ZeroMatrix, sp.OneMatrix)
+def _constant(e, inp):
+    r, c = _int(e.rows), _int(e.cols)
+    value = {sp.Identity: lambda i, j: int(i == j), sp.ZeroMatrix: lambda i, j: 0,
+             sp.OneMatrix: lambda i, j: 1}[type(e)]
+    return _table(r, c, lambda i, j: sp.Integer(value(i, j)), inp.mode)
+
+
+@rule(sp.HadamardProduct)
+def _hadamard(e, inp):
+    parts = [matrix(a, inp) for a in e.args]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.multiply_elementwise(p) if inp.mode == "exact" else out * p
+    return out
+
+
+@rule(HeadSum, HeadStack, HeadConcat)
+def _over_heads(e, inp):
+    terms = [matrix(instantiate(e.body, e.index, sp.Integer(k)), inp) for k in range(1, _int(e.count) + 1)]
+    if isinstance(e, HeadSum):
+        out = terms[0]
+        for t in terms[1:]:
+            out = out + t
+        return out
+    return _stack([[t] for t in terms] if isinstance(e, HeadStack) else [terms], inp.mode)
+
+
+@rule(BlockDiag)
+def _block_diag(e, inp):
+    blocks = [matrix(instantiate(e.body, e.index, sp.Integer(k)), inp) for k in range(1, _int(e.count) + 1)]
+    return _block_diagonal(blocks, inp.mode)
+
+
+@rule(sp.BlockDiagMatrix)
+def _block_diag_matrix(e, inp):
+    return _block_diagonal([matrix(b, inp) for b in e.args], inp.mode)
+
+
+@rule(sp.BlockMatrix)
+def _block_matrix(e, inp):
+    B = e.blocks
+    return _stack([[matrix(B[i, j], inp) for j in range(B.cols)] for i in range(B.rows)], inp.mode)
+
+
+@rule(sp.MatrixSlice)
+def _slice(e, inp):
+    (r0, r1, rs), (c0, c1, cs) = e.rowslice, e.colslice
+    P = matrix(e.parent, inp)
+    rows = range(_int(r0), _int(r1), _int(rs))
+    cols = range(_int(c0), _int(c1), _int(cs))
+    return _table(len(rows), len(cols), lambda i, j: sp.sympify(P[rows[i], cols[j]]), inp.mode) \
+        if inp.mode == "exact" else np.asarray(P)[_int(r0):_int(r1):_int(rs), _int(c0):_int(c1):_int(cs)]
+
+
+@rule(CausalMask, PaddingMask)
+def _mask(e, inp):
+    if inp.mode == "poly":
+        raise NotPolynomial("a mask of -oo entries")
+    m, n = _int(e.shape[0]), _int(e.shape[1])
+    if isinstance(e, CausalMask):
+        o = _int(e.offset)
+        visible = lambda k, j: k <= j + o  # noqa: E731
+    else:
+        L = _int(e.length)
+        visible = lambda k, j: k <= L - 1  # noqa: E731
+    inf = sp.S.NegativeInfinity if inp.mode == "exact" else -np.inf
+    return _table(m, n, lambda k, j: sp.Integer(0) if visible(k, j) else inf, inp.mode)
+
+
+@rule(Permutation)
+def _permutation(e, inp):
+    n = _int(e.size)
+    sig = inp.sigma(e.args[0], n)
+    return _table(n, n, lambda i, j: sp.Integer(int(i == sig[j])), inp.mode)
+
+
+@rule(Exp, Exp2, Log, ShiftRows, ScaleRows, DivideRows, RowOf)
 def _numeric_node(e, inp: Inputs):
     """The elementwise and row-wise nodes of the numeric kernels, entry by entry."""
     mode = inp.mode

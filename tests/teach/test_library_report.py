@@ -1,0 +1,164 @@
+"""The whole library and gallery, read by a person: readable traces, and the HTML report in a real browser.
+
+The library is proved once for the module. The browser test needs headless Chromium (the Debian
+package ``chromium``) and skips cleanly without it.
+"""
+
+import re
+import shutil
+import subprocess
+import xml.dom.minidom
+from html import unescape
+
+import pytest
+from teach_helpers import INTERNAL, balanced
+
+from symattn.theorems import load_library, prove
+
+MATRIX_OPEN = re.compile(r"Matrix\(\[")
+HALF_OPEN = re.compile(r"\[-?[\d.]+, -?[\d.]+\)")
+
+
+@pytest.fixture(scope="module")
+def results():
+    library = load_library()
+    proved = [prove(th) for th in library.values() if th.expect == "proved"]
+    gallery = [prove(th) for th in library.values() if th.expect != "proved"]
+    return proved, gallery
+
+
+def test_every_explain_has_no_internal_names_and_closes_every_bracket(results):
+    proved, gallery = results
+    seen = 0
+    for res in proved + gallery:
+        for v in res.verdicts:
+            out = v.explain()
+            seen += 1
+            assert not INTERNAL.search(out), (res.theorem.name, INTERNAL.search(out).group(), out)
+            assert not MATRIX_OPEN.search(out), (res.theorem.name, out)
+            for line in out.splitlines():
+                # a half-open interval of numbers, [88, 89), is notation, not an open bracket
+                assert balanced(HALF_OPEN.sub("", line)), (res.theorem.name, line)
+    assert seen >= len(proved) + len(gallery)
+
+
+def test_every_library_result_renders_as_markdown_and_html(results):
+    proved, gallery = results
+    for res in proved + gallery:
+        md, html = res._repr_markdown_(), res._repr_html_()
+        assert res.theorem.name in md and res.theorem.name in html
+        assert "merror" not in html
+        for frag in re.findall(r"<math.*?</math>", html, flags=re.S):
+            xml.dom.minidom.parseString(unescape(frag))
+
+
+@pytest.fixture(scope="module")
+def report_dir(results, tmp_path_factory):
+    from symattn.derivation import check_statements
+    from symattn.derivation.latex import parse_latex
+    from symattn.teach.report import write_report
+
+    here = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples"
+    reports = []
+    for name in ("seed000_multihead_corrupted.tex",):
+        path = here / name
+        if path.exists():
+            reports.append(check_statements(parse_latex(path.read_text()), source=name, budget=10.0))
+    out = tmp_path_factory.mktemp("report")
+    proved, gallery = results
+    write_report(out, proved, gallery, reports, version="test")
+    return out, proved, gallery, reports
+
+
+def test_report_is_self_contained_and_its_mathml_parses(report_dir):
+    out, proved, gallery, _ = report_dir
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/", "")
+    assert "https://" not in html
+    fragments = re.findall(r"<math.*?</math>", html, flags=re.S)
+    assert len(fragments) >= len(proved) + len(gallery)
+    for frag in fragments:
+        xml.dom.minidom.parseString(unescape(frag))  # a MathML parse error fails here
+    for svg in re.findall(r"<svg.*?</svg>", html, flags=re.S):
+        xml.dom.minidom.parseString(svg)
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _run_browser(args, timeout=180):
+    return subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_report_renders_in_headless_chromium(report_dir, tmp_path):
+    if _chromium() is None:
+        pytest.skip("headless Chromium is not installed (Debian package chromium)")
+    out, proved, gallery, reports = report_dir
+    url = (out / "index.html").as_uri()
+    dom = _run_browser(["--dump-dom", url]).stdout
+    assert "<body" in dom, "the browser produced no document"
+    body = re.sub(r"<[^>]+>", " ", dom[dom.index("<body"):])
+    assert len(body.split()) > 500, "blank page"
+    for res in proved + gallery:
+        name = res.theorem.name
+        section = re.search(rf"<section class=\"theorem\" id=\"{name}\">(.*?)</section>", dom, flags=re.S)
+        assert section, f"theorem {name} is missing from the rendered page"
+        assert res.status in section.group(1)
+    assert "<merror" not in dom and "parsererror" not in dom
+    assert dom.count("<math") >= len(proved) + len(gallery)
+    for rep in reports:
+        assert rep.source in dom
+    # a screenshot of the page and of an empty page: the report must not look empty
+    shot, blank = tmp_path / "report.png", tmp_path / "blank.png"
+    empty = tmp_path / "empty.html"
+    empty.write_text("<!DOCTYPE html><html><body></body></html>")
+    _run_browser([f"--screenshot={shot}", "--window-size=1200,1600", url])
+    _run_browser([f"--screenshot={blank}", "--window-size=1200,1600", empty.as_uri()])
+    assert shot.exists() and blank.exists()
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 5 * blank.stat().st_size, "the screenshot is as empty as a blank page"
+
+
+# --- the library from Python: symattn.library(), symattn.theorem(NAME) ------------
+
+
+def test_the_library_and_one_theorem_are_public_and_are_the_registry():
+    import symattn as sa
+    from symattn.theorems import REGISTRY, load_library
+
+    lib = sa.library()
+    assert lib == load_library() and lib is not REGISTRY  # a copy: changing it changes no registry
+    assert "column_row_transpose" in lib and "mistake_transpose_keeps_order" in lib
+    assert all(sa.theorem(name) is th for name, th in lib.items())
+    assert isinstance(sa.theorem("column_row_transpose"), sa.Theorem)
+
+
+def test_a_misspelt_theorem_name_is_an_error_naming_the_closest():
+    import pytest
+
+    import symattn as sa
+
+    with pytest.raises(sa.UnknownTheoremError, match="did you mean column_row_transpose"):
+        sa.theorem("column_row_transpos")
+    with pytest.raises(LookupError, match="no theorem named 'zzz' in the library; symattn.library"):
+        sa.theorem("zzz")
+
+
+def test_a_theorem_shows_itself_as_text_and_as_html_with_its_claims():
+    import xml.dom.minidom
+
+    import symattn as sa
+
+    th = sa.theorem("mistake_transpose_keeps_order")
+    said = str(th)
+    assert said.startswith("mistake_transpose_keeps_order (expected: refuted)\n  (A B)ᵀ = Aᵀ Bᵀ")
+    assert "claim 1: " in said and "why: " in said
+    html = th._repr_html_()
+    xml.dom.minidom.parseString(html.replace("&InvisibleTimes;", "&#8290;"))  # well formed
+    assert html.count("<math") == len(th.claims()) and "expected: refuted" in html
