@@ -32,7 +32,53 @@ class Declarations:
         self.count_nodes.setdefault(index, upper)
         return count
 
+    def head_in_labels(self, n, L=()):
+        """W_{q,h} with h a head index (or an index bound by a sum): a label of several parts that holds the head
+        index would be one matrix for every head, which the paper never means: refused, with what to write."""
+        if not (isinstance(n, ast.Name) and isinstance(n.sub, ast.Labels)):
+            return
+        for part in n.sub.parts:
+            if isinstance(part, ast.Name) and part.sub is None and (part.base in self.counts or part.base in L):
+                rest = ",".join(p.text() for p in n.sub.parts if p is not part)
+                self.fail(n, f"{n.text()}: the subscript holds the index {part.base} beside the label {rest}, which "
+                          f"would name one matrix for every {part.base}",
+                          f"the label on top and the index below, as in {n.base}^{{{rest}}}_{{{part.base}}}")
+
+    def member_alias(self, node, fk, L):
+        """A member W_x^K under ``assume W_i^K = T`` (T with i read as x) or ``assume W_2^K = T``
+        (when x is 2); the family's own member where no assumption applies."""
+        return self.member_of(fk, self.index_value(node.sub, L), L, node)
+
+    def member_of(self, fk, value, L, node):
+        """The member ``value`` of the family ``fk`` under the assumptions about its members."""
+        for sub, target, text in self.member_aliases[fk]:
+            if isinstance(sub, ast.Num):
+                if not sp.sympify(value).is_Integer:
+                    # W_h^K for a symbolic h is W_1^K at h = 2 only: neither reading is right for every h
+                    self.fail(node, f"the assumption {text} says something about one member only, and "
+                                    f"{fk.replace('^', '_' + sp.sstr(value) + '^')} stands for every member",
+                              f"an assumption for every member ({fk.replace('^', '_i^')} = ...)")
+                if int(value) != sub.value:
+                    continue
+                bound = dict(L)
+            else:
+                bound = {**L, sub.base: value}
+            self.assumptions[text] = True
+            self.hits.append(text)
+            tk = family_key(target)
+            if target.sub is not None and tk in self.families:
+                return self.families[tk][self.index_value(target.sub, bound)]
+            if target.sub is None and key_of(target) in self.matrices:
+                return self.matrices[key_of(target)]
+            self.fail(target, f"the assumption {text} names {target.text()}, which is not a declared matrix "
+                              "or a member of a declared family", "a declared name on the right of the assumption")
+        if fk in self.families:
+            return self.families[fk][value]
+        self.unknown(node, fk)
+
     def declare(self, st: ast.Declare):
+        for n in st.names:
+            self.head_in_labels(n)
         if st.shape.rows is None:  # c \in \mathbb{R}: a real scalar
             for n in st.names:
                 k = key_of(n)

@@ -459,6 +459,7 @@ class Scope(Declarations, Positions):
         self.fail(node, why, f"{every}, a sum over every row", NotationShapeError)
 
     def _name(self, node, L):
+        self.head_in_labels(node, L)
         if isinstance(node.sub, ast.ParamIndex):
             if key_of(ast.Name(node.pos, node.base, None, node.sup, node.font)) in self.rotations:
                 return self.rotation_at(node, L)
@@ -538,38 +539,6 @@ class Scope(Declarations, Positions):
             self.hits.append(self.assumed_by[key])
             return self.aliases[key]
         return key
-
-    def member_alias(self, node, fk, L):
-        """A member W_x^K under ``assume W_i^K = T`` (T with i read as x) or ``assume W_2^K = T``
-        (when x is 2); the family's own member where no assumption applies."""
-        return self.member_of(fk, self.index_value(node.sub, L), L, node)
-
-    def member_of(self, fk, value, L, node):
-        """The member ``value`` of the family ``fk`` under the assumptions about its members."""
-        for sub, target, text in self.member_aliases[fk]:
-            if isinstance(sub, ast.Num):
-                if not sp.sympify(value).is_Integer:
-                    # W_h^K for a symbolic h is W_1^K at h = 2 only: neither reading is right for every h
-                    self.fail(node, f"the assumption {text} says something about one member only, and "
-                                    f"{fk.replace('^', '_' + sp.sstr(value) + '^')} stands for every member",
-                              f"an assumption for every member ({fk.replace('^', '_i^')} = ...)")
-                if int(value) != sub.value:
-                    continue
-                bound = dict(L)
-            else:
-                bound = {**L, sub.base: value}
-            self.assumptions[text] = True
-            self.hits.append(text)
-            tk = family_key(target)
-            if target.sub is not None and tk in self.families:
-                return self.families[tk][self.index_value(target.sub, bound)]
-            if target.sub is None and key_of(target) in self.matrices:
-                return self.matrices[key_of(target)]
-            self.fail(target, f"the assumption {text} names {target.text()}, which is not a declared matrix "
-                              "or a member of a declared family", "a declared name on the right of the assumption")
-        if fk in self.families:
-            return self.families[fk][value]
-        self.unknown(node, fk)
 
     def unknown(self, node, k):
         names = self.known_names()

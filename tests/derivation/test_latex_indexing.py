@@ -166,3 +166,12 @@ def test_virtual_heads_compose_by_the_mixed_product():
 def test_an_operator_compared_with_a_matrix_is_refused_by_name():
     steps = check(ELHAGE + r"$$ \mathrm{Id} \otimes W_U W_E = W_U W_E $$").steps
     assert steps[0].status == "ill-formed" and "acts on nothing, compared with the matrix" in steps[0].error
+
+
+def test_a_label_that_holds_the_head_index_is_refused_not_one_matrix_for_every_head():
+    with pytest.raises(DerivationError, match=r"W_\{q,h\}: the subscript holds the index h beside the label q"):
+        check(r"$$ h = 1, \ldots, H $$ $$ W_{q,h} \in \mathbb{R}^{d \times d} $$"
+              r"$$ \sum_{h=1}^{H} W_{q,h} = H W_{q,h} $$")
+    # an index bound by a sum, inside a label: refused as well
+    steps = check(r"$$ W_{q,i} \in \mathbb{R}^{d \times d} $$ $$ \sum_{i=1}^{d} W_{q,i} = d W_{q,i} $$").steps
+    assert steps[0].status == "ill-formed" and "holds the index i beside the label q" in steps[0].error
