@@ -177,6 +177,20 @@ class ParamIndex(Node):
 
 
 @dataclass(frozen=True)
+class Labels(Node):
+    """A subscript of parts separated by commas, ``{k,E}`` or ``{t,i}``: one label of the name, so that
+    ``W_{k,E}`` and ``q_{t,i}`` are names of their own (declared or defined as the paper does)."""
+
+    parts: tuple
+
+    def text(self):
+        return ",".join(p.text() for p in self.parts)
+
+    def latex(self):
+        return ",".join(p.latex() for p in self.parts)
+
+
+@dataclass(frozen=True)
 class Cases(Node):
     """``\\begin{cases} 0 & s \\le t \\\\ -\\infty & s > t \\end{cases}``: rows (value, condition), the
     value "0" or "-inf", the condition (left, relation, right) of index nodes or None for "otherwise"."""

@@ -12,7 +12,7 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import NotationShapeError
 from . import ast
-from .symbols import ONES, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
+from .symbols import ONES, TOP, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
 
 
 class Declarations:
@@ -32,7 +32,53 @@ class Declarations:
         self.count_nodes.setdefault(index, upper)
         return count
 
+    def head_in_labels(self, n, L=()):
+        """W_{q,h} with h a head index (or an index bound by a sum): a label of several parts that holds the head
+        index would be one matrix for every head, which the paper never means: refused, with what to write."""
+        if not (isinstance(n, ast.Name) and isinstance(n.sub, ast.Labels)):
+            return
+        for part in n.sub.parts:
+            if isinstance(part, ast.Name) and part.sub is None and (part.base in self.counts or part.base in L):
+                rest = ",".join(p.text() for p in n.sub.parts if p is not part)
+                self.fail(n, f"{n.text()}: the subscript holds the index {part.base} beside the label {rest}, which "
+                          f"would name one matrix for every {part.base}",
+                          f"the label on top and the index below, as in {n.base}^{{{rest}}}_{{{part.base}}}")
+
+    def member_alias(self, node, fk, L):
+        """A member W_x^K under ``assume W_i^K = T`` (T with i read as x) or ``assume W_2^K = T``
+        (when x is 2); the family's own member where no assumption applies."""
+        return self.member_of(fk, self.index_value(node.sub, L), L, node)
+
+    def member_of(self, fk, value, L, node):
+        """The member ``value`` of the family ``fk`` under the assumptions about its members."""
+        for sub, target, text in self.member_aliases[fk]:
+            if isinstance(sub, ast.Num):
+                if not sp.sympify(value).is_Integer:
+                    # W_h^K for a symbolic h is W_1^K at h = 2 only: neither reading is right for every h
+                    self.fail(node, f"the assumption {text} says something about one member only, and "
+                                    f"{fk.replace('^', '_' + sp.sstr(value) + '^')} stands for every member",
+                              f"an assumption for every member ({fk.replace('^', '_i^')} = ...)")
+                if int(value) != sub.value:
+                    continue
+                bound = dict(L)
+            else:
+                bound = {**L, sub.base: value}
+            self.assumptions[text] = True
+            self.hits.append(text)
+            tk = family_key(target)
+            if target.sub is not None and tk in self.families:
+                return self.families[tk][self.index_value(target.sub, bound)]
+            if target.sub is None and key_of(target) in self.matrices:
+                return self.matrices[key_of(target)]
+            self.fail(target, f"the assumption {text} names {target.text()}, which is not a declared matrix "
+                              "or a member of a declared family", "a declared name on the right of the assumption")
+        if fk in self.families:
+            return self.families[fk][value]
+        self.unknown(node, fk)
+
     def declare(self, st: ast.Declare):
+        for n in st.names:
+            self.head_in_labels(n)
         if st.shape.rows is None:  # c \in \mathbb{R}: a real scalar
             for n in st.names:
                 k = key_of(n)
@@ -82,12 +128,28 @@ class Declarations:
                 self.plain_subs[k] = letter
 
     def superscript_family(self, n, L=()):
-        """``W_Q^h`` with h a head index: the family key ``W_Q`` (the label below, the index on top)."""
-        if (isinstance(n, ast.Name) and n.sup is not None and len(n.sup) == 1 and (n.sup in self.counts or n.sup in L)
+        """``W_Q^h`` with h a head index: the family key ``W_Q`` (the label below, the index on top); ``A^h``
+        (no subscript): the key ``A^·``, head h's A (Elhage et al. write the head on top)."""
+        if (isinstance(n, ast.Name) and n.sub is None and n.sup is not None and self.top_head(n.sup, L)):
+            return f"{n.base}^{TOP}"
+        if (isinstance(n, ast.Name) and n.sup is not None and self.top_head(n.sup, L)
                 and isinstance(n.sub, ast.Name) and n.sub.sub is None and n.sub.base not in self.counts
                 and n.sub.base not in L):
             return f"{n.base}_{n.sub.base}"
         return None
+
+    def top_head(self, sup: str, L=()) -> bool:
+        """``h`` (a head index) or ``h_2`` (a particular head, h a head index) written on top of a name."""
+        if len(sup) == 1:
+            return sup.isalpha() and (sup in self.counts or sup in L)
+        letter, _, rest = sup.partition("_")
+        return len(letter) == 1 and letter in self.counts and rest.isalnum()
+
+    def top_index(self, node, L):
+        """The head that the superscript of ``node`` names: h (bound or free), or the particular head h_2."""
+        if len(node.sup) == 1:
+            return self.index_value(ast.Name(node.pos, node.sup), L)
+        return sp.Symbol(node.sup, integer=True, positive=True)
 
     def partition(self, k, node, count, family_shape=None):
         """Read the whole matrix ``k`` (W^O) as its head blocks W^O_h: stacked when its rows are
@@ -185,7 +247,11 @@ class Declarations:
     def define(self, st: ast.Define):
         t = st.target
         index = None
-        if isinstance(t.sub, ast.Name) and t.sub.sub is None and t.sub.base in self.counts:
+        top = self.superscript_family(t) if t.sub is None else None
+        if top is not None:  # A^h = ...: head h's A, the index on top
+            index, k = t.sup, top
+            taken = k in self.families or k in self.indexed
+        elif isinstance(t.sub, ast.Name) and t.sub.sub is None and t.sub.base in self.counts:
             index = t.sub.base
             k = family_key(t)
             taken = k in self.families or k in self.indexed
@@ -386,9 +452,11 @@ class Declarations:
         if n.sub is not None and self.is_declared_matrix(ast.Name(n.pos, n.base, None, n.sup, n.font)):
             return False  # Q_i, Q_{t,:}, K_{1:t} of a declared matrix: a part of it, which a claim is about
         k = key_of(n)
+        top = self.superscript_family(n)
         return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions or k in self.features
                     or k in self.scalars or k in self.partitions or k in self.aliases
-                    or family_key(n) in self.families or family_key(n) in self.indexed)
+                    or family_key(n) in self.families or family_key(n) in self.indexed
+                    or (top is not None and (top in self.families or top in self.indexed)))
 
     def declare_ones(self, n, rows, cols):
         r"""``\mathbf{1} \in \mathbb{R}^{N \times 1}``: the vector of ones, with the declared shape (a paper's

@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, vectors
+from . import ast, operators, vectors
 from .declarations import Declarations
 from .patterns import anti_unify, short_text, show_pattern, substitute
 from .positions import Positions
@@ -38,6 +38,7 @@ from .symbols import (
     MAX_WORK,
     NOT_UNINTERPRETED,
     ONES,
+    TOP,
     Definition,
     KronOp,
     Members,
@@ -99,8 +100,11 @@ class Scope(Declarations, Positions):
         raise cls(message, line, col, expected)
 
     def known_names(self) -> list[str]:
-        return sorted(set(self.matrices) | {k + "_h" for k in self.families} | set(self.defs) | set(self.scalars)
-                      | {k + "_h" for k in self.indexed}
+        def member(k):  # W^Q_h; A^h for head h's A with the index on top
+            return k.replace(TOP, "h") if k.endswith(TOP) else k + "_h"
+
+        return sorted(set(self.matrices) | {member(k) for k in self.families} | set(self.defs) | set(self.scalars)
+                      | {member(k) for k in self.indexed}
                       | set(self.functions) | set(self.dims) | set(self.features))
 
     def dim(self, node, create: bool = True):
@@ -128,6 +132,11 @@ class Scope(Declarations, Positions):
             out = sp.Integer(0)
             for s, t in node.terms:
                 out += s * self.dim(t, create)
+            if out.is_positive is False:  # -3, n - n: never a number of rows or columns
+                written = node.text().replace(" ", "")
+                value = "" if written == sp.sstr(out) else f" = {sp.sstr(out)}"
+                self.fail(node, f"the dimension {written}{value} is not positive",
+                          "a positive dimension, such as 3, n or n + 1")
             return out
         if isinstance(node, ast.Group):
             return self.dim(node.body, create)
@@ -142,7 +151,8 @@ class Scope(Declarations, Positions):
             self.work, self.top = 0, node
         self.nesting += 1
         try:
-            out = self._expr(node, locals_)
+            top_operator = self.nesting == 1 and operators.is_operator(self, node)
+            out = operators.probe(self, node, locals_) if top_operator else self._expr(node, locals_)
             if self.subs and self.nesting == 1 and isinstance(out, sp.Basic):
                 out = out.xreplace(self.subs)
             if isinstance(out, KronOp) and self.nesting == 1:
@@ -203,8 +213,15 @@ class Scope(Declarations, Positions):
 
     def _sqrt(self, node, L):
         v = self._expr(node.arg, L)
+        if is_matrix(v) and v.shape == (1, 1):  # \sqrt{\sum_i a_i^2}, \sqrt{x^T x}: a 1 × 1 matrix is a scalar
+            try:
+                return sp.sqrt(v[0, 0])
+            except NotImplementedError:  # a sum over heads or rows has no entry to take
+                self.fail(node, f"the square root of the sum {node.arg.text()} (1 × 1)",
+                          "the square root of a declared scalar, of x^\\top x, or of a norm \\|x\\|")
         if is_matrix(v):
-            self.fail(node, "the square root of a matrix", "a scalar such as sqrt(d_k)")
+            self.fail(node, f"the square root of the {shape_text(v)} matrix {node.arg.text()}",
+                      "a scalar such as sqrt(d_k), or a 1 × 1 value such as \\sqrt{x^\\top x}")
         return sp.sqrt(v)
 
     def _div(self, node, L):
@@ -306,6 +323,8 @@ class Scope(Declarations, Positions):
         return sp.sqrt(square[0, 0] if getattr(square, "shape", None) == (1, 1) else square)
 
     def _mul(self, node, L):
+        if operators.mentions_operator(self, node):  # (Id + A \otimes W) \cdot x
+            return operators.application(self, node, L)
         acc, left = None, None
         for f in node.factors:
             v = self._expr(f, L)
@@ -363,6 +382,19 @@ class Scope(Declarations, Positions):
         return KronOp(*sides)
 
     def _sum(self, node, L):
+        count = self.sum_count(node, L)
+
+        def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
+            body = self._expr(node.body, {**L, node.index: k, (node.index, "count"): count})
+            if not is_matrix(body):
+                self.fail(node.body, "the summand is a scalar", "a matrix summand")
+            return body
+
+        return D.head_sum(summand, count)
+
+    def sum_count(self, node, L):
+        """The number of terms of the sum ``node``: its upper limit, the declared range of its index, or the
+        number of rows it runs over."""
         up = node.upper
         rows = self.sums_rows(node)
         if rows is not None and not (isinstance(up, ast.Name) and up.sub is None and up.sup is None
@@ -388,14 +420,7 @@ class Scope(Declarations, Positions):
                       UnknownSymbolError)
         else:
             count = self.index_value(node.upper, L)
-
-        def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
-            body = self._expr(node.body, {**L, node.index: k, (node.index, "count"): count})
-            if not is_matrix(body):
-                self.fail(node.body, "the summand is a scalar", "a matrix summand")
-            return body
-
-        return D.head_sum(summand, count)
+        return count
 
     def sums_rows(self, node):
         """The number of rows of a declared matrix K whose rows K_j the summand of ``node`` reads by the sum's
@@ -434,6 +459,7 @@ class Scope(Declarations, Positions):
         self.fail(node, why, f"{every}, a sum over every row", NotationShapeError)
 
     def _name(self, node, L):
+        self.head_in_labels(node, L)
         if isinstance(node.sub, ast.ParamIndex):
             if key_of(ast.Name(node.pos, node.base, None, node.sup, node.font)) in self.rotations:
                 return self.rotation_at(node, L)
@@ -464,7 +490,11 @@ class Scope(Declarations, Positions):
             return self.dims[k]
         top = self.superscript_family(node, L)
         if top is not None and top in self.families:
-            return self.families[top][self.index_value(ast.Name(node.pos, node.sup), L)]
+            return self.families[top][self.top_index(node, L)]
+        if top is not None and top in self.indexed:  # A^h := ...: head h's A
+            d = self.indexed[top]
+            value = self.top_index(node, L)
+            return self.expand(node, d, {**(L if d.open else {}), d.index: value})
         if node.base == ONES:
             if node.sub is None and node.sup is None and self.ones is not None:
                 return sp.OneMatrix(*self.ones)  # the declared vector of ones
@@ -492,6 +522,13 @@ class Scope(Declarations, Positions):
         row = vectors.row_vector(self, node, L)  # Q_i: row i of a declared Q, as a column vector
         if row is not None:
             return row
+        if isinstance(node.sub, ast.Labels):
+            whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
+            if self.is_declared_matrix(whole):
+                self.fail(node, f"{node.text()}: a double subscript on the declared matrix {whole.text()} would be an "
+                          "entry, and entries of a matrix are not read (a double subscript is read only as the "
+                          "label of a name of its own, such as W_{k,E} declared by the file)",
+                          "whole matrices, or a name W_{k,E} declared with its shape")
         self.unknown(node, k)
 
     def resolve(self, key: str) -> str:
@@ -503,44 +540,14 @@ class Scope(Declarations, Positions):
             return self.aliases[key]
         return key
 
-    def member_alias(self, node, fk, L):
-        """A member W_x^K under ``assume W_i^K = T`` (T with i read as x) or ``assume W_2^K = T``
-        (when x is 2); the family's own member where no assumption applies."""
-        return self.member_of(fk, self.index_value(node.sub, L), L, node)
-
-    def member_of(self, fk, value, L, node):
-        """The member ``value`` of the family ``fk`` under the assumptions about its members."""
-        for sub, target, text in self.member_aliases[fk]:
-            if isinstance(sub, ast.Num):
-                if not sp.sympify(value).is_Integer:
-                    # W_h^K for a symbolic h is W_1^K at h = 2 only: neither reading is right for every h
-                    self.fail(node, f"the assumption {text} says something about one member only, and "
-                                    f"{fk.replace('^', '_' + sp.sstr(value) + '^')} stands for every member",
-                              f"an assumption for every member ({fk.replace('^', '_i^')} = ...)")
-                if int(value) != sub.value:
-                    continue
-                bound = dict(L)
-            else:
-                bound = {**L, sub.base: value}
-            self.assumptions[text] = True
-            self.hits.append(text)
-            tk = family_key(target)
-            if target.sub is not None and tk in self.families:
-                return self.families[tk][self.index_value(target.sub, bound)]
-            if target.sub is None and key_of(target) in self.matrices:
-                return self.matrices[key_of(target)]
-            self.fail(target, f"the assumption {text} names {target.text()}, which is not a declared matrix "
-                              "or a member of a declared family", "a declared name on the right of the assumption")
-        if fk in self.families:
-            return self.families[fk][value]
-        self.unknown(node, fk)
-
     def unknown(self, node, k):
         names = self.known_names()
         hint = ""
         for a in names:  # QW written for Q W
             if k.startswith(a) and k[len(a):] in names:
                 hint = f" (a product is written with a space: {a} {k[len(a):]})"
+        if isinstance(getattr(node, "sub", None), ast.Labels) and not hint:
+            hint = f" (a double subscript: {node.text()} is read as a name of its own, to be declared)"
         self.fail(node, f"unknown symbol {k}{hint}",
                   "a declared name (" + (", ".join(names) if names else "nothing is declared yet") + ")",
                   UnknownSymbolError)
@@ -679,6 +686,9 @@ class Scope(Declarations, Positions):
     def is_function_name(self, name) -> bool:
         """A name the file never declares, typeset as a function's (\\mathrm{LN}, \\operatorname{FFN},
         \\sigma, \\tanh, f, g) rather than as a matrix's (a capital letter such as W stays an unknown symbol)."""
+        if (name.base in ("softmax", "Softmax") and name.sub is None and name.sup is not None
+                and not name.sup.isalnum()):
+            return True  # softmax^* (a masked softmax, Elhage et al.): a variant the file names, not defined
         if not self.is_undefined_name(name) or name.sup is not None:
             return False
         if name.base in NOT_UNINTERPRETED:

@@ -204,6 +204,15 @@ class Parser:
             elif t.kind == "ident":
                 self.next()
                 parts.append(t.value)
+                if (braced and self.dialect == "latex" and self.at_op("_") and len(t.value) == 1
+                        and (self.at("num", None, 1) or self.at("ident", None, 1)) and self.at("op", "}", 2)):
+                    self.next()  # A^{h_2}: head h_2 (Elhage et al.'s virtual heads), a subscripted label on top
+                    parts[-1] += "_" + self.next().value
+            elif braced and self.dialect == "latex" and (
+                    (t.kind == "op" and t.value == "," and parts and parts[-1] not in (None, ","))
+                    or (t.kind == "num" and (parts[-1:] == [","] or (not parts and self.at("op", ",", 1))))):
+                self.next()  # W^{1,l}, x^{pre,1}: a label of parts separated by commas
+                parts.append(t.value)
             elif t.kind == "op" and t.value == "-":
                 self.fail("the inverse ^{-1} (or a negative power) is not read", "a derivation without inverses, "
                           "as matrix inverses are not part of the notation", t)
@@ -270,6 +279,9 @@ class Parser:
                     index = ast.Index(index.pos, index, op.value, self.sub_atom(True))
                 self.expect_op("}", "'}' closing the subscript")
                 return ast.ParamIndex(node.pos, node, index)
+            if (self.at_op(",") and self.dialect == "latex" and isinstance(node, (ast.Name, ast.Num, ast.Index))
+                    and (self.at("ident", None, 1) or self.at("num", None, 1))):
+                return self.label_subscript(node)  # W_{k,E}, q_{t,i}: a compound label, read as part of the name
             if self.at_op(":", ","):
                 what = "a slice" if self.at_op(":") else "a double subscript"
                 self.fail(f"{what} in a subscript ({'K_{1:t}' if what == 'a slice' else 'A_{t,:}'}) is not read",
@@ -277,6 +289,20 @@ class Parser:
                           "the sliced forms)")
             self.expect_op("}", "'}' closing the subscript")
         return node
+
+    def label_subscript(self, first):
+        """``{k,E}``, ``{t,i}``, ``{l+1,i}``: a subscript of several parts separated by commas, read as one
+        label of the name (``W_{k,E}`` and ``q_{t,i}`` are names of their own, as the paper declares them)."""
+        parts = [first]
+        while self.at_op(","):
+            self.next()
+            part = self.sub_atom(True)
+            while self.at_op("+", "-"):
+                op = self.next()
+                part = ast.Index(part.pos, part, op.value, self.sub_atom(True))
+            parts.append(part)
+        self.expect_op("}", "'}' closing the subscript")
+        return ast.Labels(first.pos, tuple(parts))
 
     def arith_subscript(self):
         """``{(g-1)h/G+j}``: the braces' content as index arithmetic, up to the closing '}'."""
@@ -310,6 +336,9 @@ class Parser:
             # in LaTeX, letters of a word arrive one by one: d_{model} (but W_i W_j is two names)
             while braced and self.dialect == "latex" and self.at("ident") and len(self.peek().value) == 1:
                 name += self.next().value
+            if self.dialect == "latex" and self.at_op("_"):  # E_{x_i}: a subscripted name in a subscript
+                self.next()
+                return ast.Name((t.line, t.col), name, self.subscript(), None, t.font)
             return ast.Name((t.line, t.col), name)
         self.fail(f"found {t.show()} in a subscript", "an index (h, 1, H) or a label (k, model)", t)
 
@@ -399,6 +428,8 @@ class Parser:
             k += 1
             if self.at("op", "-", k):
                 k += 1
+            if self.at("num", None, k) and self.at("op", ",", k + 1):  # W^{1,l}: a label, not a power
+                return False
             return self.at("num", None, k) or self.at("cmd", "frac", k)
         return self.at("num", None, k)
 
@@ -606,6 +637,12 @@ class Parser:
         if self.dialect == "latex" and self.at_op("}"):  # \sum_{i}
             self.next()
             return self.sum_body(p, idx.value, None)
+        if (self.dialect == "latex" and self.at("cmd", "in") and self.at("ident", None, 1) and self.at("op", "}", 2)
+                and self.peek(1).value[:1].isupper() and len(self.peek(1).value) == 1):
+            self.next()  # \sum_{h \in H}: over the set H of heads (Elhage et al.), h = 1, ..., H
+            upper = self.sub_atom()
+            self.next()
+            return self.sum_body(p, idx.value, upper)
         if self.dialect == "latex" and self.at("cmd", "in"):  # \sum_{i \in [h]}
             self.next()
             self.expect_op("[", "[h] after \\in, as in \\sum_{i \\in [h]}")
@@ -647,7 +684,9 @@ class Parser:
         self.enter()
         if not self.starts_primary():
             self.fail(f"found {self.peek().show()} after the sum", "the summand")
-        body = self.term()
+        # in LaTeX the summand is the whole product that follows, entrywise and Kronecker products included:
+        # \sum_h A^h \otimes W^h is \sum_h (A^h \otimes W^h)
+        body = self.kron_term() if self.dialect == "latex" else self.term()
         self.leave()
         return ast.Sum(p, index, upper, body)
 

@@ -172,16 +172,23 @@ class LatexParser(Parser):
             first = ast.Dots((d.line, d.col))
         else:
             first = self.expr()
-        if self.at_op(","):
-            cells = [first]
-            while self.at_op(","):
-                self.next()
+        if self.at_op(",", ";"):  # [x_1, \dots, x_N] one block row; [q^C; q^R] stacked, as in the notation
+            rows, cells = [], [first]
+            while self.at_op(",", ";"):
+                if self.next().value == ";":
+                    rows.append(tuple(cells))
+                    cells = []
                 if self.at("dots"):
                     d = self.next()
                     cells.append(ast.Dots((d.line, d.col)))
                 else:
                     cells.append(self.expr())
-            node = ast.Block((t.line, t.col), (tuple(cells),))
+            rows.append(tuple(cells))
+            if len({len(r) for r in rows}) > 1:
+                self.fail(f"the rows of the block [...] at line {t.line}, column {t.col} have "
+                          f"{' and '.join(sorted({str(len(r)) for r in rows}))} cells", "rows of the same number "
+                          "of cells, separated by ';' (cells by ',')")
+            node = ast.Block((t.line, t.col), tuple(rows))
         else:
             node = ast.Group((t.line, t.col), first)
         if not self.at_op("]"):

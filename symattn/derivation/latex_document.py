@@ -1,5 +1,7 @@
 """Check a LaTeX derivation text: a file of matrices (:mod:`.latex`), or of numbers and vectors
-(:mod:`.scalars`, chosen when its formulas use ``\\max``, ``\\leftarrow`` or ``\\gets``)."""
+(:mod:`.scalars`, chosen when its formulas use ``\\max``, ``\\leftarrow`` or ``\\gets`` and declare no
+matrix: a file that declares a matrix is read as one of matrices, whose reader says what it does not
+read, such as a ``\\max`` in a side definition)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ def check_latex(text: str, *, source: str = "<tex>", budget: float = DEFAULT_BUD
     """Parse and check a LaTeX derivation; the report has one entry per step."""
     from .latex import parse_latex
     from .model import check_statements
-    from .scalars import is_scalar_document
+    from .scalars import declares_matrix, is_scalar_document
 
-    if is_scalar_document(text):
+    if is_scalar_document(text) and not declares_matrix(text):
         from .scalar_check import check_scalar_document
 
         return check_scalar_document(text, source=source, budget=budget, diagnose_steps=diagnose)

@@ -59,6 +59,12 @@ def is_scalar_document(text: str) -> bool:
     return bool(TRIGGERS.search("\n".join(line.split("%", 1)[0] for line in text.split("\n"))))
 
 
+def declares_matrix(text: str) -> bool:
+    """True when the formulas (comments left out) declare a matrix (``\\mathbb{R}^{N \\times D}``): such a
+    file is one of matrices, read by the matrix reader even where a side definition uses ``\\max``."""
+    return bool(MATRIX.search("\n".join(line.split("%", 1)[0] for line in text.split("\n"))))
+
+
 # --- syntax -----------------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from . import ast
 
 VOCABULARY_ARITY = {"Attention": 3, "Softmax": 1, "softmax": 1, "MultiHead": 3}
 ONES = "\U0001d7cf"  # \mathbf{1}, the vector of ones
+TOP = "\u00b7"  # the family key A^· of A^h, head h's A with the index on top (cannot be typed)
 HOLE = "\u27e8k\u27e9"  # the placeholder index of an ellipsis pattern (cannot be typed)
 MAX_MATRIX_POWER = 64  # A^{k} is read as k - 1 products, up to this k
 MAX_WORK = 5_000  # syntax nodes elaborated for one expression, definitions expanded included
