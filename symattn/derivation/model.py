@@ -22,6 +22,7 @@ from ..printing import text as readable_text
 from ..proof import Verdict
 from . import ast
 from .elaborate import Scope
+from .gradients import check_gradient_claims, split_gradient_claims
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 
@@ -412,6 +413,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     start = time.perf_counter()
     scope = Scope()
     scope.dialect = dialect
+    stmts, gradient_claims = split_gradient_claims(scope, stmts)  # dX = F: backward steps (gradients.py)
     stmts = _stated_equalities(stmts)
     redefined = _declared_then_defined(stmts)
     for st in stmts:
@@ -491,6 +493,8 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     notes = [_convention_note(scope)] + scope.notes
     report = Report(source, steps, definitions, notes)
     run_steps(report, budget, diagnose)
+    report.steps.extend(check_gradient_claims(scope, gradient_claims, Step, len(steps),  # (gradients.py)
+                                              1 + (steps[-1].chain if steps else -1), budget, diagnose))
     report.seconds = time.perf_counter() - start
     return report
 
