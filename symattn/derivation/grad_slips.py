@@ -108,11 +108,9 @@ def _found(slip, detail, corrected):
     return Diagnosis(slip, detail, corrected, "proved (against the expected gradient)", True)
 
 
-def name_slip(scope, graph, s, budget):
-    """A :class:`~symattn.derivation.diagnose.Diagnosis` for a failing gradient step, or None."""
-    subs = {}
-    st_formulas = getattr(scope, "gradient_formulas", {})
-    subs.update(st_formulas)
+def name_slip(scope, graph, s, subs, budget):
+    """A :class:`~symattn.derivation.diagnose.Diagnosis` for a failing gradient step, or None; ``subs``: the
+    file's own gradient steps (dP -> dO Vᵀ), substituted before each comparison."""
     t = _Try(scope, s, subs, min(budget, 5.0))
     body = s.rhs_node
     for new, what in _order_variants(body):
@@ -122,8 +120,8 @@ def name_slip(scope, graph, s, budget):
             continue
         if t.close(cand):
             return _found(TRANSPOSE, what, new.text())
-    cand = s.lhs_expr if s.status != "ill-formed" else None
-    if cand is None:
+    cand = s.lhs_expr
+    if isinstance(cand, Exception):
         return None
     dims = sorted({x for x in s.rhs_expr.free_symbols if isinstance(x, sp.Symbol) and x.is_integer}, key=str)
     for d in dims:

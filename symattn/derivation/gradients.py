@@ -139,9 +139,10 @@ def _scope_text(v, used, checks, documented):
     return out
 
 
-def check_gradient_claims(scope, claims, make_step, offset: int, chain: int, budget: float,
-                          diagnose: bool = True) -> list:
-    """One checked step per claim, numbered from ``offset + 1``; ``make_step`` builds a Step."""
+def gradient_steps(scope, claims, make_step, offset: int, chain: int) -> list:
+    """One step per claim, numbered from ``offset + 1`` (``make_step`` builds a Step): its left side the
+    claim's formula, its right side the expected gradient, both in the file's inputs (or the error that
+    makes one ill-formed); :func:`decide_gradient` checks it."""
     if not claims:
         return []
     graph = _Graph(scope)
@@ -149,30 +150,43 @@ def check_gradient_claims(scope, claims, make_step, offset: int, chain: int, bud
     for target, body, _ in claims:
         try:
             g = gradient_symbol(scope, target, {})
-        except DerivationError:
-            continue
-        if g not in formulas:
-            try:
+            if g not in formulas:
                 formulas[g] = scope.expr(body)
                 texts[g] = f"{target.text()} = {body.text()}"
-            except DerivationError:
-                pass
-    scope.gradient_formulas = formulas
+        except DerivationError:
+            continue
     steps = []
     for j, (target, body, st) in enumerate(claims):
-        s = make_step(offset + j + 1, target.text(), body.text(), target.latex(), body.latex(), "=", st.links[0][1]
-                      if isinstance(st, ast.Chain) else st.pos, lhs_node=target, rhs_node=body)
+        pos = st.links[0][1] if isinstance(st, ast.Chain) else st.pos
+        s = make_step(offset + j + 1, target.text(), body.text(), target.latex(), body.latex(), "=", pos,
+                      lhs_node=target, rhs_node=body)
         s.chain, s.scope_obj = chain + j, scope
-        start = time.perf_counter()
+        own = scope.matrices.get(key_of(target))
+        info = {"target": target, "graph": graph, "used": [], "users": [], "texts": texts,
+                "subs": {g: f for g, f in formulas.items() if g is not own}}
         try:
-            _check_one(scope, graph, target, body, s, formulas, texts, budget)
+            s.rhs_expr, info["used"], info["users"] = expected_gradient(scope, graph, target)
         except (DerivationError, ShapeError, GradientError) as exc:
-            s.status, s.error = "ill-formed", str(exc)
-        if diagnose and s.status in ("refuted", "ill-formed") and s.diagnosis is None and s.rhs_expr is not None:
-            s.diagnosis = name_slip(scope, graph, s, budget)
-        s.seconds = time.perf_counter() - start
+            s.rhs_expr = exc
+        try:
+            s.lhs_expr = _candidate(scope, target, body, s.rhs_expr)
+        except (DerivationError, ShapeError) as exc:
+            s.lhs_expr = exc
+        s.gradient = info
         steps.append(s)
     return steps
+
+
+def _candidate(scope, target, body, R):
+    cand = scope.expr(body)
+    if not is_matrix(cand):
+        scope.fail(body, f"{body.text()} is a number; {target.text()} is a matrix", "a matrix of the shape of "
+                   f"{primal(target).text()}")
+    if is_matrix(R) and cand.shape != R.shape:
+        scope.fail(body, f"{body.text()} is {sp.sstr(cand.rows)} × {sp.sstr(cand.cols)}; the gradient "
+                   f"{target.text()} has the shape of {primal(target).text()}, {sp.sstr(R.rows)} × {sp.sstr(R.cols)}",
+                   f"a formula of {primal(target).text()}'s shape")
+    return cand
 
 
 def expected_gradient(scope, graph, target):
@@ -197,28 +211,32 @@ def expected_gradient(scope, graph, target):
     return total.xreplace(graph.back), used, users
 
 
-def _check_one(scope, graph, target, body, s, formulas, texts, budget):
-    R, used, users = expected_gradient(scope, graph, target)
-    s.rhs_expr = R
-    cand = scope.expr(body)
-    if not is_matrix(cand):
-        scope.fail(body, f"{body.text()} is a number; {target.text()} is a matrix", "a matrix of the shape of "
-                   f"{primal(target).text()}")
-    if cand.shape != R.shape:
-        scope.fail(body, f"{body.text()} is {sp.sstr(cand.rows)} × {sp.sstr(cand.cols)}; the gradient "
-                   f"{target.text()} has the shape of {primal(target).text()}, {sp.sstr(R.rows)} × {sp.sstr(R.cols)}",
-                   f"a formula of {primal(target).text()}'s shape")
-    s.lhs_expr, s.rhs_expr = cand, R
-    own = scope.matrices.get(key_of(target))
+def decide_gradient(s, budget: float, diagnose: bool = True) -> None:
+    """Check the gradient step ``s`` (from :func:`gradient_steps`): set its status, scope and diagnosis."""
+    info, start = s.gradient, time.perf_counter()
+    cand, R = s.lhs_expr, s.rhs_expr
+    if isinstance(R, Exception) or isinstance(cand, Exception):
+        s.status, s.error = "ill-formed", str(R if isinstance(R, Exception) else cand)
+    else:
+        try:
+            _decide(s, info, cand, R, budget)
+        except (DerivationError, ShapeError, GradientError) as exc:
+            s.status, s.error = "ill-formed", str(exc)
+    if diagnose and s.status in ("refuted", "ill-formed") and not isinstance(R, Exception):
+        s.diagnosis = name_slip(s.scope_obj, info["graph"], s, info["subs"], budget)
+    s.seconds = time.perf_counter() - start
+
+
+def _decide(s, info, cand, R, budget):
+    target, used = info["target"], info["used"]
     v = verify(cand, R, budget=budget)
     documented = []
     if not v.proved:
-        subs = {g: f for g, f in formulas.items() if g is not own}
+        subs = info["subs"]
         c2, r2 = _substitute(cand, subs), _substitute(R, subs)
         if (c2, r2) != (cand, R):
-            documented = [texts[g] for g in subs if cand.has(g) or R.has(g)]
+            documented = [info["texts"][g] for g in subs if cand.has(g) or R.has(g)]
             v = verify(c2, r2, budget=budget)
-            s.lhs_expr, s.rhs_expr = c2, r2
     s.verdict, s.status, s.general, s.method = v, v.status, v.general, v.method
     s.scope = v.scope
     if v.proved:
@@ -230,5 +248,5 @@ def _check_one(scope, graph, target, body, s, formulas, texts, budget):
         s.scope = _scope_text(v, used, checks, documented)
     elif v.status == "refuted":
         s.error = (f"{target.text()} is not the gradient: the right side differs from Σ_Y vjp(def_Y, "
-                   f"{primal(target).text()}, dY) over {', '.join(users)} (the counterexample gives the inputs, "
-                   "the cotangent and the entry)")
+                   f"{primal(target).text()}, dY) over {', '.join(info['users'])} (the counterexample gives the "
+                   "inputs, the cotangent and the entry)")
