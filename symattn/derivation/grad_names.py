@@ -1,6 +1,6 @@
 r"""The names and words of a backward pass, for the elaborator: ``dO`` (the gradient of O, a matrix of
 O's shape, declared where it is first used) and ``\mathrm{rowsum}(X)`` / ``\mathrm{colsum}(X)`` (X 1 and
-1ᵀ X), ``\operatorname{diag}(p)`` of a vector p (the diagonal matrix, as in the softmax Jacobian
+1ᵀ X), ``\operatorname{diag}(p)`` of a vector p (the diagonal matrix I ∘ (p 1ᵀ), as in the softmax Jacobian
 diag(p) − p pᵀ). Only in a file with a gradient step (:func:`.gradients.split_gradient_claims` sets
 ``scope.gradient_names``): elsewhere these names mean what they meant before.
 """
@@ -50,9 +50,8 @@ def vocabulary_call(scope, node, L):
         return X * sp.OneMatrix(X.cols, 1)
     if name.base == "colsum":
         return sp.OneMatrix(1, X.rows) * X
-    if X.cols == 1:
-        return sp.DiagMatrix(X)
-    if X.rows == 1:
-        return sp.DiagMatrix(X.T)
+    if X.cols == 1 or X.rows == 1:  # diag(p) = I ∘ (p 1ᵀ): the entries δ_ij p_i, in nodes the engine reads
+        v = X if X.cols == 1 else X.T
+        return sp.HadamardProduct(sp.Identity(v.rows), v * sp.OneMatrix(1, v.rows))
     scope.fail(node, f"diag of the {sp.sstr(X.rows)} × {sp.sstr(X.cols)} matrix {node.args[0].text()}: only the "
                "diagonal matrix of a vector is read", "diag(p) with p a vector (the softmax Jacobian diag(p) − p pᵀ)")

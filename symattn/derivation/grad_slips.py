@@ -145,7 +145,7 @@ def name_slip(scope, graph, s, subs, budget):
         if isinstance(X, sp.MatrixSymbol):
             from ..grad.vjp import vjp_with_rules
 
-            R_other = vjp_with_rules(other, X, G)[0].xreplace(graph.back)
+            R_other = vjp_with_rules(other, X, G)[0].xreplace({other: local}).xreplace(graph.back)  # the file's P
             if _same(t.sub(R_other), t.sub(cand), budget):
                 slip = AXIS if int(local.args[1]) == 0 else AXIS_COLUMN
                 return _found(slip, f"the Jacobian of the softmax is taken along the other axis than {Y}'s "
