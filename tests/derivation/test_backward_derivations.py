@@ -1,4 +1,4 @@
-r"""Backward passes as papers typeset them (issue 22 point 4): ``dX = F`` claims that F is the gradient of
+r"""Backward passes as papers typeset them: ``dX = F`` claims that F is the gradient of
 the loss with respect to X, Σ_Y vjp(def_Y, X, dY) over the forward definitions Y that use X, and is
 proved modulo the VJP rules, refuted with a counterexample whose inputs include the cotangent, or
 ill-formed; a wrong step names its slip."""
@@ -75,7 +75,7 @@ def test_every_spelling_of_the_gradient_reads_as_dX(dv, do):
 
 
 def test_a_declared_delta_is_the_gradient():
-    r = check(ROW + r"$$ \delta V = \frac{\partial L}{\partial V} $$" + "\n" + r"$$ \delta V = P^\top \delta O $$" + "\n")
+    r = check(ROW + r"$$ \delta V = \frac{\partial L}{\partial V} $$" "\n" r"$$ \delta V = P^\top \delta O $$" "\n")
     (s,) = gradient_steps(r)
     assert (s.lhs, s.rhs, s.status) == ("dV", "P^T dO", "proved")
     assert any("the notation of the gradient" in n for n in r.notes)
@@ -113,8 +113,10 @@ SLIPS = [
     (ROW, "dP = dO V^\\top, \\quad dS = P \\circ (dP - \\mathrm{rowsum}(dP \\circ P) \\mathbf{1}_N^\\top)"
           ", \\quad dQ = dS \\, K", "dQ", SCALE),
     (ROW, "dV = P \\, dO", "dV", TRANSPOSE),
-    (ROW, "dP = dO V^\\top, \\quad dS = - P \\circ (\\mathrm{rowsum}(dP \\circ P) \\mathbf{1}_N^\\top)", "dS", DIAGONAL),
-    (COLUMN, "dP = V^\\top dO, \\quad dS = P \\circ (dP - \\mathrm{rowsum}(dP \\circ P) \\mathbf{1}_n^\\top)", "dS", AXIS),
+    (ROW, "dP = dO V^\\top, \\quad dS = - P \\circ (\\mathrm{rowsum}(dP \\circ P) \\mathbf{1}_N^\\top)", "dS",
+     DIAGONAL),
+    (COLUMN, "dP = V^\\top dO, \\quad dS = P \\circ (dP - \\mathrm{rowsum}(dP \\circ P) \\mathbf{1}_n^\\top)", "dS",
+     AXIS),
     (VECTOR, "\\mathrm{d}z = - p p^\\top \\frac{\\partial L}{\\partial p}", "dz", DIAGONAL),
 ]
 
@@ -131,7 +133,8 @@ def test_a_wrong_step_is_refuted_with_its_slip(doc, steps, which, slip):
 
 
 def test_the_softmax_jacobian_of_a_vector():
-    r = check(VECTOR + "$$ \\mathrm{d}z = (\\operatorname{diag}(p) - p p^\\top) \\, \\frac{\\partial L}{\\partial p} $$\n")
+    r = check(VECTOR + "$$ \\mathrm{d}z = (\\operatorname{diag}(p) - p p^\\top) \\,"
+                       " \\frac{\\partial L}{\\partial p} $$\n")
     assert r.ok and r.steps[-1].general and "softmax_columns" in r.steps[-1].scope
 
 
@@ -145,3 +148,12 @@ def test_a_gradient_of_the_wrong_shape_is_ill_formed():
     r = check(ROW + "$$ dV = dO^\\top P $$\n")
     (s,) = gradient_steps(r)
     assert s.status == "ill-formed" and "shape" in s.error
+
+
+def test_a_quantity_used_twice_gets_the_sum_of_both_gradients():
+    doc = (r"%: convention: row" "\n" r"$$ X \in \mathbb{R}^{n \times d}, \quad W \in \mathbb{R}^{d \times d} $$" "\n"
+           r"$$ A = X W, \quad B = A + X $$" "\n")
+    r = check(doc + r"$$ dA = dB, \quad dX = dA \, W^\top + dB $$" "\n")
+    assert r.ok and [s.lhs for s in r.steps] == ["dA", "dX"], [(s.lhs, s.status, s.error) for s in r.steps]
+    r = check(doc + r"$$ dX = dA \, W^\top $$" "\n")  # the residual's gradient left out
+    assert r.steps[-1].status == "refuted"
