@@ -117,6 +117,9 @@ def tokenize(s: str) -> list[Tok]:
                 j += 1
             out.append(Tok("space", s[i:j]))
             i = j
+        elif c == "d" and s[i + 1:i + 2].isascii() and s[i + 1:i + 2].isupper() and not s[i - 1:i].isalpha():
+            out.append(Tok("letter", s[i:i + 2]))  # dV, the gradient of V (a backward pass): one name
+            i += 2
         elif c.isascii() and c.isalpha():
             out.append(Tok("letter", c))
             i += 1

@@ -30,6 +30,7 @@ from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
 from . import ast, operators, vectors
 from .declarations import Declarations
+from .grad_names import gradient_symbol, vocabulary_call
 from .patterns import anti_unify, short_text, show_pattern, substitute
 from .positions import Positions
 from .symbols import (
@@ -529,6 +530,9 @@ class Scope(Declarations, Positions):
                           "entry, and entries of a matrix are not read (a double subscript is read only as the "
                           "label of a name of its own, such as W_{k,E} declared by the file)",
                           "whole matrices, or a name W_{k,E} declared with its shape")
+        grad = gradient_symbol(self, node, L)  # dO in a backward pass (grad_names)
+        if grad is not None:
+            return grad
         self.unknown(node, k)
 
     def resolve(self, key: str) -> str:
@@ -657,6 +661,9 @@ class Scope(Declarations, Positions):
             self.match_extra(node, d)
             vals = self.args(node, L, len(d.params))
             return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
+        word = vocabulary_call(self, node, L)  # rowsum(X) in a backward pass (grad_names)
+        if word is not None:
+            return word
         if self.is_function_name(name) and len(node.args) == 1 and not isinstance(node.args[0], ast.Dots):
             return self.uninterpreted(node, L)
         target = self._name(name, L)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
+from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
 from .notation import NotationParser
@@ -492,7 +493,7 @@ def _directive(t: Token) -> list:
 
 def parse_latex(text: str) -> list:
     """Parse a LaTeX derivation file into statements (:mod:`.ast`)."""
-    tokens = tokenize_latex(text)
+    tokens = merge_gradient_tokens(tokenize_latex(rewrite_gradient_notation(text)))  # dX, \partial L/\partial X
     out, k = [], 0
     while tokens[k].kind != "eof":
         t = tokens[k]

@@ -22,6 +22,7 @@ from ..printing import text as readable_text
 from ..proof import Verdict
 from . import ast, operators
 from .elaborate import Scope
+from .gradients import decide_gradient, gradient_steps, split_gradient_claims
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 
@@ -167,6 +168,9 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
     chains = set()
     previous = None
     for s in report.steps:
+        if getattr(s, "gradient", None) is not None:  # a backward step dX = F (gradients.py)
+            decide_gradient(s, budget, diagnose)
+            continue
         L, R = s.lhs_expr, s.rhs_expr
         first_of_chain = s.chain not in chains
         chains.add(s.chain)
@@ -215,7 +219,7 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         # a slip is looked for in every step shown false or that cannot be built: an undecided
         # ("unknown") step may well be true
         for s in report.steps:
-            if s.status in ("refuted", "ill-formed"):
+            if s.status in ("refuted", "ill-formed") and getattr(s, "gradient", None) is None:
                 s.diagnosis = diagnose_step(s, budget=min(budget, 10.0))
 
 
@@ -430,6 +434,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     start = time.perf_counter()
     scope = Scope()
     scope.dialect = dialect
+    stmts, gradient_claims = split_gradient_claims(scope, stmts)  # dX = F: backward steps (gradients.py)
     stmts = _stated_equalities(stmts)
     redefined = _declared_then_defined(stmts)
     for st in stmts:
@@ -507,6 +512,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
                                   "a shorter derivation (split it into several files)")
     _check_assumptions_reach(scope)
     notes = [_convention_note(scope)] + scope.notes
+    steps.extend(gradient_steps(scope, gradient_claims, Step, len(steps), 1 + (steps[-1].chain if steps else -1)))
     report = Report(source, steps, definitions, notes)
     run_steps(report, budget, diagnose)
     report.seconds = time.perf_counter() - start
