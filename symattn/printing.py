@@ -575,9 +575,44 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
         """The permutation matrix by its name, as in text (two permutations never print alike)."""
         return self._name(expr.name)
 
+    def _print_MatrixBase(self, expr):
+        """An explicit matrix in brackets that stretch to its height (fence and stretchy said outright,
+        so a browser stretches them with its math font)."""
+        out = super()._print_MatrixBase(expr)
+        for child in (out.firstChild, out.lastChild):
+            if child is not None and child.nodeName == "mo":
+                child.setAttribute("fence", "true")
+                child.setAttribute("stretchy", "true")
+        return out
 
-_MATHML_NODES = {"Softmax", "HeadSum", "HeadStack", "HeadConcat", "BlockDiag", "FamilyMember", "CausalMask",
-                 "PaddingMask", "Visible", "Score", "Apply", "Permutation"}
+    def _print_Product(self, expr):
+        """∏ with its limits under and over it (SymPy's MathML printer wrote a function named product)."""
+        out = self._print(expr.function)
+        if isinstance(expr.function, sp.Add):
+            out = self._row(self._el("mo", "("), out, self._el("mo", ")"))
+        for var, lo, hi in reversed(expr.limits):
+            under = self._row(self._print(var), self._el("mo", "="), self._print(lo))
+            out = self._row(self._el("munderover", None, self._el("mo", "∏"), under, self._print(hi)), out)
+        return out
+
+    def _print_KroneckerDelta(self, expr):
+        """δ with its two indices below (SymPy's MathML printer wrote kroneckerdelta(i, j))."""
+        a, b = expr.args[:2]
+        return self._el("msub", None, self._el("mi", "δ"), self._row(self._print(a), self._el("mo", ","),
+                                                                      self._print(b)))
+
+    def _print_MatrixSlice(self, expr):
+        """X[a:b, :] as in text (SymPy's MathML printer wrote it as a function named matrixslice)."""
+        whole = text(expr, names=self.names)
+        suffix = whole[whole.rfind("["):]
+        parent = self._print(expr.parent)
+        if not isinstance(expr.parent, sp.MatrixSymbol):
+            parent = self._row(self._el("mo", "("), parent, self._el("mo", ")"))
+        return self._row(parent, self._el("mo", "["), self._el("mtext", suffix[1:-1]), self._el("mo", "]"))
+
+
+_MATHML_NODES = {"MatrixSlice", "Softmax", "HeadSum", "HeadStack", "HeadConcat", "BlockDiag", "FamilyMember",
+                 "CausalMask", "PaddingMask", "Visible", "Score", "Apply", "Permutation"}
 
 
 def mathml(expr, names: dict | None = None, display: bool = False) -> str:
