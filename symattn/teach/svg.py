@@ -250,10 +250,11 @@ def causal_mask_picture(n: int = 6) -> str:
 
     column = np.array(CausalMask(n, n).as_explicit().tolist(), dtype=object)  # keys × queries
     row = column.T
-    cell, x0, y0 = 34, 70, 58
+    cell, x0, y0 = 34, 90, 58
     parts = [_text(10, 18, f"causal mask at n = {n} (row convention: added to QKᵀ/√d_k)", 13, anchor="start",
                    weight="bold"),
-             _text(x0 + n * cell / 2, 44, "key j →", 11), _text(18, y0 + n * cell / 2, "query i ↓", 11, anchor="start")]
+             _text(x0 + n * cell / 2, 44, "key j →", 11),
+             _text(10, y0 + n * cell / 2 + 4, "query i ↓", 11, anchor="start")]
     for i in range(n):
         parts.append(_text(x0 - 10, y0 + i * cell + cell / 2 + 4, str(i), 10, anchor="end"))
         parts.append(_text(x0 + i * cell + cell / 2, y0 - 4, str(i), 10))
@@ -338,10 +339,11 @@ def rope_picture(position: int = 3, theta: float = 0.5, pair=(1.0, 0.35)) -> str
     mid = (a0 + a1) / 2
     lx, ly = at(((r + 16) / scale * np.cos(mid), (r + 16) / scale * np.sin(mid)))
     parts.append(_text(lx, ly, "m·θ", 12, weight="bold"))
-    parts.append(_text(10, cy + 160, f"m·θ = {position} · {theta:g} = {angle:g} rad; the length is kept, and "
-                                     "q·k then depends on the positions only through m − n", 11, anchor="start",
+    parts.append(_text(10, cy + 160, f"m·θ = {position} · {theta:g} = {angle:g} rad; the length is kept, and q·k then "
+                                     "depends", 11, anchor="start", fill="#555"))
+    parts.append(_text(10, cy + 174, "on the positions m, n of q and k only through m − n", 11, anchor="start",
                        fill="#555"))
-    return _svg(max(size, 560), cy + 172, "RoPE rotation of a pair of coordinates", parts)
+    return _svg(max(size, 560), cy + 186, "RoPE rotation of a pair of coordinates", parts)
 
 
 def score_variances(dks=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), samples: int = 2000, seed: int = 0):
@@ -378,7 +380,7 @@ def score_variance_picture(dks=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), samples:
         parts.append(f"<line x1='{x0 - 4}' y1='{py:.1f}' x2='{x0}' y2='{py:.1f}' stroke='#333'/>")
         parts.append(_text(x0 - 6, py + 4, f"{2.0 ** e:g}", 10, anchor="end"))
     parts += [_text(x0 + w / 2, y0 + h + 30, "d_k (log scale)", 11),
-              _text(14, y0 + h / 2, "variance", 11, anchor="start")]
+              _text(x0 + 6, y0 + 14, "variance (log scale)", 11, anchor="start")]
     (ax, ay), (bx, by) = at(dks[0], dks[0]), at(dks[-1], dks[-1])
     parts.append(f"<line x1='{ax:.1f}' y1='{ay:.1f}' x2='{bx:.1f}' y2='{by:.1f}' stroke='#c0392b' stroke-width='1.5'/>")
     (ax, ay), (bx, by) = at(dks[0], 1), at(dks[-1], 1)
@@ -392,6 +394,8 @@ def score_variance_picture(dks=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), samples:
               _text(36, ly, "Var(q·k) = d_k, exact; ○ sampled", 11, anchor="start"),
               f"<line x1='260' y1='{ly - 4}' x2='280' y2='{ly - 4}' stroke='#2874a6' stroke-width='1.5'/>",
               _text(286, ly, "Var(q·k/√d_k) = 1, exact; ○ sampled", 11, anchor="start"),
-              _text(10, ly + 18, f"sampled illustration, not a proof: {samples:,} pairs q, k per d_k with independent "
-                                 f"standard normal entries, NumPy seed {seed}", 11, anchor="start", fill="#555")]
-    return _svg(560, ly + 30, "score variance against d_k", parts)
+              _text(10, ly + 18, f"sampled illustration, not a proof: {samples:,} pairs q, k per d_k with independent",
+                    11, anchor="start", fill="#555"),
+              _text(10, ly + 32, f"standard normal entries, NumPy seed {seed}; the lines are the exact variances", 11,
+                    anchor="start", fill="#555")]
+    return _svg(560, ly + 44, "score variance against d_k", parts)
