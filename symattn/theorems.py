@@ -262,17 +262,18 @@ def _light(v: Verdict) -> Verdict:
 
 
 class _ShownLine(TraceLine):
-    """A trace line as a worker process showed it: its text and its readable form, kept as text (an
-    expression rebuilt from a pickle may be evaluated further by SymPy and print otherwise)."""
+    """A trace line as a worker process showed it: its text, its readable form and its HTML (the
+    ``trace_html`` display, where one is registered), kept as text (an expression rebuilt from a
+    pickle may be evaluated further by SymPy and print otherwise)."""
 
-    def __new__(cls, text: str, shown: str):
+    def __new__(cls, text: str, shown: str, html: str | None = None):
         line = str.__new__(cls, text)
         line.template, line.exprs, line.limit = text.replace("{", "{{").replace("}", "}}"), (), None
-        line.shown = shown
+        line.shown, line.html = shown, html
         return line
 
     def __reduce__(self):
-        return (_ShownLine, (str(self), self.shown))
+        return (_ShownLine, (str(self), self.shown, self.html))
 
     def readable(self) -> str:
         return self.shown
@@ -280,7 +281,8 @@ class _ShownLine(TraceLine):
 
 def _shown(v: Verdict) -> Verdict:
     """The verdict with each trace line kept as the text it shows here (see :class:`_ShownLine`)."""
-    lines = tuple(_ShownLine(str(t), readable(t)) if isinstance(t, TraceLine) else t for t in v.trace)
+    lines = tuple(_ShownLine(str(t), readable(t), show("trace_html", t)) if isinstance(t, TraceLine) else t
+                  for t in v.trace)
     return dataclasses.replace(v, trace=lines)
 
 

@@ -249,7 +249,7 @@ def result_text(res) -> str:
 
 register(counterexample_html=counterexample_html, counterexample_markdown=counterexample_markdown,
          report_html=report_html, result_html=result_html, result_markdown=result_markdown, result_text=result_text,
-         theorem_html=theorem_html, theorem_markdown=theorem_markdown, theorem_text=theorem_text,
+         theorem_html=theorem_html, theorem_markdown=theorem_markdown, theorem_text=theorem_text, trace_html=trace_html,
          verdict_html=verdict_html, verdict_markdown=verdict_markdown)
 
 __all__ = ["counterexample_html", "counterexample_markdown", "report_html", "report_markdown", "result_html",

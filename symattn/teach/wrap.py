@@ -165,11 +165,15 @@ def equation(lhs, rhs, relation: str = "=") -> str:
 
 def trace_html(line) -> str:
     """A proof trace line as HTML: the words of its template as text, its expressions as wrapping MathML.
-    A plain string (a line with no expressions) is its escaped text."""
+    A line with no expressions is its escaped readable text; a line a worker process already showed
+    (with ``html``) is that HTML."""
+    shown = getattr(line, "html", None)
+    if shown:  # a line as a worker process showed it (symattn.theorems.prove_all)
+        return shown
     exprs = getattr(line, "exprs", None)
     template = getattr(line, "template", None)
     if not exprs or template is None:
-        return escape(str(line))
+        return escape(line.readable() if hasattr(line, "readable") else str(line))
     names = dummy_names(*exprs)
     if sum(len(text(e, None, names)) for e in exprs) > LONGEST:
         return escape(line.readable())
