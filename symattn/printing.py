@@ -191,8 +191,9 @@ class ReadablePrinter(StrPrinter):
         arg = expr.arg
         s = self._print(arg)
         atomic = isinstance(arg, sp.MatrixSymbol) or type(arg).__name__ == "FamilyMember" or re.fullmatch(r"\w+", s)
-        call = type(arg).__name__ == "Softmax"  # Softmax(X)ᵀ reads as the transpose of the call, as written
-        return f"{s}ᵀ" if atomic or call else f"({s})ᵀ"
+        call = type(arg).__name__ in ("Softmax", "BlockDiag")  # Softmax(X)ᵀ, diag(...)ᵀ: the transpose of a call
+        stack = type(arg).__name__ in ("HeadStack", "HeadConcat") and s.startswith("[") and s.endswith("]")
+        return f"{s}ᵀ" if atomic or call or stack else f"({s})ᵀ"
 
     def _print_Inverse(self, expr):
         s = self._print(expr.arg)
@@ -578,6 +579,10 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
     def _print_MatrixBase(self, expr):
         """An explicit matrix in brackets that stretch to its height (fence and stretchy said outright,
         so a browser stretches them with its math font)."""
+        rot = _rotation_angle(expr)
+        if rot is not None:  # ρ(x) (or ρ(x)ᵀ), as in text: the 2 × 2 rotation by its angle
+            call = self._apply("ρ", rot[0])
+            return self._el("msup", None, call, self._el("mo", "⊤")) if rot[1] else call
         out = super()._print_MatrixBase(expr)
         for child in (out.firstChild, out.lastChild):
             if child is not None and child.nodeName == "mo":

@@ -558,3 +558,67 @@ def test_the_report_has_contents_linking_every_section_and_pictures_by_their_top
             assert at < page.index(f"id='explain-{order[nxt]}'")
     part = page[page.index("id='derivations-part'"):]
     assert "class='scroll'" not in part and "overflow-x" not in part and "<table class='steps'" not in part
+
+
+# --- claims as written beyond Softmax (docs/as-written.md) ---------------------------
+
+
+def _heads():
+    H = sa.dims("H")
+    W = sa.Family("W", n, n)
+    return H, W, sp.MatrixSymbol("X", n, n)
+
+
+@pytest.mark.parametrize("which", ["head_sum", "head_stack", "head_concat", "rope"])
+def test_the_transpose_of_a_head_node_or_a_rotation_is_shown_as_written(which):
+    """head_stack(...).T was built as head_concat of the transposes at once (and likewise head_sum,
+    head_concat, rope's BlockDiag), so verify(stack.T, concat of transposes) read A = A."""
+    H, W, X = _heads()
+    p, a = sa.dims("p"), sp.Symbol("a", integer=True)
+    node = {"head_sum": lambda: sa.head_sum(lambda h: W[h] * X, H),
+            "head_stack": lambda: sa.head_stack(lambda h: W[h], H),
+            "head_concat": lambda: sa.head_concat(lambda h: W[h], H),
+            "rope": lambda: sa.rope(a, p)}[which]()
+    written = node.T
+    assert isinstance(written, sp.Transpose) and written.arg == node
+    law = written.doit()
+    assert not isinstance(law, sp.Transpose) and law == sp.transpose(node)  # rewriting still applies the law
+    v = sa.verify(written, law)
+    assert v.proved and v.lhs == written
+    shown = text(v.lhs)
+    assert shown.endswith("ᵀ") and shown != text(v.rhs), shown  # not the same expression on both sides
+    assert "canonical lhs" in v.explain()
+    assert "⊤" in unescape(v._repr_html_()) and r"^{\top}" in v._repr_markdown_()
+
+
+def test_the_transposes_of_a_stack_and_a_rotation_read_as_written():
+    H, W, _ = _heads()
+    p, a = sa.dims("p"), sp.Symbol("a", integer=True)
+    assert text(sa.head_stack(lambda h: W[h], H).T) == "[W_1; …; W_H]ᵀ"
+    assert text(sa.rope(a, p).T).startswith("diag(ρ(") and text(sa.rope(a, p).T).endswith(", i=1..p)ᵀ")
+
+
+def test_what_sympy_rewrites_before_symattn_sees_it_is_as_the_docs_say():
+    """docs/as-written.md lists what SymPy rewrites while Python builds the claim; each line here."""
+    A, B = sp.MatrixSymbol("A", n, n), sp.MatrixSymbol("B", n, n)
+    X = sp.MatrixSymbol("X", n, n)
+    Q, K, V = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, n), sp.MatrixSymbol("V", d_v, n)
+    p, a, b = sa.dims("p"), sp.Symbol("a", integer=True), sp.Symbol("b", integer=True)
+    assert (A * B).T == B.T * A.T and (A + B).T == A.T + B.T
+    att = sa.attention(Q, K, V).T
+    assert not isinstance(att, sp.Transpose) and not any(isinstance(x, sp.Transpose) and isinstance(x.arg, sa.Softmax)
+                                                         for x in sp.preorder_traversal(att))
+    assert X.T.T == X and sa.softmax(X).T.T == sa.softmax(X)
+    assert A * A == sp.MatPow(A, 2)
+    assert text(sa.softmax(X).T * V.T) == "softmax_row(Xᵀ)·Vᵀ"
+    assert not any(isinstance(x, sp.Transpose) for x in sp.preorder_traversal(sa.rope(a, p).T * sa.rope(b, p)))
+    S = sa.Symmetric("S", n)
+    assert S.T == S
+    # the constructors keep what they are given, and the claim is proved all the same
+    for lhs, rhs, shown in ((sp.Transpose(A * B), B.T * A.T, "(A·B)ᵀ"),
+                            (sp.MatMul(sa.softmax(X).T, V.T), sa.softmax(X.T, 1) * V.T, "Softmax(X)ᵀ·Vᵀ"),
+                            (sp.MatMul(A, A), A ** 2, "A·A")):
+        v = sa.verify(lhs, rhs)
+        assert v.proved and text(v.lhs) == shown, (text(v.lhs), v.status)
+    v = sa.verify(sp.MatMul(sa.rope(a, p).T, sa.rope(b, p)), sa.rope(b - a, p))
+    assert v.proved and text(v.lhs).startswith("diag(ρ(") and ")ᵀ·diag(ρ(" in text(v.lhs)

@@ -21,7 +21,7 @@ from html import escape
 
 import sympy as sp
 
-from ..printing import dummy_names, mathml, text
+from ..printing import _rotation_angle, dummy_names, mathml, text
 
 PIECE = 24  # readable characters above which an expression is cut into pieces
 LONGEST = 2000  # readable characters above which a trace line is shown as text (MathML would be too heavy)
@@ -130,6 +130,10 @@ def _pieces(expr, names) -> list[str]:
     if isinstance(expr, sp.Function) or kind in ("Exp", "Log", "Exp2"):
         name = getattr(expr.func, "__name__", kind)
         return _call(f"<mi>{escape(name)}</mi>", [a for a in expr.args if isinstance(a, sp.Basic)], names)
+    if isinstance(expr, sp.MatrixBase) and _rotation_angle(expr) is not None:
+        angle, transposed = _rotation_angle(expr)
+        out = _call("<mi>ρ</mi>", [angle], names)
+        return out[:-1] + [f"<msup>{out[-1]}<mo>⊤</mo></msup>"] if transposed else out
     if isinstance(expr, sp.MatrixSlice):
         whole = text(expr, None, names)
         suffix = escape(whole[whole.rfind("[") + 1:-1])
