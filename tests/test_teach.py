@@ -409,7 +409,7 @@ def test_a_long_formula_is_cut_into_math_pieces_a_line_can_break_between():
     long = sa.attention(Q, K, V) + sa.attention(Q, K, V) * sa.softmax(K.T * K)
     html = wrapped(long)
     pieces = _maths(html)
-    assert len(pieces) > 4 and html.count("<wbr>") == len(pieces) - 1
+    assert len(pieces) > 4 and html.count("<wbr/>") == len(pieces) - 1
     for p in pieces:
         doc = xml.dom.minidom.parseString(unescape(p))
         shown = "".join(t.data for t in _texts(doc))

@@ -158,8 +158,9 @@ window.addEventListener("load", function () {
   });
   var pre = document.createElement("pre");
   pre.id = "overflow-report";
-  pre.textContent = JSON.stringify({width: document.documentElement.clientWidth, parts: parts.length,
-                                    checked: checked, count: found.length, found: found.slice(0, 30)});
+  pre.textContent = JSON.stringify({width: Math.round(document.documentElement.getBoundingClientRect().width),
+                                    parts: parts.length, checked: checked, count: found.length,
+                                    found: found.slice(0, 300)});
   document.body.appendChild(pre);
 });
 """

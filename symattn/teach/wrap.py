@@ -6,7 +6,8 @@ expression whose readable text is longer than :data:`PIECE` characters is cut at
 structure, recursively: the terms of a sum (``+``/``−`` between them), the factors of a product
 (``⋅`` between them), the argument of Softmax, exp or a transpose (the brackets as pieces of their
 own), the body of a Σ (the operator with its limits as one piece), a fraction whose parts are long
-(numerator ``/`` (denominator)). Each piece is one inline ``<math>``; a ``<wbr>`` between pieces
+(numerator ``/`` (denominator)), an explicit matrix too wide for a grid (its rows in one line).
+Each piece is one inline ``<math>``; a ``<wbr/>`` between pieces
 lets the line break there and nowhere inside a piece. Short expressions stay one element, with
 their fractions and sub/superscripts typeset as usual.
 
@@ -24,6 +25,7 @@ import sympy as sp
 from ..printing import _rotation_angle, dummy_names, mathml, text
 
 PIECE = 24  # readable characters above which an expression is cut into pieces
+WIDE_MATRIX = 60  # readable characters above which an explicit matrix is written row after row, not as a grid
 LONGEST = 2000  # readable characters above which a trace line is shown as text (MathML would be too heavy)
 _NS = 'xmlns="http://www.w3.org/1998/Math/MathML"'
 
@@ -134,6 +136,16 @@ def _pieces(expr, names) -> list[str]:
         angle, transposed = _rotation_angle(expr)
         out = _call("<mi>ρ</mi>", [angle], names)
         return out[:-1] + [f"<msup>{out[-1]}<mo>⊤</mo></msup>"] if transposed else out
+    if isinstance(expr, sp.MatrixBase) and len(text(expr, None, names)) > WIDE_MATRIX:
+        out = [_mo("[", "prefix")]  # too wide to typeset as a grid: its rows in one line, [a, b; c, d]
+        for i in range(expr.rows):
+            if i:
+                out.append(_mo(";"))
+            for j in range(expr.cols):
+                if j:
+                    out.append(_mo(","))
+                out += _pieces(expr[i, j], names)
+        return out + [_mo("]", "postfix")]
     if isinstance(expr, sp.MatrixSlice):
         whole = text(expr, None, names)
         suffix = escape(whole[whole.rfind("[") + 1:-1])
@@ -151,7 +163,7 @@ def _pieces(expr, names) -> list[str]:
 
 
 def _join(pieces) -> str:
-    return "<wbr>".join(f"<math {_NS}>{p}</math>" for p in pieces)
+    return "<wbr/>".join(f"<math {_NS}>{p}</math>" for p in pieces)
 
 
 def wrapped(expr, names: dict | None = None) -> str:
