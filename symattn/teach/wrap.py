@@ -72,7 +72,11 @@ def _call(head: str, args, names) -> list[str]:
 
 def _sum_operator(limits, names, op: str = "∑") -> str:
     parts = []
-    for var, lo, hi in reversed(limits):
+    for lim in reversed(limits):
+        if len(lim) != 3:  # a sum over an index with no bounds: the operator with the index under it
+            parts.append(f"<munder><mo>{op}</mo>{_inner(lim[0], names)}</munder>")
+            continue
+        var, lo, hi = lim
         parts.append(f"<munderover><mo>{op}</mo><mrow>{_inner(var, names)}<mo>=</mo>{_inner(lo, names)}</mrow>"
                      f"<mrow>{_inner(hi, names)}</mrow></munderover>")
     return "".join(parts)
@@ -129,6 +133,9 @@ def _pieces(expr, names) -> list[str]:
     if kind == "Softmax":
         head = "<mi>Softmax</mi>" if expr.axis == 0 else "<msub><mi>softmax</mi><mi>row</mi></msub>"
         return _call(head, [expr.arg], names)
+    if isinstance(expr, (sp.floor, sp.ceiling)):
+        left, right = ("⌊", "⌋") if isinstance(expr, sp.floor) else ("⌈", "⌉")
+        return [_mo(left, "prefix"), *_pieces(expr.args[0], names), _mo(right, "postfix")]
     if isinstance(expr, sp.Function) or kind in ("Exp", "Log", "Exp2"):
         name = getattr(expr.func, "__name__", kind)
         return _call(f"<mi>{escape(name)}</mi>", [a for a in expr.args if isinstance(a, sp.Basic)], names)
