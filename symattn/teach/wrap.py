@@ -17,6 +17,7 @@ their fractions and sub/superscripts typeset as usual.
 
 from __future__ import annotations
 
+import functools
 import string
 from html import escape
 
@@ -28,6 +29,21 @@ PIECE = 24  # readable characters above which an expression is cut into pieces
 WIDE_MATRIX = 60  # readable characters above which an explicit matrix is written row after row, not as a grid
 LONGEST = 2000  # readable characters above which a trace line is shown as text (MathML would be too heavy)
 _NS = 'xmlns="http://www.w3.org/1998/Math/MathML"'
+
+
+@functools.lru_cache(maxsize=8192)
+def _size(expr) -> int:
+    """About how many characters ``expr`` takes in the readable text (the length of its leaves' names
+    and one per operation): linear in the tree, where printing each subtree again would be quadratic."""
+    if not isinstance(expr, sp.Basic):
+        return len(str(expr))
+    if not expr.args:
+        return len(str(expr))
+    return sum(_size(a) for a in expr.args) + len(expr.args)
+
+
+def _long(expr, limit) -> bool:
+    return isinstance(expr, sp.Basic) and _size(expr) > limit
 
 
 def _inner(expr, names) -> str:
@@ -84,7 +100,7 @@ def _sum_operator(limits, names, op: str = "∑") -> str:
 
 def _pieces(expr, names) -> list[str]:
     """The MathML (inner content) of each piece of ``expr``, in reading order."""
-    if not isinstance(expr, sp.Basic) or len(text(expr, None, names)) <= PIECE:
+    if not _long(expr, PIECE):
         return [_inner(expr, names)]
     kind = type(expr).__name__
     if isinstance(expr, (sp.Add, sp.MatAdd)):
@@ -143,7 +159,7 @@ def _pieces(expr, names) -> list[str]:
         angle, transposed = _rotation_angle(expr)
         out = _call("<mi>ρ</mi>", [angle], names)
         return out[:-1] + [f"<msup>{out[-1]}<mo>⊤</mo></msup>"] if transposed else out
-    if isinstance(expr, sp.MatrixBase) and len(text(expr, None, names)) > WIDE_MATRIX:
+    if isinstance(expr, sp.MatrixBase) and _long(expr, WIDE_MATRIX):
         out = [_mo("[", "prefix")]  # too wide to typeset as a grid: its rows in one line, [a, b; c, d]
         for i in range(expr.rows):
             if i:
@@ -160,7 +176,7 @@ def _pieces(expr, names) -> list[str]:
                 f"{_mo(')', 'postfix')}<mo>[</mo><mtext>{suffix}</mtext><mo>]</mo>"]
     if isinstance(expr, sp.Transpose):
         return [_mo("(", "prefix"), *_pieces(expr.arg, names), f"<msup>{_mo(')', 'postfix')}<mo>⊤</mo></msup>"]
-    if isinstance(expr, (sp.Pow, sp.MatPow)) and len(text(expr.args[1], None, names)) <= PIECE:
+    if isinstance(expr, (sp.Pow, sp.MatPow)) and not _long(expr.args[1], PIECE):
         base, exp_ = expr.args
         if exp_ == -1 and isinstance(expr, sp.Pow):
             return ["<mn>1</mn>", _mo("/"), *_grouped(base, names)]
@@ -198,7 +214,7 @@ def trace_html(line) -> str:
     if not exprs or template is None:
         return escape(line.readable() if hasattr(line, "readable") else str(line))
     names = dummy_names(*exprs)
-    if sum(len(text(e, None, names)) for e in exprs) > LONGEST:
+    if sum(_size(e) for e in exprs) > LONGEST:
         return escape(line.readable())
     out, k = [], 0
     try:
