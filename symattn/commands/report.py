@@ -39,7 +39,7 @@ def cmd_report(args) -> int:
         except (DerivationError, SymattnError) as exc:
             print(f"symattn report: {path}: {exc}", file=sys.stderr)
             return 2
-    proved = prove_all(chosen, jobs=args.jobs)  # in the order of ``chosen``, with their expressions
+    proved = prove_all(chosen, jobs=args.jobs, html=True)  # in the order of ``chosen``, with their expressions
     results = [r for r in proved if r.theorem.expect == "proved"]
     gallery = [r for r in proved if r.theorem.expect != "proved"]
     try:
