@@ -191,8 +191,9 @@ class ReadablePrinter(StrPrinter):
         arg = expr.arg
         s = self._print(arg)
         atomic = isinstance(arg, sp.MatrixSymbol) or type(arg).__name__ == "FamilyMember" or re.fullmatch(r"\w+", s)
-        call = type(arg).__name__ == "Softmax"  # Softmax(X)ᵀ reads as the transpose of the call, as written
-        return f"{s}ᵀ" if atomic or call else f"({s})ᵀ"
+        call = type(arg).__name__ in ("Softmax", "BlockDiag")  # Softmax(X)ᵀ, diag(...)ᵀ: the transpose of a call
+        stack = type(arg).__name__ in ("HeadStack", "HeadConcat") and s.startswith("[") and s.endswith("]")
+        return f"{s}ᵀ" if atomic or call or stack else f"({s})ᵀ"
 
     def _print_Inverse(self, expr):
         s = self._print(expr.arg)
@@ -607,11 +608,6 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
     def _print_BlockMatrix(self, expr):
         return self._print(expr.blocks)
 
-    def _print_MatrixSlice(self, expr):
-        """A[rows, cols] as the readable text writes the bounds."""
-        where = text(expr)[len(text(expr.parent)):]
-        return self._row(self._print(expr.parent), self._el("mo", where))
-
     def _print_Score(self, expr):
         return self._apply(str(expr.function), *expr.args[1:])
 
@@ -622,11 +618,49 @@ class ReadableMathMLPrinter(MathMLPresentationPrinter):
         """The permutation matrix by its name, as in text (two permutations never print alike)."""
         return self._name(expr.name)
 
+    def _print_MatrixBase(self, expr):
+        """An explicit matrix in brackets that stretch to its height (fence and stretchy said outright,
+        so a browser stretches them with its math font)."""
+        rot = _rotation_angle(expr)
+        if rot is not None:  # ρ(x) (or ρ(x)ᵀ), as in text: the 2 × 2 rotation by its angle
+            call = self._apply("ρ", rot[0])
+            return self._el("msup", None, call, self._el("mo", "⊤")) if rot[1] else call
+        out = super()._print_MatrixBase(expr)
+        for child in (out.firstChild, out.lastChild):
+            if child is not None and child.nodeName == "mo":
+                child.setAttribute("fence", "true")
+                child.setAttribute("stretchy", "true")
+        return out
+
+    def _print_Product(self, expr):
+        """∏ with its limits under and over it (SymPy's MathML printer wrote a function named product)."""
+        out = self._print(expr.function)
+        if isinstance(expr.function, sp.Add):
+            out = self._row(self._el("mo", "("), out, self._el("mo", ")"))
+        for var, lo, hi in reversed(expr.limits):
+            under = self._row(self._print(var), self._el("mo", "="), self._print(lo))
+            out = self._row(self._el("munderover", None, self._el("mo", "∏"), under, self._print(hi)), out)
+        return out
+
+    def _print_KroneckerDelta(self, expr):
+        """δ with its two indices below (SymPy's MathML printer wrote kroneckerdelta(i, j))."""
+        a, b = expr.args[:2]
+        return self._el("msub", None, self._el("mi", "δ"), self._row(self._print(a), self._el("mo", ","),
+                                                                      self._print(b)))
+
+    def _print_MatrixSlice(self, expr):
+        """X[a:b, :] as in text (SymPy's MathML printer wrote it as a function named matrixslice)."""
+        whole = text(expr, names=self.names)
+        suffix = whole[whole.rfind("["):]
+        parent = self._print(expr.parent)
+        if not isinstance(expr.parent, sp.MatrixSymbol):
+            parent = self._row(self._el("mo", "("), parent, self._el("mo", ")"))
+        return self._row(parent, self._el("mo", "["), self._el("mtext", suffix[1:-1]), self._el("mo", "]"))
+
 
 _MATHML_NODES = {"BlockMatrix", "MatrixSlice", "Exp", "Exp2", "Log", "ShiftRows", "ScaleRows", "DivideRows", "RowOf",
-                 "FeatureMap",
-                 "Softmax", "HeadSum", "HeadStack", "HeadConcat", "BlockDiag", "FamilyMember", "CausalMask",
-                 "PaddingMask", "Visible", "Score", "Apply", "Permutation"}
+                 "FeatureMap", "Softmax", "HeadSum", "HeadStack", "HeadConcat", "BlockDiag", "FamilyMember",
+                 "CausalMask", "PaddingMask", "Visible", "Score", "Apply", "Permutation"}
 
 
 def mathml(expr, names: dict | None = None, display: bool = False) -> str:

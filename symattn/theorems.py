@@ -284,25 +284,28 @@ def _light(v: Verdict) -> Verdict:
 
 
 class _ShownLine(TraceLine):
-    """A trace line as a worker process showed it: its text and its readable form, kept as text (an
-    expression rebuilt from a pickle may be evaluated further by SymPy and print otherwise)."""
+    """A trace line as a worker process showed it: its text, its readable form and its HTML (the
+    ``trace_html`` display, where one is registered), kept as text (an expression rebuilt from a
+    pickle may be evaluated further by SymPy and print otherwise)."""
 
-    def __new__(cls, text: str, shown: str):
+    def __new__(cls, text: str, shown: str, html: str | None = None):
         line = str.__new__(cls, text)
         line.template, line.exprs, line.limit = text.replace("{", "{{").replace("}", "}}"), (), None
-        line.shown = shown
+        line.shown, line.html = shown, html
         return line
 
     def __reduce__(self):
-        return (_ShownLine, (str(self), self.shown))
+        return (_ShownLine, (str(self), self.shown, self.html))
 
     def readable(self) -> str:
         return self.shown
 
 
-def _shown(v: Verdict) -> Verdict:
-    """The verdict with each trace line kept as the text it shows here (see :class:`_ShownLine`)."""
-    lines = tuple(_ShownLine(str(t), readable(t)) if isinstance(t, TraceLine) else t for t in v.trace)
+def _shown(v: Verdict, html: bool = False) -> Verdict:
+    """The verdict with each trace line kept as the text it shows here (see :class:`_ShownLine`), and
+    with ``html`` its HTML as well."""
+    lines = tuple(_ShownLine(str(t), readable(t), show("trace_html", t) if html else None)
+                  if isinstance(t, TraceLine) else t for t in v.trace)
     return dataclasses.replace(v, trace=lines)
 
 
@@ -319,18 +322,18 @@ def _own_sides(th: Theorem, verdicts) -> list:
             for v, (lhs, rhs) in zip(verdicts, claims)]
 
 
-def _prove_named(name: str, cached: bool, expressions: bool):
+def _prove_named(name: str, cached: bool, expressions: bool, html: bool = False):
     """In a worker process: prove the library theorem ``name``; return what the parent needs (the
     verdicts, the time, the error, and the cache entries proved here)."""
     before = set(verdict_cache.pending())
     res = prove(REGISTRY[name], cached=cached, save=False)
     new = {k: e for k, e in verdict_cache.pending().items() if k not in before}
-    verdicts = [_shown(v) for v in res.verdicts] if expressions else [_light(v) for v in res.verdicts]
+    verdicts = [_shown(v, html) for v in res.verdicts] if expressions else [_light(v) for v in res.verdicts]
     return verdicts, res.seconds, res.error, new
 
 
 def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False,
-              expressions: bool = True) -> list[Result]:
+              expressions: bool = True, html: bool = False) -> list[Result]:
     """:func:`prove` each theorem, in ``jobs`` processes at once (default: one per core); the results
     come back in the order of ``theorems``, the same as one after another. Processes are forked
     from this one (the library is loaded once); where fork is not available, or with one job or
@@ -340,7 +343,11 @@ def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False,
     ``expressions=False``: proved verdicts that come from a worker keep no sides (``lhs``, ``rhs``
     are None) and their trace lines are plain text (the same text), which spares sending and
     rebuilding the expressions; a verdict that is not proved keeps everything. Trace lines from a
-    worker keep their text and readable form as shown there."""
+    worker keep their text and readable form as shown there.
+
+    ``html``: trace lines from a worker also keep their HTML as shown there (the ``trace_html``
+    display, for :mod:`symattn.teach.report`), so a page made in N processes equals one made in one.
+    """
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"prove_all: jobs must be at least 1, got {jobs}")
@@ -356,7 +363,7 @@ def prove_all(theorems: list, *, jobs: int | None = None, cached: bool = False,
     results: list = [None] * len(theorems)
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=min(jobs, len(theorems)), mp_context=ctx) as pool:
-        futures = {i: pool.submit(_prove_named, theorems[i].name, cached, expressions) for i in order}
+        futures = {i: pool.submit(_prove_named, theorems[i].name, cached, expressions, html) for i in order}
         for i in range(len(theorems)):
             verdicts, seconds, error, new = futures[i].result()
             results[i] = Result(theorems[i], _own_sides(theorems[i], verdicts), seconds, error)

@@ -39,7 +39,7 @@ def cmd_report(args) -> int:
         except (DerivationError, SymattnError) as exc:
             print(f"symattn report: {path}: {exc}", file=sys.stderr)
             return 2
-    proved = prove_all(chosen, jobs=args.jobs)  # in the order of ``chosen``, with their expressions
+    proved = prove_all(chosen, jobs=args.jobs, html=True)  # in the order of ``chosen``, with their expressions
     results = [r for r in proved if r.theorem.expect == "proved"]
     gallery = [r for r in proved if r.theorem.expect != "proved"]
     try:
@@ -76,9 +76,12 @@ def register(sub) -> None:
 
     p = sub.add_parser("report", help="write a self-contained HTML report of the library, the gallery and derivations",
                        description="Prove the theorem library and the gallery of mistakes, check the derivations "
-                                   "given with --check, and write DIR/index.html: statements, verdicts, scopes, "
-                                   "methods, readable traces, counterexamples with heatmaps, math as MathML (no "
-                                   "network needed to view it). Exits 1 if anything is not as expected.")
+                                   "given with --check, and write DIR/index.html: a table of contents, statements, "
+                                   "verdicts, scopes, methods, traces in math notation, counterexamples with "
+                                   "heatmaps and their colour legend, the pictures of each topic (shapes, the "
+                                   "causal mask, GQA's grouping, a RoPE rotation, score variance against d_k); "
+                                   "math as MathML that wraps in a narrow window (no network needed to view it). "
+                                   "Exits 1 if anything is not as expected.")
     p.add_argument("names", nargs="*", help="theorems and gallery items to include (default: all)")
     p.add_argument("--html", required=True, metavar="DIR", help="the directory to write index.html into")
     p.add_argument("--check", nargs="+", metavar="FILE",

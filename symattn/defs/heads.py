@@ -213,6 +213,13 @@ class Binder(MatrixExpr):
         """``subs`` likewise (SymPy's own walk would rename the bound index too)."""
         return substitute(self, {old: new})
 
+    @property
+    def T(self):
+        """The transpose as written (an unevaluated transpose, as for Softmax), so that a claim shows
+        ``(Σ_h e_h)ᵀ``, ``[e_1; …; e_H]ᵀ`` or ``R_aᵀ`` as typed; each node's transpose law
+        (``_eval_transpose``) is applied by rewriting (``doit``, ``transpose``, the engine's normal forms)."""
+        return sp.Transpose(self)
+
 
 class _OverHeads(Binder):
     """Common part of HeadSum, HeadStack and HeadConcat: args (body, h, H)."""

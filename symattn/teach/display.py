@@ -15,12 +15,9 @@ import sympy as sp
 
 from ..displays import register
 from ..printing import latex, mathml, text
+from .wrap import equation, trace_html, wrapped
 
 BADGE = {"proved": "#1e8449", "refuted": "#b03a2e", "unknown": "#7d6608"}
-
-
-def _line_text(t) -> str:
-    return t.readable() if hasattr(t, "readable") else str(t)
 
 
 def _line_latex(t) -> str:
@@ -139,7 +136,7 @@ def counterexample_html(cex, lhs=None, rhs=None) -> str:
     i, j = cex.entry
     return (f"<div class='counterexample'><p><b>Counterexample</b> at {escape(dims)}, with these exact inputs:</p>"
             f"<ul>{rows}</ul>{heatmap(cex, lhs, rhs)}"
-            f"<p>Entry ({i}, {j}) differs: lhs − rhs = {mathml(cex.difference)}</p>"
+            f"<p>Entry ({i}, {j}) differs: lhs − rhs = {wrapped(cex.difference)}</p>"
             f"<p class='certificate'>Certificate: {escape(cex.certificate)}</p></div>")
 
 
@@ -149,7 +146,7 @@ def verdict_html(v) -> str:
     claim = ""
     if v.lhs is not None and v.rhs is not None:
         claim = f"<div class='claim'>{_equation(v.lhs, v.rhs)}</div>"
-    trace = "".join(f"<li>{escape(_line_text(t))}</li>" for t in v.trace)
+    trace = "".join(f"<li>{trace_html(t)}</li>" for t in v.trace)
     out = f"<div class='verdict'>{head}{claim}<ol class='trace'>{trace}</ol>"
     if v.counterexample is not None:
         out += counterexample_html(v.counterexample, v.lhs, v.rhs)
@@ -157,14 +154,9 @@ def verdict_html(v) -> str:
 
 
 def _equation(lhs, rhs) -> str:
-    """lhs = rhs as one display MathML element (the sides' readable names shared)."""
-    from ..printing import dummy_names
-
-    names = dummy_names(lhs, rhs)
-    left, right = mathml(lhs, names), mathml(rhs, names)
-    strip = lambda s: s[s.index(">") + 1: s.rindex("</math>")]  # noqa: E731
-    return (f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"><mrow>{strip(left)}'
-            f'<mo>=</mo>{strip(right)}</mrow></math>')
+    """lhs = rhs as MathML that wraps in a narrow window (:func:`symattn.teach.wrap.equation`; the sides'
+    readable names shared)."""
+    return equation(lhs, rhs)
 
 
 def theorem_html(th) -> str:
@@ -205,24 +197,25 @@ def result_html(res, open_trace: bool = False) -> str:
     return "".join(out) + "</section>"
 
 
-def report_html(report) -> str:
-    """A derivation report: its steps as MathML, the verdict of each, the first failure in detail."""
+def report_html(report, anchor: str = "") -> str:
+    """A derivation report: its steps as MathML, the verdict of each, the first failure in detail.
+    ``anchor`` is the section's id (for a table of contents)."""
     from ..derivation.report import detail
 
-    out = [f"<section class='derivation'><h3>Derivation <code>{escape(report.source)}</code></h3>"]
+    ident = f" id='{escape(anchor)}'" if anchor else ""
+    out = [f"<section class='derivation'{ident}><h3>Derivation <code>{escape(report.source)}</code></h3>"]
     out += [f"<p class='note'>{escape(n)}</p>" for n in report.notes]
-    out.append("<table class='steps'><tr><th>step</th><th>claim</th><th>verdict</th><th>scope</th>"
-               "<th>method</th></tr>")
-    for s in report.steps:
+    out.append("<ol class='steps'>")
+    for s in report.steps:  # each step a block: its verdict line, then the claim, which wraps (never scrolls)
         if s.lhs_expr is not None and s.rhs_expr is not None and not isinstance(s.lhs_expr, Exception) \
                 and not isinstance(s.rhs_expr, Exception):
             claim = _equation(s.lhs_expr, s.rhs_expr)
         else:
-            claim = f"<code>{escape(s.lhs)} {escape(s.relation)} {escape(s.rhs)}</code>"
-        out.append(f"<tr><td>({s.number})</td><td><div class='scroll'>{claim}</div></td>"
-                   f"<td>{badge(s.status, s.general)}</td><td>{escape(s.scope or '-')}</td>"
-                   f"<td>{escape(s.method or '-')}</td></tr>")
-    out.append("</table>")
+            claim = f"<div class='equation'><code>{escape(s.lhs)} {escape(s.relation)} {escape(s.rhs)}</code></div>"
+        out.append(f"<li class='step' value='{s.number}'><div class='stephead'>step ({s.number}) "
+                   f"{badge(s.status, s.general)} <span class='scope'>{escape(s.scope or '-')}</span>"
+                   f" <span class='method'>by {escape(s.method or '-')}</span></div>{claim}</li>")
+    out.append("</ol>")
     first = report.first_failure
     if first is not None:
         out.append(f"<pre class='detail'>{escape(detail(first))}</pre>")
@@ -256,7 +249,7 @@ def result_text(res) -> str:
 
 register(counterexample_html=counterexample_html, counterexample_markdown=counterexample_markdown,
          report_html=report_html, result_html=result_html, result_markdown=result_markdown, result_text=result_text,
-         theorem_html=theorem_html, theorem_markdown=theorem_markdown, theorem_text=theorem_text,
+         theorem_html=theorem_html, theorem_markdown=theorem_markdown, theorem_text=theorem_text, trace_html=trace_html,
          verdict_html=verdict_html, verdict_markdown=verdict_markdown)
 
 __all__ = ["counterexample_html", "counterexample_markdown", "report_html", "report_markdown", "result_html",

@@ -232,10 +232,13 @@ def test_nodes_over_heads_print_their_index_range():
 def test_transposes_of_nodes_over_heads():
     from symattn.defs.heads import HeadConcat, HeadStack, HeadSum
 
-    s, st, c = _nodes()
-    assert isinstance(s.T, HeadSum) and isinstance(st.T, HeadConcat) and isinstance(c.T, HeadStack)
-    assert s.T.term(2) == (W_Q[2] * Xm).T and st.T.term(2) == (W_Q[2] * Xm).T and c.T.term(2) == (W_Q[2] * Xm).T
-    assert (s.T.shape, st.T.shape, c.T.shape) == ((n, d_k), (n, H * d_k), (H * n, d_k))
+    s0, st0, c0 = _nodes()
+    assert all(isinstance(x.T, sp.Transpose) and x.T.arg == x for x in (s0, st0, c0))  # .T stays as written
+    s, st, c = (x.T.doit() for x in (s0, st0, c0))  # doit applies each node's transpose law
+    assert isinstance(s, HeadSum) and isinstance(st, HeadConcat) and isinstance(c, HeadStack)
+    assert s.term(2) == (W_Q[2] * Xm).T and st.term(2) == (W_Q[2] * Xm).T and c.term(2) == (W_Q[2] * Xm).T
+    assert (s.shape, st.shape, c.shape) == ((n, d_k), (n, H * d_k), (H * n, d_k))
+    assert (s0.T.shape, st0.T.shape, c0.T.shape) == ((n, d_k), (n, H * d_k), (H * n, d_k))
 
 
 def test_peeling_splits_off_the_last_head():

@@ -125,6 +125,96 @@ def test_report_renders_in_headless_chromium(report_dir, tmp_path):
     assert shot.stat().st_size > 5 * blank.stat().st_size, "the screenshot is as empty as a blank page"
 
 
+# --- nothing wider than its container, at 1,400 and 400 px ---------------------------
+
+# Injected into a copy of the page: after load, open every <details>, then find every element of the
+# gallery and derivation parts that is wider than its container (a block whose content overflows it,
+# scrollWidth > clientWidth, or an element whose right edge passes its section's), and write what it
+# found into <pre id="overflow-report"> for --dump-dom. Headless Chromium lays a page out at least
+# 500 px wide, so a narrower width is set on the root element: the page is laid out as in that window.
+MEASURE = """
+window.addEventListener("load", function () {
+  var want = parseInt(document.documentElement.dataset.width || "0");
+  if (want && window.innerWidth > want) document.documentElement.style.width = want + "px";
+  document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  var found = [], checked = 0, parts = document.querySelectorAll(".part");
+  function name(e) {
+    var id = e.closest("[id]");
+    return e.tagName.toLowerCase() + (typeof e.className === "string" && e.className ? "." + e.className : "")
+      + " in #" + (id ? id.id : "?");
+  }
+  parts.forEach(function (part) {
+    part.querySelectorAll("*").forEach(function (e) {
+      var r = e.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) return;
+      checked += 1;
+      var box = (e.closest("section") || part).getBoundingClientRect();
+      var block = e.namespaceURI === "http://www.w3.org/1999/xhtml" && getComputedStyle(e).display !== "inline";
+      if (block && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+        found.push(name(e) + ": scrollWidth " + e.scrollWidth + " > clientWidth " + e.clientWidth);
+      else if (r.right > box.right + 1)
+        found.push(name(e) + ": right edge " + Math.round(r.right) + " beyond its section's " + Math.round(box.right));
+    });
+  });
+  var pre = document.createElement("pre");
+  pre.id = "overflow-report";
+  pre.textContent = JSON.stringify({width: Math.round(document.documentElement.getBoundingClientRect().width),
+                                    parts: parts.length, checked: checked, count: found.length,
+                                    found: found.slice(0, 300)});
+  document.body.appendChild(pre);
+});
+"""
+
+
+def _overflow(page: str, width: int, where):
+    """What the injected script found in ``page`` laid out ``width`` px wide (a dict)."""
+    import json
+
+    probe = where / f"probe{width}.html"
+    probe.write_text(page.replace("<html lang='en'>", f"<html lang='en' data-width='{width}'>", 1)
+                     .replace("</body>", f"<script>{MEASURE}</script></body>"), encoding="utf-8")
+    dom = _run_browser([f"--window-size={max(width, 500)},900", "--virtual-time-budget=5000", "--dump-dom",
+                        probe.as_uri()]).stdout
+    found = re.search(r'<pre id="overflow-report">(.*?)</pre>', dom, flags=re.S)
+    assert found, f"the measuring script wrote no report at {width} px"
+    return json.loads(unescape(found.group(1)))
+
+
+@pytest.mark.parametrize("width", [1400, 400])
+def test_no_element_of_the_gallery_or_the_derivations_is_wider_than_its_container(report_dir, tmp_path, width):
+    if _chromium() is None:
+        pytest.skip("headless Chromium is not installed (Debian package chromium)")
+    out, proved, gallery, reports = report_dir
+    page = (out / "index.html").read_text(encoding="utf-8")
+    got = _overflow(page, width, tmp_path)
+    assert got["width"] == width and got["parts"] == 2
+    assert got["checked"] > 50 * len(gallery), got  # the parts were laid out and measured
+    assert got["count"] == 0, "\n".join(got["found"])
+    shot = tmp_path / f"report-{width}.png"
+    _run_browser([f"--screenshot={shot}", f"--window-size={width},1600", (tmp_path / f"probe{width}.html").as_uri()])
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_the_overflow_check_catches_an_element_wider_than_its_section(report_dir, tmp_path):
+    """The check can fail: a fixed-width block in a gallery section and a scroll box in a derivation
+    (what the report had, a claim in <div style='overflow-x:auto'>) are found at 400 px."""
+    if _chromium() is None:
+        pytest.skip("headless Chromium is not installed (Debian package chromium)")
+    out, _, gallery, reports = report_dir
+    page = (out / "index.html").read_text(encoding="utf-8")
+    first = gallery[0].theorem.name
+    marker = f"<section class='theorem' id='{first}'>"
+    assert marker in page and "<section class='derivation'" in page
+    page = page.replace(marker, marker + "<div class='wide' style='width:900px'>a fixed 900 px block</div>", 1)
+    page = page.replace("<ol class='steps'>", "<div class='scroller' style='overflow-x:auto'><span style="
+                        "'white-space:nowrap'>" + "Softmax(KᵀQ/√d_k) " * 20 + "</span></div><ol class='steps'>", 1)
+    got = _overflow(page, 400, tmp_path)
+    found = "\n".join(got["found"])
+    assert f"div.wide in #{first}: right edge" in found, found
+    assert "div.scroller in #derivation-" in found and "scrollWidth" in found, found
+    assert any(f.startswith("div.scroller") for f in _overflow(page, 1400, tmp_path)["found"])  # wide at 1,400 too
+
+
 # --- the library from Python: symattn.library(), symattn.theorem(NAME) ------------
 
 
@@ -161,4 +251,4 @@ def test_a_theorem_shows_itself_as_text_and_as_html_with_its_claims():
     assert "claim 1: " in said and "why: " in said
     html = th._repr_html_()
     xml.dom.minidom.parseString(html.replace("&InvisibleTimes;", "&#8290;"))  # well formed
-    assert html.count("<math") == len(th.claims()) and "expected: refuted" in html
+    assert html.count("class='equation") == len(th.claims()) and "expected: refuted" in html

@@ -393,3 +393,232 @@ def test_report_in_parallel_processes_shows_what_one_process_shows(tmp_path):
         pages.append(re.sub(r"Generated [^<]*", "", re.sub(r"\d+\.\d+", "", page)))
     assert pages[0] == pages[1]
     assert "&#8970;" in pages[1]  # the floor bracket of the worked example's claim is shown
+
+
+# --- the report a class can read: wrapping formulas, contents, legends, pictures ---------
+
+
+def _maths(html):
+    return re.findall(r"<math.*?</math>", html, flags=re.S)
+
+
+def test_a_long_formula_is_cut_into_math_pieces_a_line_can_break_between():
+    from symattn.teach.wrap import PIECE, equation, wrapped
+
+    Q, K, V = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, m), sp.MatrixSymbol("V", d_v, m)
+    long = sa.attention(Q, K, V) + sa.attention(Q, K, V) * sa.softmax(K.T * K)
+    html = wrapped(long)
+    pieces = _maths(html)
+    assert len(pieces) > 4 and html.count("<wbr/>") == len(pieces) - 1
+    for p in pieces:
+        doc = xml.dom.minidom.parseString(unescape(p))
+        shown = "".join(t.data for t in _texts(doc))
+        assert len(shown) <= 3 * PIECE, shown  # no piece as long as the whole
+    assert len(_maths(wrapped(Q.T * K))) == 1  # a short formula stays one element, typeset as usual
+    eq = equation(sa.softmax(Q).T, sa.softmax(Q.T, 1))
+    assert "<mo form=\"infix\">=</mo>" in eq and "display=\"block\"" not in eq
+
+
+def _texts(node):
+    for c in node.childNodes:
+        if c.nodeType == c.TEXT_NODE:
+            yield c
+        else:
+            yield from _texts(c)
+
+
+def test_a_trace_line_is_shown_as_words_and_mathml_not_as_engine_text():
+    from symattn.proof.verdict import TraceLine
+    from symattn.teach.wrap import trace_html
+
+    i, k = sp.Dummy("i", integer=True), sp.Dummy("k", integer=True)
+    X = sp.MatrixSymbol("X", n, n)
+    line = TraceLine("B: entry of lhs: {}", sp.Sum(sp.exp(X[i, k]) * sp.KroneckerDelta(i, k), (k, 0, n - 1)))
+    html = trace_html(line)
+    assert html.startswith("B: entry of lhs: <span class='wrapmath'><math")
+    assert "∑" in unescape(html) and "δ" in unescape(html)
+    assert "Sum(" not in html and "kroneckerdelta" not in html and "_k" not in html
+    assert trace_html("A: the canonical forms coincide") == "A: the canonical forms coincide"
+
+
+def test_mathml_names_slices_products_and_deltas_as_notation_not_as_function_names():
+    i, j = sp.symbols("i j", integer=True)
+    V = sp.MatrixSymbol("V", n, m)
+    for expr in (V[:, : m - 1], (V * V.T)[1:3, :], sp.Product(sp.exp(i), (i, 0, n - 1)), sp.KroneckerDelta(i, j)):
+        out = mathml(expr)
+        xml.dom.minidom.parseString(unescape(out))
+        assert not re.search(r"<mi>(matrixslice|product|kroneckerdelta)</mi>", out), out
+
+
+def test_a_matrix_has_brackets_that_stretch_to_its_height():
+    out = mathml(sp.ImmutableMatrix([[2, 1], [0, -1]]))
+    assert out.count('<mo fence="true" stretchy="true">') == 2 and "<mtable>" in out
+
+
+def test_every_heatmap_has_a_colour_legend_with_its_range():
+    Q, K, V = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k), sp.MatrixSymbol("V", m, d_v)
+    v = sa.verify(sa.attention(Q, K, V, convention="row"), sa.softmax(Q * K.T / sp.sqrt(d_k), axis=0) * V)
+    for svg in (heatmap(v.counterexample, v.lhs, v.rhs), heatmap(v.counterexample)):
+        doc = xml.dom.minidom.parseString(svg)
+        words = [t.firstChild.data for t in doc.getElementsByTagName("text")]
+        assert "colour scale:" in words
+        legend = words[words.index("colour scale:") + 1:]
+        assert len(legend) >= 2 and all(re.fullmatch(r"-?\d+\.\d\d", w) for w in legend)
+    signed = heatmap(v.counterexample)  # the sides' values: a signed scale shows 0 in the middle
+    if float(np.min(v.counterexample.lhs)) < 0 or float(np.min(v.counterexample.rhs)) < 0:
+        assert ">0.00<" in signed
+
+
+def test_the_causal_mask_picture_is_the_librarys_mask():
+    from symattn.teach.svg import causal_mask_picture
+
+    for size in (3, 6):
+        svg = causal_mask_picture(size)
+        xml.dom.minidom.parseString(svg)
+        rects = [r for r in xml.dom.minidom.parseString(svg).getElementsByTagName("rect")
+                 if r.getAttribute("width") == r.getAttribute("height") != "14.0"]  # the cells, not the legend
+        assert len(rects) == size * size
+        x0, y0 = min(float(r.getAttribute("x")) for r in rects), min(float(r.getAttribute("y")) for r in rects)
+        side = float(rects[0].getAttribute("width"))
+        for r in rects:  # row convention: query i in row i, key j in column j; masked exactly where j > i
+            i, j = round((float(r.getAttribute("y")) - y0) / side), round((float(r.getAttribute("x")) - x0) / side)
+            assert (r.getAttribute("fill") == "#5d6d7e") == (j > i), (i, j)
+        assert "key j ≤ i" in svg
+
+
+def test_the_gqa_picture_joins_each_query_head_to_its_group():
+    from symattn.defs.gqa import group_of
+    from symattn.teach.svg import gqa_picture
+
+    svg = gqa_picture(8, 2)
+    doc = xml.dom.minidom.parseString(svg)
+    lines = [(float(ln.getAttribute("x2")), ln.getAttribute("stroke")) for ln in doc.getElementsByTagName("line")]
+    assert len(lines) == 8
+    assert [x for x, _ in lines] == sorted(x for x, _ in lines)  # heads 1..4 go left, 5..8 right
+    colours = [c for _, c in lines]
+    assert [colours.index(c) for c in colours] == [0, 0, 0, 0, 4, 4, 4, 4]
+    assert [int(group_of(h, 8, 2)) for h in range(1, 9)] == [1, 1, 1, 1, 2, 2, 2, 2]
+    assert "K1, V1" in svg and "K2, V2" in svg and "H = 8" in svg and "G = 2" in svg
+
+
+def test_the_rope_picture_draws_the_rotated_image_at_the_angle_m_theta():
+    from symattn.teach.svg import rope_picture
+
+    svg = rope_picture(3, 0.5, (1.0, 0.35))
+    doc = xml.dom.minidom.parseString(svg)
+    arrows = [ln for ln in doc.getElementsByTagName("line") if ln.getAttribute("marker-end")]
+    assert len(arrows) == 2
+    (x, y) = [(float(a.getAttribute("x2")) - float(a.getAttribute("x1")),
+               float(a.getAttribute("y1")) - float(a.getAttribute("y2"))) for a in arrows][:2]
+    turned = np.arctan2(y[1], y[0]) - np.arctan2(x[1], x[0])
+    assert abs(turned - 1.5) < 0.01 and abs(np.hypot(*x) - np.hypot(*y)) < 0.2  # by m·θ, length kept
+    assert "m·θ = 3 · 0.5 = 1.5 rad" in svg
+
+
+def test_the_score_variance_picture_is_a_labelled_sample_beside_the_exact_lines():
+    from symattn.teach.svg import score_variance_picture, score_variances
+
+    data = score_variances(samples=2000, seed=0)
+    assert [d for d, _, _ in data] == [2 ** k for k in range(10)]
+    for d, raw, scaled in data:  # a seeded sample: near d_k and 1, not equal (it is a sample)
+        assert abs(raw / d - 1) < 0.15 and abs(scaled - 1) < 0.15 and raw != d
+    assert score_variances(seed=0) == data and score_variances(seed=1) != data
+    svg = score_variance_picture()
+    xml.dom.minidom.parseString(svg)
+    assert "sampled illustration, not a proof" in svg and "seed 0" in svg
+    assert "Var(q·k) = d_k, exact" in svg and "Var(q·k/√d_k) = 1, exact" in svg
+    assert svg.count("<circle") == 2 * len(data)
+
+
+def test_the_report_has_contents_linking_every_section_and_pictures_by_their_topics():
+    from symattn.teach.report import PICTURES, build_page
+    from symattn.theorems import load_library, prove
+
+    lib = load_library()
+    res = [prove(lib["column_row_transpose"])]
+    gal = [prove(lib["mistake_softmax_wrong_axis"])]
+    X = sp.MatrixSymbol("X", m, n)
+    rep = sa.check_steps([sa.softmax(X).T, sa.softmax(X.T, 1)])
+    page = build_page(res, gal, [rep, rep])
+    toc = page[page.index("<nav class='toc'"):page.index("</nav>")]
+    ids = set(re.findall(r"id='([^']+)'", page))
+    links = re.findall(r"href='#([^']+)'", toc)
+    assert links and all(link in ids for link in links)
+    for must in ("conventions", "library", "gallery", "derivations", "column_row_transpose",
+                 "mistake_softmax_wrong_axis", *(f"explain-{t}" for t in TOPICS)):
+        assert must in links, must
+    derivations = re.findall(r"<section class='derivation' id='([^']+)'", page)
+    assert len(derivations) == 2 and len(set(derivations)) == 2 and all(d in links for d in derivations)
+    order = list(TOPICS)
+    for topic in PICTURES:  # each picture after its topic's explanation, before the next topic's
+        at = page.index(f"id='picture-{topic}'")
+        assert page.index(f"id='explain-{topic}'") < at
+        nxt = order.index(topic) + 1
+        if nxt < len(order):
+            assert at < page.index(f"id='explain-{order[nxt]}'")
+    part = page[page.index("id='derivations-part'"):]
+    assert "class='scroll'" not in part and "overflow-x" not in part and "<table class='steps'" not in part
+
+
+# --- claims as written beyond Softmax (docs/as-written.md) ---------------------------
+
+
+def _heads():
+    H = sa.dims("H")
+    W = sa.Family("W", n, n)
+    return H, W, sp.MatrixSymbol("X", n, n)
+
+
+@pytest.mark.parametrize("which", ["head_sum", "head_stack", "head_concat", "rope"])
+def test_the_transpose_of_a_head_node_or_a_rotation_is_shown_as_written(which):
+    """head_stack(...).T was built as head_concat of the transposes at once (and likewise head_sum,
+    head_concat, rope's BlockDiag), so verify(stack.T, concat of transposes) read A = A."""
+    H, W, X = _heads()
+    p, a = sa.dims("p"), sp.Symbol("a", integer=True)
+    node = {"head_sum": lambda: sa.head_sum(lambda h: W[h] * X, H),
+            "head_stack": lambda: sa.head_stack(lambda h: W[h], H),
+            "head_concat": lambda: sa.head_concat(lambda h: W[h], H),
+            "rope": lambda: sa.rope(a, p)}[which]()
+    written = node.T
+    assert isinstance(written, sp.Transpose) and written.arg == node
+    law = written.doit()
+    assert not isinstance(law, sp.Transpose) and law == sp.transpose(node)  # rewriting still applies the law
+    v = sa.verify(written, law)
+    assert v.proved and v.lhs == written
+    shown = text(v.lhs)
+    assert shown.endswith("ᵀ") and shown != text(v.rhs), shown  # not the same expression on both sides
+    assert "canonical lhs" in v.explain()
+    assert "⊤" in unescape(v._repr_html_()) and r"^{\top}" in v._repr_markdown_()
+
+
+def test_the_transposes_of_a_stack_and_a_rotation_read_as_written():
+    H, W, _ = _heads()
+    p, a = sa.dims("p"), sp.Symbol("a", integer=True)
+    assert text(sa.head_stack(lambda h: W[h], H).T) == "[W_1; …; W_H]ᵀ"
+    assert text(sa.rope(a, p).T).startswith("diag(ρ(") and text(sa.rope(a, p).T).endswith(", i=1..p)ᵀ")
+
+
+def test_what_sympy_rewrites_before_symattn_sees_it_is_as_the_docs_say():
+    """docs/as-written.md lists what SymPy rewrites while Python builds the claim; each line here."""
+    A, B = sp.MatrixSymbol("A", n, n), sp.MatrixSymbol("B", n, n)
+    X = sp.MatrixSymbol("X", n, n)
+    Q, K, V = sp.MatrixSymbol("Q", d_k, n), sp.MatrixSymbol("K", d_k, n), sp.MatrixSymbol("V", d_v, n)
+    p, a, b = sa.dims("p"), sp.Symbol("a", integer=True), sp.Symbol("b", integer=True)
+    assert (A * B).T == B.T * A.T and (A + B).T == A.T + B.T
+    att = sa.attention(Q, K, V).T
+    assert not isinstance(att, sp.Transpose) and not any(isinstance(x, sp.Transpose) and isinstance(x.arg, sa.Softmax)
+                                                         for x in sp.preorder_traversal(att))
+    assert X.T.T == X and sa.softmax(X).T.T == sa.softmax(X)
+    assert A * A == sp.MatPow(A, 2)
+    assert text(sa.softmax(X).T * V.T) == "softmax_row(Xᵀ)·Vᵀ"
+    assert not any(isinstance(x, sp.Transpose) for x in sp.preorder_traversal(sa.rope(a, p).T * sa.rope(b, p)))
+    S = sa.Symmetric("S", n)
+    assert S.T == S
+    # the constructors keep what they are given, and the claim is proved all the same
+    for lhs, rhs, shown in ((sp.Transpose(A * B), B.T * A.T, "(A·B)ᵀ"),
+                            (sp.MatMul(sa.softmax(X).T, V.T), sa.softmax(X.T, 1) * V.T, "Softmax(X)ᵀ·Vᵀ"),
+                            (sp.MatMul(A, A), A ** 2, "A·A")):
+        v = sa.verify(lhs, rhs)
+        assert v.proved and text(v.lhs) == shown, (text(v.lhs), v.status)
+    v = sa.verify(sp.MatMul(sa.rope(a, p).T, sa.rope(b, p)), sa.rope(b - a, p))
+    assert v.proved and text(v.lhs).startswith("diag(ρ(") and ")ᵀ·diag(ρ(" in text(v.lhs)
