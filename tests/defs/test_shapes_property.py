@@ -1,6 +1,6 @@
 """For every node class of symattn.defs, the shape SymPy reports is the shape of the matrix it
-evaluates to, at every size (issue 20: a strided slice once reported 1 × 1 for a 1 × 2 result,
-and a claim was "proved" on the wrong shape).
+evaluates to, at every size (a strided slice once reported 1 × 1 for a 1 × 2 result, and a claim
+was "proved" on the wrong shape).
 
 Each example is evaluated at sizes Hypothesis draws by the audit's own evaluator, which compares the
 reported shape of every subexpression with the shape of its value and raises ``Malformed`` when

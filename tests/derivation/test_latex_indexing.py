@@ -1,7 +1,7 @@
-"""Indices and labels as the field typesets them (issue 21): a subscripted name inside a subscript
+"""Indices and labels as the field typesets them: a subscripted name inside a subscript
 (``E_{x_i}``), labels of several parts (``W_{k,E}``, ``q_{t,i}``, ``x^{pre,1}_{l,i}``, ``W^{1,l}``), a
 stacked bracket ``[q^C; q^R]``, a masked ``\\mathrm{softmax}^{*}``, the square root of a 1 × 1 value,
-and the clear refusal of a dimension that is not positive (issue 24, point 7)."""
+and the clear refusal of a dimension that is not positive."""
 
 from __future__ import annotations
 
