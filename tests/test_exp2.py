@@ -167,7 +167,7 @@ def test_other_targets_lower_exp2(target):
 
 
 def test_array_api_exp2_helper_falls_back_to_pow_without_an_exp2():
-    from symattn.lowering.targets_runtime import exp2
+    from symattn.lowering.targets.array_api import exp2
 
     class Standard:  # a namespace with the standard's pow and full_like but no exp2
         pow = staticmethod(np.power)
@@ -270,7 +270,7 @@ def test_base2_kernels_keep_the_mask_minus_infinity_as_zero_weight():
     np.testing.assert_allclose(kernels.run("exp2_product", T=T, V=v1), np.exp(S) @ v1, rtol=1e-13)
 
 
-@pytest.mark.parametrize("module", ["runtime", "targets_runtime"])
+@pytest.mark.parametrize("module", ["numpy", "array_api"])
 def test_a_chain_product_frees_its_operands_and_intermediates_at_once(module):
     """coeff · A B C (scores_base2's product with the factor 1/ln 2) leaves no reference cycle behind:
     the scaled operand and the intermediate products are freed when the call returns, not when the
@@ -278,10 +278,10 @@ def test_a_chain_product_frees_its_operands_and_intermediates_at_once(module):
     import gc
     import importlib
 
-    rt = importlib.import_module(f"symattn.lowering.{module}")
+    rt = importlib.import_module(f"symattn.lowering.targets.{module}")
     rng = np.random.default_rng(6)
     A, B, C = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 5)), rng.standard_normal((5, 2))
-    call = (lambda: rt.chain(1.5, A, B, C)) if module == "runtime" else (lambda: rt.chain(np, 1.5, A, B, C))
+    call = (lambda: rt.chain(1.5, A, B, C)) if module == "numpy" else (lambda: rt.chain(np, 1.5, A, B, C))
     gc.collect()
     gc.disable()
     try:
@@ -311,7 +311,7 @@ def test_exp2_inside_a_sum_over_heads_lowers_on_every_target(target):
 
 
 def test_exp2_in_place_on_a_large_array_shares_rows_between_cores_and_matches_numpy():
-    from symattn.lowering.runtime import CHUNK, exp2_
+    from symattn.lowering.targets.numpy import CHUNK, exp2_
 
     rng = np.random.default_rng(11)
     x = rng.uniform(-30, 30, (3, 2 * CHUNK // 1000 + 7, 1000))  # large enough for row chunks
@@ -353,7 +353,7 @@ def test_exp2_printed_as_one_expression_falls_back_to_pow_without_an_exp2():
     pow(2, x) when the namespace has no exp2 (the array-API standard has none)."""
     import types
 
-    from symattn.lowering.targets_runtime import Ops
+    from symattn.lowering.targets.array_api import Ops
 
     n, d_k, H, d = sa.dims("n d_k H d")
     W, Z = sa.Family("W", d, d_k), sp.MatrixSymbol("Z", d_k, n)

@@ -10,7 +10,7 @@ except ImportError:
     pass
 
 import symattn.numeric as sn
-from symattn.lowering import runtime
+from symattn.lowering.targets import numpy as runtime
 from symattn.numeric import blas, kernels, mkl, multihead, parallel
 
 needs_split = pytest.mark.skipif(not parallel.can_split(), reason="one core or no controllable BLAS: no work items")

@@ -12,7 +12,7 @@ except ImportError:
     pass
 
 import symattn.numeric as sn
-from symattn.lowering import runtime
+from symattn.lowering.targets import numpy as runtime
 from symattn.numeric import blas, blocked, mkl, parallel
 from symattn.numeric.kernels import get
 from symattn.numeric.multihead import _split

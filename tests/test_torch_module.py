@@ -397,12 +397,12 @@ def test_the_readme_example_runs():
 
 def test_generated_torch_kernels_compile_fullgraph():
     """The GQA kernel (heads read through an index array) and the multi-head function of
-    ``targets_multihead`` trace in one graph: no builtins with keywords, no int() of a tensor."""
+    ``targets.multihead`` trace in one graph: no builtins with keywords, no int() of a tensor."""
     _compile_or_skip()
     import sympy as sp
 
     import symattn as sa
-    from symattn.lowering.targets_multihead import multihead_attention
+    from symattn.lowering.targets.multihead import multihead_attention
 
     torch._dynamo.reset()
     n, d, d_k, G, r = sa.dims("n d d_k G r")

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import HeadError, InputError, ShapeError
-from .targets_multihead import _lowered
+from .targets.multihead import _lowered
 
 __all__ = ["MultiheadAttention", "Step", "attention_mask"]
 

@@ -57,7 +57,7 @@ def attention(query, key, value, *, convention: str = "row", mask=None, causal: 
 def _core(q, k, v, mask, causal):
     """softmax(Q Kᵀ + M) V for already scaled queries; the mask and the causal mask may combine."""
     if causal and mask is not None:
-        from ..lowering.runtime import causal_mask
+        from ..lowering.targets.numpy import causal_mask
 
         mask = mask + causal_mask(q.shape[-2], k.shape[-2], mask.dtype)
         causal = False

@@ -26,8 +26,8 @@ import math
 import numpy as np
 
 from ..errors import InputError, ShapeError
-from ..lowering import runtime
-from ..lowering.runtime import rowmax
+from ..lowering.targets import numpy as runtime
+from ..lowering.targets.numpy import rowmax
 from . import checks, parallel, workspace
 from .kernels import get, run
 

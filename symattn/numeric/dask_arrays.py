@@ -43,7 +43,7 @@ import threading
 import numpy as np
 
 from ..errors import InputError, ShapeError
-from ..lowering import runtime
+from ..lowering.targets import numpy as runtime
 
 
 def is_dask(*arrays) -> bool:

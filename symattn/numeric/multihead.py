@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from ..lowering import runtime
+from ..lowering.targets import numpy as runtime
 from . import blocked, checks, parallel, workspace
 from .blocked import blocked_core
 from .kernels import get, run

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..defs.softmax import Softmax
-from ..errors import HeadError, ShapeError
-from .lower import lower_theorem
-from .targets import check_target
+from ...defs.softmax import Softmax
+from ...errors import HeadError, ShapeError
+from ..lower import lower_theorem
+from . import check_target
 
 _KERNELS: dict = {}
 
