@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import ConventionError
 from . import checks
-from .kernels import run
+from .kernels import CORE, CORE_CAUSAL, CORE_MASKED
 
 
 def _swap(a):
@@ -62,7 +62,7 @@ def _core(q, k, v, mask, causal):
         mask = mask + causal_mask(q.shape[-2], k.shape[-2], mask.dtype)
         causal = False
     if causal:
-        return run("core_causal", q, k, v)
+        return CORE_CAUSAL(q, k, v)
     if mask is not None:
-        return run("core_masked", q, k, v, mask)
-    return run("core", q, k, v)
+        return CORE_MASKED(q, k, v, mask)
+    return CORE(q, k, v)
