@@ -8,6 +8,7 @@ except, optionally, the error classes.
 Matrices are the last two axes of an array; leading axes are batch axes and broadcast.
 """
 
+import math  # noqa: F401 (the code stock sympy.lambdify prints imports math from here)
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait

@@ -103,7 +103,11 @@ def helpers(code: str, modules, imports: dict | None = None) -> str:
     for mod in reversed(parsed):
         provided.update(mod.imports)
     errors = set().union(*(m.errors for m in parsed))
-    wanted, chosen, used_imports, used_errors = list(_loaded_names(ast.parse(code))), set(), set(), set()
+    own = ast.parse(code).body
+    defined = {name for stmt in own if isinstance(stmt, (ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign))
+               for name in _Module._bound(stmt)}
+    wanted = sorted(set().union(*(_loaded_names(stmt) for stmt in own)) - defined)
+    chosen, used_imports, used_errors = set(), set(), set()
     while wanted:
         name = wanted.pop()
         if name in owner:

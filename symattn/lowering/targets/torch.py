@@ -213,3 +213,9 @@ class TorchOps(Ops):
         for k in range(p):
             rows.append([x[..., k, :, :] if j == k else torch.zeros_like(x[..., k, :, :]) for j in range(p)])
         return block(torch, rows)
+
+
+def traced(x) -> bool:
+    """True inside ``torch.compile``: the entries of ``x`` are not known (the torch target's own
+    :func:`.common.traced`)."""
+    return torch.compiler.is_compiling()
