@@ -359,7 +359,7 @@ class MultiheadAttention(nn.Module):
         fn, order, sizes = self._direct(name)
         return fn(*[arrays[a] for a in order], **sizes)
 
-    def _packed_weights(self, w_q, w_k, w_v, b_q, b_k, b_v):
+    def _packed_weights(self):
         """W_cat = [W^Q/sqrt(d_k) W^K W^V] and b_cat = [b^Q/sqrt(d_k) b^K b^V] (kernels ``qkv_weights``,
         ``qkv_bias_row``), kept while the parameters keep their storage and version (an optimizer step,
         ``load_state_dict`` or ``.to`` makes them anew). Made on every call when a gradient flows
@@ -372,6 +372,7 @@ class MultiheadAttention(nn.Module):
             held = self.__dict__.get("_packed")
             if held is not None and held[0] == key:
                 return held[2]
+        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._weights()
         packed = (self._call("qkv_weights", **{"W^Q": w_q, "W^K": w_k, "W^V": w_v}),
                   self._call("qkv_bias_row", **{"b^Q": b_q, "b^K": b_k, "b^V": b_v}) if self._bias else None)
         if keep:  # the detached parameters are held too, so that their storage (and address) is not reused
@@ -398,14 +399,14 @@ class MultiheadAttention(nn.Module):
         return w, (b[None, :E], b[None, E:E + kv], b[None, E + kv:])
 
     def _project(self, query, key, value, same):
-        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._weights()
         b = "_bias" if self._bias else ""
         if same and self._qkv_same_embed_dim:
-            w_cat, b_cat = self._packed_weights(w_q, w_k, w_v, b_q, b_k, b_v)
+            w_cat, b_cat = self._packed_weights()
             arrays = {"X": query, "W_cat": w_cat} if b_cat is None else {"X": query, "W_cat": w_cat, "b_cat": b_cat}
             qkv = self._call("qkv_apply" + b, **arrays)
             E = self.embed_dim
             return qkv[..., :E], qkv[..., E:2 * E], qkv[..., 2 * E:]
+        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._weights()
         out = []
         for part, x, w, bias in (("q", query, w_q, b_q), ("k", key, w_k, b_k), ("v", value, w_v, b_v)):
             P = part.upper()

@@ -21,6 +21,16 @@ def inputs_torch(named):
     """(tensors, torch, dtype, device) for (name, array) pairs: NumPy arrays become tensors,
     real floating dtypes are promoted to one, and tensors on several devices are refused."""
     named = list(named)
+    if named and isinstance(named[0][1], torch.Tensor):  # the usual call: tensors of one float dtype, one device
+        dtype, where = named[0][1].dtype, named[0][1].device
+        if dtype.is_floating_point:
+            for t in named:
+                a = t[1]
+                if not isinstance(a, torch.Tensor) or a.dtype != dtype or a.device != where \
+                        or a.dim() < (t[2] if len(t) > 2 else 2):
+                    break
+            else:
+                return [t[1] for t in named], torch, dtype, where
     least = [t[2] if len(t) > 2 else 2 for t in named]
     pairs = [(t[0], t[1] if isinstance(t[1], torch.Tensor) else torch.as_tensor(t[1])) for t in named]
     if not pairs:
