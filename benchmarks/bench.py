@@ -92,7 +92,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import symattn.numeric as sn  # noqa: E402
-from symattn.lowering import runtime  # noqa: E402
+from symattn.lowering.targets import numpy as runtime  # noqa: E402
 from symattn.numeric.kernels import get  # noqa: E402
 
 SHAPES = {  # (batch, n, d_model, H)

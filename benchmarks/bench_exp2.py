@@ -36,8 +36,6 @@ import numpy as np  # noqa: E402
 
 from symattn.numeric import kernels  # noqa: E402
 
-run = kernels.run
-
 
 def _inputs(rng, t, m, d, dtype, spread=None):
     q = rng.standard_normal((t, d)) / np.sqrt(d)
@@ -49,25 +47,25 @@ def _inputs(rng, t, m, d, dtype, spread=None):
 
 
 def base_e(q, k1, k2, v1, v2, s_buf, u_buf):
-    s = run("scores", q, k1, out=s_buf)
-    U = run("exp_product", S=s, V=v1, out=u_buf)
-    s = run("scores", q, k2, out=s_buf)
-    return run("accumulate", S_2=s, U_1=U, V_2=v2)
+    s = kernels.SCORES(q, k1, out=s_buf)
+    U = kernels.EXP_PRODUCT(S=s, V=v1, out=u_buf)
+    s = kernels.SCORES(q, k2, out=s_buf)
+    return kernels.ACCUMULATE(S_2=s, U_1=U, V_2=v2)
 
 
 def base_2(q, k1, k2, v1, v2, s_buf, u_buf):
-    t = run("scores_base2", q, k1, out=s_buf)
-    U = run("exp2_product", T=t, V=v1, out=u_buf)
-    t = run("scores_base2", q, k2, out=s_buf)
-    return run("accumulate_base2", T_2=t, U_1=U, V_2=v2)
+    t = kernels.SCORES_BASE2(q, k1, out=s_buf)
+    U = kernels.EXP2_PRODUCT(T=t, V=v1, out=u_buf)
+    t = kernels.SCORES_BASE2(q, k2, out=s_buf)
+    return kernels.ACCUMULATE_BASE2(T_2=t, U_1=U, V_2=v2)
 
 
 def base_2_query_once(q, k1, k2, v1, v2, s_buf, u_buf):
-    q2 = run("query_base2", q)
-    t = run("scores", q2, k1, out=s_buf)
-    U = run("exp2_product", T=t, V=v1, out=u_buf)
-    t = run("scores", q2, k2, out=s_buf)
-    return run("accumulate_base2", T_2=t, U_1=U, V_2=v2)
+    q2 = kernels.QUERY_BASE2(q)
+    t = kernels.SCORES(q2, k1, out=s_buf)
+    U = kernels.EXP2_PRODUCT(T=t, V=v1, out=u_buf)
+    t = kernels.SCORES(q2, k2, out=s_buf)
+    return kernels.ACCUMULATE_BASE2(T_2=t, U_1=U, V_2=v2)
 
 
 WAYS = {"base e": base_e, "base 2": base_2, "base 2, Q/ln 2 once": base_2_query_once}
@@ -98,11 +96,11 @@ def time_kernels(dtype, t, m, d, rounds, reps=5):
     U0 = np.exp(s0) @ v1
     s_buf, u_buf = np.empty((t, m), dtype), np.empty((t, d + 1), dtype)
     calls = {
-        "scores": (lambda: run("scores", q, k1, out=s_buf), lambda: run("scores_base2", q, k1, out=s_buf)),
-        "exp product": (lambda: run("exp_product", S=s_buf, V=v1, out=u_buf),
-                        lambda: run("exp2_product", T=s_buf, V=v1, out=u_buf)),
-        "accumulate": (lambda: run("accumulate", S_2=s_buf, U_1=U0, V_2=v1),
-                       lambda: run("accumulate_base2", T_2=s_buf, U_1=U0, V_2=v1)),
+        "scores": (lambda: kernels.SCORES(q, k1, out=s_buf), lambda: kernels.SCORES_BASE2(q, k1, out=s_buf)),
+        "exp product": (lambda: kernels.EXP_PRODUCT(S=s_buf, V=v1, out=u_buf),
+                        lambda: kernels.EXP2_PRODUCT(T=s_buf, V=v1, out=u_buf)),
+        "accumulate": (lambda: kernels.ACCUMULATE(S_2=s_buf, U_1=U0, V_2=v1),
+                       lambda: kernels.ACCUMULATE_BASE2(T_2=s_buf, U_1=U0, V_2=v1)),
     }
     fresh = {"scores": (None, None), "exp product": (s0, t0), "accumulate": (s0, t0)}
     out = {}

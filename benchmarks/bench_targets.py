@@ -5,7 +5,7 @@
     python benchmarks/bench_targets.py --only dask --dtype float64
 
 1. Multi-head attention with projections (self-attention, biases, shapes of ``bench.py``):
-   symattn's generated torch code (``symattn.lowering.targets_multihead``: the fused QKV
+   symattn's generated torch code (``symattn.lowering.targets.multihead``: the fused QKV
    projection, the attention core and the output projection, each lowered from its theorem with
    ``target="torch"``) against torch written by hand with ``scaled_dot_product_attention``
    (``addmm`` projections, SDPA, ``addmm``) and against ``nn.MultiheadAttention``. Target:
@@ -74,7 +74,7 @@ def torch_section(rounds: int, dtype_name: str) -> None:
     import torch
     import torch.nn.functional as F
 
-    from symattn.lowering.targets_multihead import multihead_attention
+    from symattn.lowering.targets.multihead import multihead_attention
 
     dtype = getattr(torch, dtype_name)
     print(f"\n1. multi-head attention with projections, torch {torch.__version__}, {dtype_name}, "

@@ -45,9 +45,9 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 
 import symattn.proofs.rewrites as R  # noqa: E402
-from symattn.lowering import lower_theorem, runtime  # noqa: E402
-from symattn.numeric import blas, blocked, mkl, parallel, workspace  # noqa: E402
-from symattn.numeric.kernels import run  # noqa: E402
+from symattn.lowering import lower_theorem  # noqa: E402
+from symattn.lowering.targets import numpy as runtime  # noqa: E402
+from symattn.numeric import blas, blocked, kernels, mkl, parallel, workspace  # noqa: E402
 from symattn.numeric.multihead import _positions_after_heads, _split  # noqa: E402
 
 SHAPES = {"S1": (8, 128, 256, 4), "S2": (8, 512, 512, 8), "S3": (1, 2048, 512, 8)}
@@ -100,7 +100,7 @@ def steps(dtype, rounds):
     q, k, v, _, _, _, _ = views("S3", dtype)
     n, H, B = 2048, 8, 512
     T = 512 if dtype.itemsize == 4 else 256  # the core's tile (ITEM_BYTES of scores), its key blocks 512
-    blocked.prepare(n, n)
+    blocked.prepare()
     lock, spent = threading.Lock(), []
 
     def item(level, h, i0, out):
@@ -115,15 +115,15 @@ def steps(dtype, rounds):
             U = None
             for j in range(0, n, B):
                 if level >= 1:
-                    run("scores", q4, k4[..., j:j + B, :], out=s)
+                    kernels.SCORES(q4, k4[..., j:j + B, :], out=s)
                 else:
                     np.matmul(q4, k4[..., j:j + B, :].swapaxes(-1, -2), out=s)
                 if level >= 2:
                     if U is None:
                         U_out = workspace.take("bench_U", (1, 1, T, 65), dtype)
-                        U = run("exp_product", S=s, V=va[..., j:j + B, :], out=U_out)
+                        U = kernels.EXP_PRODUCT(S=s, V=va[..., j:j + B, :], out=U_out)
                     else:
-                        U = run("accumulate", S_2=s, U_1=U, V_2=va[..., j:j + B, :])
+                        U = kernels.ACCUMULATE(S_2=s, U_1=U, V_2=va[..., j:j + B, :])
                 else:
                     np.exp(s, out=s)
                     if U is None:
@@ -133,7 +133,7 @@ def steps(dtype, rounds):
             target = out[:, h:h + 1, i0:i0 + T]
             if level >= 3:
                 blocked.unshifted_is_accurate(U, n)
-                run("normalize", U=U[..., :64], l=U[..., 64:], out=target)
+                kernels.NORMALIZE(U=U[..., :64], l=U[..., 64:], out=target)
             else:
                 np.divide(U[..., :64], U[..., 64:], out=target)
         with lock:
@@ -208,7 +208,7 @@ def gemv(shape, dtype, rounds, K):
             a.min() >= m * tiny or bool(((a >= m * tiny) | (a == 0)).all()))
         if not ok:
             raise RuntimeError("this benchmark's inputs need no shift")
-        return run("normalize", U=U, l=l, out=out)
+        return kernels.NORMALIZE(U=U, l=l, out=out)
 
     core = blocked._attend
     o1, o2 = np.empty_like(out), np.empty_like(out)
@@ -273,7 +273,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=15)
     args = ap.parse_args(argv)
     sections, dtypes, shapes = (s.split(",") for s in (args.sections, args.dtypes, args.shapes))
-    blocked.prepare(8, 8)
+    blocked.prepare()
     if "steps" in sections:
         for dt in dtypes:
             steps(np.dtype(dt), args.rounds)

@@ -86,7 +86,7 @@ def _generator(args):
         from ..lowering.codegen import generate
 
         return generate
-    from ..lowering.targets_codegen import generate_target
+    from ..lowering.targets.codegen import generate_target
 
     return lambda name, claim, side, at=None: generate_target(name, claim, side, target, at=at)
 
@@ -145,8 +145,8 @@ def _generate_all(args) -> int:
 def _sizes_here(at: dict, name: str, claim: int, side: str) -> dict:
     """The sizes of ``at`` that are dimensions of this side of the claim (``--all --at H=4`` fixes H
     where there is one)."""
-    from ..lowering.kernel import dimension_symbols
     from ..lowering.lower import theorem_side
+    from ..proof.instances import dimension_symbols
 
     if not at:
         return {}

@@ -9,7 +9,7 @@ from .lower import lower_theorem as lower_theorem
 from .lower import proved_result as proved_result
 from .lower import theorem_side as theorem_side
 from .numpy_printer import BatchedNumPyPrinter as BatchedNumPyPrinter
-from .runtime import chain_order as chain_order
+from .targets.common import chain_order as chain_order
 
 # isort: split
 from .hooks import install as _install

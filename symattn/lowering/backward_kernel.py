@@ -11,7 +11,7 @@ import sympy as sp
 from ..errors import LoweringError
 from .backward_vjp import gradients
 from .kernel import Provenance
-from .targets import lower_for_target
+from .targets.build import lower_for_target
 
 
 @dataclass

@@ -26,7 +26,7 @@ import sympy as sp
 
 from ..errors import GradientError, LoweringError
 from .kernel import FunctionInput, Provenance, ScalarInput, StackedFamily
-from .targets import lower_for_target
+from .targets.build import lower_for_target
 
 BACKWARD_TARGETS = ("torch", "jax")
 

@@ -25,31 +25,25 @@ from ..defs.numeric_nodes import RowOf
 from ..defs.structured import Symmetric
 from ..errors import LoweringError
 from ..proof.evaluate import evaluate
+from ..proof.instances import dimension_symbols
 from .feature_maps import is_coordinate
 from .kernel import (
     FunctionInput,
     ScalarInput,
     StackedFamily,
     build_kernel_source,
-    dimension_symbols,
     input_leaves,
-    runtime_source,
 )
 from .lower import fix_sizes, lower_theorem, proved_result, theorem_side
-
-_SYMATTN_ERRORS = "from ..errors import InputError, ShapeError  # codegen replaces this line by local classes"
-_LOCAL_ERRORS = '''class ShapeError(ValueError):
-    """Arrays whose shapes do not fit the expression."""
-
-
-class InputError(ValueError):
-    """An input that makes no sense (integer or complex dtype, too few axes)."""'''
+from .targets import common
+from .targets import numpy as numpy_runtime
+from .targets.standalone import helpers
 
 
 def small_dims(expr_a, expr_b, shift: int = 0) -> dict:
     """Small sizes for the dimension symbols (2, 3, 4, 2, ... in the order of their names, starting
     ``shift`` places later; even ones where a symbol is assumed even)."""
-    syms = dimension_symbols(expr_a) | dimension_symbols(expr_b)
+    syms = set(dimension_symbols(expr_a)) | set(dimension_symbols(expr_b))
     out = {}
     for k, s in enumerate(sorted(syms, key=str)):
         value = 2 + (k + shift) % 3
@@ -210,10 +204,6 @@ the symbolic definition evaluated by symattn at {", ".join(f"{k}={val}" for k, v
                                                       sorted((str(a), b) for a, b in dims.items()))}.
 """
 '''
-    runtime = runtime_source().split('"""', 2)[2]  # the helpers without their module docstring
-    runtime = runtime.replace(_SYMATTN_ERRORS, _LOCAL_ERRORS)
-    if _SYMATTN_ERRORS in runtime or "from .." in runtime:
-        raise LoweringError("codegen: the runtime helpers import from symattn; a standalone module cannot")
     test = f'''
 
 {self_test_constants(data, kernel.args, names, extra)}
@@ -234,7 +224,9 @@ if __name__ == "__main__":
     self_test()
     print("self-test passed: {name}, claim {claim}, {side}")
 '''
-    return header + runtime.lstrip("\n") + "\n\nimport numpy  # noqa: E402\n\n\n" + src + test
+    runtime = helpers(src + test, [numpy_runtime, common], {"numpy": (None, "numpy", None),
+                                                            "math": (None, "math", None)})
+    return header + runtime + "\n\n\n" + src + test
 
 
 def other_side(name: str, claim: int, side: str, at=None):

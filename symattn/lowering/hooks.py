@@ -129,7 +129,7 @@ def batched_code(expr, printer, cls=StockNumPyPrinter) -> str:
 
 def shape_guard(batched, expr) -> str:
     """Code that checks the input arrays' shapes against ``expr`` before it is computed
-    (:func:`~symattn.lowering.runtime.shapes_agree`: an error names the inputs and their shapes);
+    (:func:`~symattn.lowering.targets.numpy.shapes_agree`: an error names the inputs and their shapes);
     '' when the expression reads no input matrix."""
     from .numpy_printer import walk_binders
 
@@ -158,10 +158,10 @@ def shape_guard(batched, expr) -> str:
 def size_guard(batched, expr, code: str) -> str:
     """Code that checks, before anything is computed, that every size no input's shape shows (a
     padding mask's valid length, a size of a ones matrix, ...) was given as an argument of lambdify and
-    is a whole number (:func:`~symattn.lowering.runtime.sizes_given`); '' when the shapes show all that
+    is a whole number (:func:`~symattn.lowering.targets.numpy.sizes_given`); '' when the shapes show all that
     ``code`` reads.
     Each size is read by a lambda, so a name that lambdify did not define is reported, not a NameError."""
-    from .kernel import dimension_symbols
+    from ..proof.instances import dimension_symbols
 
     def read_by_name(d):  # the code reads the size by its bare name (no input axis binds it)
         return re.search(rf"(?<![\w.'\"]){re.escape(batched._print(d))}(?![\w'\"])", code) is not None

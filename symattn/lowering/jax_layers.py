@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import HeadError, InputError, ShapeError
 from .steps import Step
-from .targets_multihead import _lowered
+from .targets.multihead import _lowered
 
 __all__ = ["dot_product_attention", "multihead_attention", "provenance"]
 

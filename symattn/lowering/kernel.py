@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import builtins
-import inspect
+import io
 import linecache
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
 from sympy.core.function import AppliedUndef
-from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.feature_map import FeatureMap
 from ..defs.heads import Binder, FamilyMember
 from ..defs.permutation import PermutationSymbol
 from ..defs.score import Score
 from ..errors import InputError
-from . import runtime
+from ..proof.instances import dimension_symbols
 from .numpy_printer import walk_binders
 from .printer import KernelPrinter, ScalarPrinter, identifier, leaf
+from .targets import numpy as runtime
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def input_leaves(expr) -> list:
 
     stacked = stacked_families(expr)
     found: dict = {}
-    dimsyms = dimension_symbols(expr)
+    dimsyms = set(dimension_symbols(expr))
 
     def visit(e, context):
         bound = {i for i, _ in context}
@@ -146,27 +147,6 @@ def position_symbols(expr) -> set:
         elif isinstance(x, PaddingMask):
             out |= x.length.free_symbols
     return out
-
-
-def dimension_symbols(expr) -> set:
-    """The symbols of the sizes: in the shapes of the matrix nodes, the head counts of the binders,
-    the bounds of slices and the offsets and lengths of masks."""
-    from ..defs.mask import CausalMask, PaddingMask
-
-    out = set()
-    for x in sp.preorder_traversal(expr):
-        if isinstance(x, MatrixExpr):
-            for d in x.shape:
-                out |= sp.sympify(d).free_symbols
-        if isinstance(x, Binder):
-            out |= x.count.free_symbols
-        if isinstance(x, sp.MatrixSlice):
-            for b in (*x.rowslice, *x.colslice):
-                out |= sp.sympify(b).free_symbols
-        if isinstance(x, (CausalMask, PaddingMask)):
-            out |= set().union(*(a.free_symbols for a in x.args))
-    bound = {x.index for x in sp.preorder_traversal(expr) if isinstance(x, Binder)}
-    return {d for d in out if isinstance(d, sp.Symbol) and d not in bound}
 
 
 #: the order of a statement: queries, keys, values (and the inputs X, Y they come from), other
@@ -242,7 +222,8 @@ def solve_sizes(expr, args, names, dims) -> tuple[list[str], list]:
         for eq in list(pending):
             d, code, arr, what = eq
             if isinstance(d, sp.Symbol) and d in dims:
-                lines.append(f"{dims[d]} = bind(bound, {str(d)!r}, {code}, {arr!r}, {what!r})")
+                again = "" if d in bound else f"{dims[d]} = "  # a second sight only checks the size
+                lines.append(f"{again}bind(bound, {str(d)!r}, {code}, {arr!r}, {what!r})")
                 progress |= d not in bound
                 bound.add(d)
                 pending.remove(eq)
@@ -339,6 +320,65 @@ class Lambdified:
     extra: list
 
 
+@dataclass(frozen=True)
+class Preamble:
+    """What the source of every target's kernel starts from (:func:`preamble`): the identifiers of the
+    inputs and of the dimensions, the inputs by kind, the lines that bind and check the sizes, the sizes
+    the kernel takes as keywords (``extra``) and those a feature map's output binds (``features``)."""
+
+    names: dict
+    dims: dict
+    arrays: list
+    inputs: dict
+    scalars: dict
+    stacked: dict
+    lines: list
+    extra: list
+    features: dict
+
+    @property
+    def pairs(self) -> str:
+        """The (name, array[, 3]) pairs the kernel's first line checks (3: a family's heads on axis -3)."""
+        return ", ".join(f"({x.name!r}, {self.names[x]}{', 3' if isinstance(x, StackedFamily) else ''})"
+                         for x in self.arrays)
+
+    @property
+    def unpack(self) -> str:
+        """The left side that unpacks the checked arrays."""
+        params = ", ".join(self.names[x] for x in self.arrays)
+        return f"({params}{',' if len(self.arrays) == 1 else ''})" if self.arrays else "_"
+
+    def signature(self, args) -> str:
+        return signature(args, self.names, self.dims, self.extra)
+
+
+def signature(args, names, dims, extra) -> str:
+    """The parameters of a kernel module's function: the inputs ``args`` by their identifiers, then by
+    keyword the sizes no input shows (``extra``) and ``out=None``."""
+    params = ", ".join(names[x] for x in args)
+    return (params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])).lstrip(", ")
+
+
+def preamble(expr, args, taken: set) -> Preamble:
+    """The :class:`Preamble` of the kernel of ``expr`` from the inputs ``args``, with identifiers not in
+    ``taken`` (the helpers' names); one for every target (NumPy and the others)."""
+    # an input whose name is an identifier keeps it (W_Q stays W_Q beside W^Q, which becomes W_Q_2)
+    own_first = {x: identifier(x.name, taken) for x in sorted(args, key=lambda x: not x.name.isidentifier())}
+    names = {x: own_first[x] for x in args}
+    dims = {d: identifier(f"{d}", taken) for d in dimension_symbols(expr)}
+    arrays = [x for x in args if is_array(x)]
+    inputs = {x: names[x] for x in arrays if not isinstance(x, StackedFamily)}
+    scalars = {x.symbol: names[x] for x in args if isinstance(x, ScalarInput)}
+    scalars.update({x.function: names[x] for x in args if isinstance(x, FunctionInput)})
+    stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
+    lines, extra = solve_sizes(expr, args, names, dims)
+    features = feature_sizes(expr, extra)  # C of phi : R^D -> R^C, bound from phi's first output
+    unchecked = unchecked_feature_sizes(expr, set(extra) - set(features))
+    extra = [d for d in extra if d not in features and d not in unchecked]
+    dims = {d: v for d, v in dims.items() if d not in unchecked}
+    return Preamble(names, dims, arrays, inputs, scalars, stacked, lines, extra, features)
+
+
 def kernel_printer(expr, args, donated=()) -> tuple:
     """The printer of the kernel of ``expr`` (a :class:`~symattn.lowering.printer.KernelPrinter`, whose
     ``cse`` is the CSE to pass to lambdify), the parameters of the function (the inputs ``args`` in
@@ -346,29 +386,13 @@ def kernel_printer(expr, args, donated=()) -> tuple:
     the identifiers of the inputs and of the dimensions, and those sizes."""
     taken = {"np", "numpy", "math", "dtype", "bound", "out", "kernel", "_lambdifygenerated"} | {
         n for n in dir(runtime) if not n.startswith("__")} | set(dir(builtins))  # float(...), slice, ...
-    # an input whose name is an identifier keeps it (W_Q stays W_Q beside W^Q, which becomes W_Q_2)
-    own_first = {x: identifier(x.name, taken) for x in sorted(args, key=lambda x: not x.name.isidentifier())}
-    names = {x: own_first[x] for x in args}
-    dims = {d: identifier(f"{d}", taken) for d in sorted(dimension_symbols(expr), key=str)}
-    arrays = [x for x in args if is_array(x)]
-    inputs = {x: names[x] for x in arrays if not isinstance(x, StackedFamily)}
-    scalars = {x.symbol: names[x] for x in args if isinstance(x, ScalarInput)}
-    scalars.update({x.function: names[x] for x in args if isinstance(x, FunctionInput)})
-    stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
-    lines, extra = solve_sizes(expr, args, names, dims)
-    features = feature_sizes(expr, extra)
-    unchecked = unchecked_feature_sizes(expr, set(extra) - set(features))
-    extra = [d for d in extra if d not in features and d not in unchecked]
-    dims = {d: v for d, v in dims.items() if d not in unchecked}
-    array_params = ", ".join(names[x] for x in arrays)
-    pairs = ", ".join(f"({x.name!r}, {names[x]}{', 3' if isinstance(x, StackedFamily) else ''})"
-                      for x in arrays)
-    unpack = f"({array_params}{',' if len(arrays) == 1 else ''})" if arrays else "_"
-    statements = [(f"{unpack}, dtype", f"as_inputs([{pairs}])"), ("bound", "{}")]
+    pre = preamble(expr, args, taken)
+    names, dims, arrays, extra, features = pre.names, pre.dims, pre.arrays, pre.extra, pre.features
+    statements = [(f"{pre.unpack}, dtype", f"as_inputs([{pre.pairs}])"), ("bound", "{}")]
     for x in donated:  # overwritten in place: writeable, and sharing no memory with another input
         others = ", ".join(f"({y.name!r}, {names[y]})" for y in arrays if y != x)
         statements.append(("_", f"check_donated({names[x]}, {x.name!r}, [{others}])"))
-    for line in lines:  # ``n = bind(...)``, ``d = solve_size(...)`` or ``check_size(...)``
+    for line in pre.lines:  # ``n = bind(...)``, ``d = solve_size(...)`` or ``check_size(...)``
         left, sep, right = line.partition(" = ")
         statements.append((left, right) if sep and left.isidentifier() else ("_", line))
     size = ScalarPrinter(dims)
@@ -379,10 +403,25 @@ def kernel_printer(expr, args, donated=()) -> tuple:
     # lines that use it (the check of out, checks of other sizes) come after that application
     late = [st for st in statements if any(re.search(rf"\b{dims[d]}\b", st[1]) for d in features)]
     statements = [st for st in statements if st not in late]
-    printer = KernelPrinter(inputs, dims, donated, scalars=scalars, stacked=stacked, statements=statements,
-                            features=[(node, dims[d], str(d)) for d, node in features.items()], late=late)
+    printer = KernelPrinter(pre.inputs, dims, donated, scalars=pre.scalars, stacked=pre.stacked,
+                            statements=statements, features=[(node, dims[d], str(d)) for d, node in features.items()],
+                            late=late)
     params = [sp.Symbol(names[x]) for x in args] + [sp.Symbol(dims[d]) for d in extra] + [sp.Symbol("out")]
     return printer, params, names, dims, extra
+
+
+def without_unused_sizes(src: str) -> str:
+    """``src`` with each ``n = bind(...)`` or ``n = solve_size(...)`` whose name nothing else reads made a
+    call (the size is still checked; a module's reader, and ruff, see no unused variable)."""
+    reads: dict = {}
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type == tokenize.NAME:
+            reads[tok.string] = reads.get(tok.string, 0) + 1
+    out = []
+    for line in src.split("\n"):
+        m = re.match(r"(\s+)([A-Za-z_]\w*) = ((?:bind|solve_size)\()", line)
+        out.append(m.group(1) + line[m.end(2) + 3:] if m and reads.get(m.group(2)) == 1 else line)
+    return "\n".join(out)
 
 
 def lambdify_kernel(expr, args, donated=()) -> Lambdified:
@@ -411,13 +450,12 @@ def build_kernel_source(expr, args, fname: str = "kernel", donated=()) -> tuple[
     :func:`lambdify_kernel` under the name ``fname``, with a signature of keywords (the sizes no input
     shows, and ``out=None``) and a docstring, for a module of its own (``symattn codegen``)."""
     lam = lambdify_kernel(expr, args, donated)
-    params = ", ".join(lam.names[x] for x in args)
-    sig = (params + "".join([", *"] + [f", {lam.dims[d]}" for d in lam.extra] + [", out=None"])).lstrip(", ")
+    sig = signature(args, lam.names, lam.dims, lam.extra)
     note = f" Overwrites {', '.join(x.name for x in donated)}." if donated else ""
     head = [f"def {fname}({sig}):",
             f'    """{sp.sstr(expr)} (arrays: batch axes first, matrices in the last two).{note}"""']
     body = lam.source.split("\n", 1)[1]
-    return "\n".join(head) + "\n" + body, lam.names, lam.dims, lam.extra
+    return without_unused_sizes("\n".join(head) + "\n" + body), lam.names, lam.dims, lam.extra
 
 
 def namespace() -> dict:
@@ -502,8 +540,3 @@ def compile_source(src: str, fname: str = "kernel"):
     ns = namespace()
     exec(code, ns)  # the source is generated by the printer from a SymPy tree, never user text
     return ns[fname]
-
-
-def runtime_source() -> str:
-    """The source of the runtime helpers (copied into generated standalone modules)."""
-    return inspect.getsource(runtime)

@@ -114,7 +114,7 @@ def lower(expr, *, args=None, inputs=None, donate=(), provenance: Provenance | N
 
         return lower_backward(expr, tuple(args), target, provenance)
     if target != "numpy":
-        from .targets import lower_for_target
+        from .targets.build import lower_for_target
 
         return lower_for_target(expr, tuple(args), target, provenance)
     donate = tuple(donate)
@@ -201,7 +201,7 @@ def fix_sizes(expr, at: dict):
     W_1*X + W_2*X
     """
     from ..defs.heads import _OverHeads
-    from .kernel import dimension_symbols
+    from ..proof.instances import dimension_symbols
 
     syms = {str(s): s for s in dimension_symbols(expr)}
     mapping = {}

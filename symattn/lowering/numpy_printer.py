@@ -46,10 +46,10 @@ from sympy.printing.numpy import NumPyPrinter
 
 from ..defs.heads import Binder, FamilyMember
 from ..errors import LoweringError
-from .runtime import chain_order
+from .targets.common import chain_order
 
 #: the module of the helper functions (``softmax_of``, ``heads_sum``, ...); lambdify imports them
-RUNTIME = "symattn.lowering.runtime"
+RUNTIME = "symattn.lowering.targets.numpy"
 
 
 def walk_binders(expr, visit, context=()):
@@ -199,7 +199,7 @@ class BatchedNumPyPrinter(NumPyPrinter):
 
     # -- names -----------------------------------------------------------------------------
     def helper(self, name: str) -> str:
-        """A helper of :mod:`symattn.lowering.runtime` (registered for lambdify's imports)."""
+        """A helper of :mod:`symattn.lowering.targets.numpy` (registered for lambdify's imports)."""
         self.module_imports[self.runtime_module].add(name)
         return name
 

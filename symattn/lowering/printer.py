@@ -41,7 +41,7 @@ from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, ScaleRows, ShiftRow
 from ..defs.softmax import Softmax
 from ..errors import LoweringError
 from .numpy_printer import BatchedNumPyPrinter, has_entries
-from .runtime import chain_order
+from .targets.common import chain_order
 
 
 def identifier(name: str, taken: set) -> str:

@@ -37,11 +37,14 @@ from torch import nn
 
 from ..errors import HeadError, InputError, ShapeError
 from .steps import Step
-from .targets_multihead import _lowered
+from .targets.multihead import _lowered
 
 __all__ = ["MultiheadAttention", "Step", "attention_mask"]
 
 _TARGET = "torch"
+#: (kernel name, H, G, head_dim) -> what ``MultiheadAttention._direct`` works out (kept out of the
+#: module's instances, which stay picklable)
+_DIRECT: dict = {}
 
 
 def _from_kernel(step: str, when: str, name: str, note: str = "") -> Step:
@@ -173,9 +176,16 @@ class MultiheadAttention(nn.Module):
         steps = [
             Step("layout", "always", None, note="batch-first or sequence-first and unbatched inputs are "
                  "moved to (N, L, E) and back by transposes"),
-            _from_kernel("in-projection, one GEMM for query, key and value", "query is key is value, kdim = "
-                         "vdim = embed_dim", "qkv" + b, "the scale 1/sqrt(d_k) folded into W^Q and b^Q"),
+            _from_kernel("in-projection weights side by side, [W^Q/sqrt(d_k) W^K W^V]", "query is key is value, "
+                         "kdim = vdim = embed_dim; once per version of the weights when no gradient flows "
+                         "through them, else on every call", "qkv_weights"),
+            _from_kernel("in-projection, one GEMM for query, key and value, X W_cat (+ 1 b_cat)",
+                         "query is key is value, kdim = vdim = embed_dim", "qkv_apply" + b,
+                         "the scale 1/sqrt(d_k) folded into W^Q and b^Q"),
         ]
+        if self._bias:
+            steps.insert(2, _from_kernel("in-projection bias row, [b^Q/sqrt(d_k) b^K b^V]", "as the weights",
+                                         "qkv_bias_row"))
         steps += [_from_kernel(f"in-projection of the {part}", "query, key and value are not one tensor",
                                f"proj_{part[0]}{b}") for part in ("query", "key", "value")]
         if self.bias_k is not None or self.add_zero_attn:
@@ -213,9 +223,22 @@ class MultiheadAttention(nn.Module):
             Step("weights averaged over heads", "need_weights and average_attn_weights", None, note="mean"),
             _from_kernel("output projection after the heads are side by side", "always", "output" + b),
         ]
-        for name in ("core", "core_mask", "core_causal", "weights", "weights_mask", "output" + b):
+        for name in ("core", "core_mask", "core_causal", "weights", "weights_mask", "output" + b, "qkv_weights",
+                     "qkv_bias_row", "qkv_apply" + b):
             _lowered(name, _TARGET)
         return tuple(steps)
+
+    def _direct(self, name):
+        """(the compiled function of kernel ``name``, its inputs' names in order, its sizes by keyword),
+        worked out once per kernel and head layout (``Kernel.__call__`` matches names on every call)."""
+        key = (name, self.num_heads, self.num_kv_heads, self.head_dim)
+        found = _DIRECT.get(key)
+        if found is None:
+            kernel, _ = _lowered(name, _TARGET)
+            sizes = {"H": self.num_heads, "G": self.num_kv_heads, "d_k": self.head_dim, "d_v": self.head_dim}
+            found = _DIRECT[key] = (kernel.fn, kernel.arg_names,
+                                    {kernel.dims[d]: sizes[str(d)] for d in kernel.extra_dims})
+        return found
 
     def __setstate__(self, state):
         if "_qkv_same_embed_dim" not in state:  # checkpoints of torch 1.1, as nn.MultiheadAttention
@@ -314,9 +337,34 @@ class MultiheadAttention(nn.Module):
         return out, weights.squeeze(0) if not batched else weights
 
     def _call(self, name, **arrays):
-        kernel, extra = _lowered(name, _TARGET)
-        sizes = {"H": self.num_heads, "G": self.num_kv_heads, "d_k": self.head_dim, "d_v": self.head_dim}
-        return kernel(**arrays, **{d: sizes[d] for d in extra})
+        fn, order, sizes = self._direct(name)
+        return fn(*[arrays[a] for a in order], **sizes)
+
+    def _packed_weights(self):
+        """W_cat = [W^Q/sqrt(d_k) W^K W^V] and b_cat = [b^Q/sqrt(d_k) b^K b^V] (kernels ``qkv_weights``,
+        ``qkv_bias_row``), kept while the parameters keep their storage and version (an optimizer step,
+        ``load_state_dict`` or ``.to`` makes them anew). Made on every call when a gradient flows
+        through the parameters, or under ``torch.compile`` (which traces them into its graph)."""
+        params = [self.in_proj_weight] + ([self.in_proj_bias] if self._bias else [])
+        keep = not torch.compiler.is_compiling() and not (
+            torch.is_grad_enabled() and any(p.requires_grad for p in params))
+        if keep:
+            key = tuple((p._version, p.data_ptr(), p.dtype, p.device) for p in params)
+            held = self.__dict__.get("_packed")
+            if held is not None and held[0] == key:
+                return held[2]
+        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._weights()
+        packed = (self._call("qkv_weights", **{"W^Q": w_q, "W^K": w_k, "W^V": w_v}),
+                  self._call("qkv_bias_row", **{"b^Q": b_q, "b^K": b_k, "b^V": b_v}) if self._bias else None)
+        if keep:  # the detached parameters are held too, so that their storage (and address) is not reused
+            self.__dict__["_packed"] = (key, [p.detach() for p in params], packed)
+        return packed
+
+    def __getstate__(self):
+        state = super().__getstate__() if hasattr(super(), "__getstate__") else self.__dict__.copy()
+        state = dict(state)
+        state.pop("_packed", None)  # made again on the first call
+        return state
 
     def _weights(self):
         """W^Q, W^K, W^V as (in_features, out_features) views (``x @ w``) and the bias rows."""
@@ -332,15 +380,14 @@ class MultiheadAttention(nn.Module):
         return w, (b[None, :E], b[None, E:E + kv], b[None, E + kv:])
 
     def _project(self, query, key, value, same):
-        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._weights()
         b = "_bias" if self._bias else ""
         if same and self._qkv_same_embed_dim:
-            arrays = {"X": query, "W^Q": w_q, "W^K": w_k, "W^V": w_v}
-            if self._bias:
-                arrays.update({"b^Q": b_q, "b^K": b_k, "b^V": b_v})
-            qkv = self._call("qkv" + b, **arrays)
+            w_cat, b_cat = self._packed_weights()
+            arrays = {"X": query, "W_cat": w_cat} if b_cat is None else {"X": query, "W_cat": w_cat, "b_cat": b_cat}
+            qkv = self._call("qkv_apply" + b, **arrays)
             E = self.embed_dim
             return qkv[..., :E], qkv[..., E:2 * E], qkv[..., 2 * E:]
+        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._weights()
         out = []
         for part, x, w, bias in (("q", query, w_q, b_q), ("k", key, w_k, b_k), ("v", value, w_v, b_v)):
             P = part.upper()

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import ConventionError
 from . import checks
-from .kernels import run
+from .kernels import CORE, CORE_CAUSAL, CORE_MASKED
 
 
 def _swap(a):
@@ -57,12 +57,12 @@ def attention(query, key, value, *, convention: str = "row", mask=None, causal: 
 def _core(q, k, v, mask, causal):
     """softmax(Q Kᵀ + M) V for already scaled queries; the mask and the causal mask may combine."""
     if causal and mask is not None:
-        from ..lowering.runtime import causal_mask
+        from ..lowering.targets.numpy import causal_mask
 
         mask = mask + causal_mask(q.shape[-2], k.shape[-2], mask.dtype)
         causal = False
     if causal:
-        return run("core_causal", q, k, v)
+        return CORE_CAUSAL(q, k, v)
     if mask is not None:
-        return run("core_masked", q, k, v, mask)
-    return run("core", q, k, v)
+        return CORE_MASKED(q, k, v, mask)
+    return CORE(q, k, v)

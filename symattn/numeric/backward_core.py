@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..lowering import runtime
+from ..lowering.targets import numpy as runtime
 from . import parallel, workspace
 from .blocked import MIN_TILE, TILE_BYTES
 

@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from ..errors import InputError
-from ..lowering import runtime
+from ..lowering.targets import numpy as runtime
 from . import mkl
 
 

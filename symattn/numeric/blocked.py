@@ -26,10 +26,20 @@ import math
 import numpy as np
 
 from ..errors import InputError, ShapeError
-from ..lowering import runtime
-from ..lowering.runtime import rowmax
+from ..lowering.targets import numpy as runtime
+from ..lowering.targets.numpy import rowmax
 from . import checks, parallel, workspace
-from .kernels import get, run
+from .kernels import (
+    ACCUMULATE,
+    ACCUMULATE_BASE2,
+    DEFERRED,
+    EXP2_PRODUCT,
+    EXP_PRODUCT,
+    MERGE_STEP,
+    NORMALIZE,
+    QUERY_BASE2,
+    SCORES,
+)
 
 
 def _positive(name, value):
@@ -170,7 +180,7 @@ def _scores(q, k, mask, i0, j0, causal, offset, batch, dtype):
     """S = Q K_bᵀ (+ M) for the queries from i0 and the keys from j0, causal mask applied (in
     this thread's scratch buffer: valid until its next scores); ``batch``, ``dtype``: the batch
     axes and dtype of Q K_bᵀ (the same for every key block of a tile)."""
-    s = run("scores", q, k, out=workspace.take("scores", batch + (q.shape[-2], k.shape[-2]), dtype))
+    s = SCORES(q, k, out=workspace.take("scores", batch + (q.shape[-2], k.shape[-2]), dtype))
     if mask is not None:
         full = np.broadcast_shapes(s.shape, mask.shape)
         if full == s.shape:
@@ -223,7 +233,7 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out, lse=None):
     # if any, are the user's to see
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         # Q / ln 2 in the scores' dtype: a narrower query would round it to its own precision
-        q_first = run("query_base2", Q=q if q.dtype == dtype else q.astype(dtype),
+        q_first = QUERY_BASE2(Q=q if q.dtype == dtype else q.astype(dtype),
                       out=workspace.take("q_base2", q.shape, dtype)) if base2 else q
         for j0, j1 in blocks:
             s = scores(j0, j1, q_first)
@@ -231,21 +241,21 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out, lse=None):
                 shape = runtime.batch_of(s, v_aug) + (s.shape[-2], d_v + 1)
                 U = workspace.take("U", shape, s.dtype)
                 if base2:
-                    U = run("exp2_product", T=s, V=v_aug[..., j0:j1, :], out=U)
+                    U = EXP2_PRODUCT(T=s, V=v_aug[..., j0:j1, :], out=U)
                 else:
-                    U = run("exp_product", S=s, V=v_aug[..., j0:j1, :], out=U)
+                    U = EXP_PRODUCT(S=s, V=v_aug[..., j0:j1, :], out=U)
             elif base2:
-                U = run("accumulate_base2", T_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
+                U = ACCUMULATE_BASE2(T_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
             else:
-                U = run("accumulate", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
+                U = ACCUMULATE(S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :])
     if unshifted_is_accurate(U, m, v):
         if lse is not None:  # the shift was c = 0: L = log l
             with np.errstate(divide="ignore"):
                 np.log(U[..., d_v], out=lse)
-        return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
+        return NORMALIZE(U=U[..., :d_v], l=U[..., d_v:], out=out)
     if len(blocks) == 1 and lse is None:  # one block: claim 0, the row max as the shift
         s = scores(0, m)
-        return run("deferred", S=s, c=rowmax(s), V=v, out=out)
+        return DEFERRED(S=s, c=rowmax(s), V=v, out=out)
     U = c_prev = None
     for j0, j1 in blocks:
         s = scores(j0, j1)
@@ -256,24 +266,28 @@ def _attend(q, k, v, mask, i0, causal, offset, block_size, out, lse=None):
             np.maximum(c_max, c_prev, out=c_max)
         c = np.where(c_max == -np.inf, 0, c_max).astype(s.dtype, copy=False)
         if U is None:
-            U = run("merge_step", S_2=s, U_1=np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype),
+            U = MERGE_STEP(S_2=s, U_1=np.zeros(s.shape[:-1] + (d_v + 1,), s.dtype),
                     V_2=v_aug[..., j0:j1, :], c=c, c_1=c)
         else:
             c_1 = np.where(c_prev == -np.inf, c, c_prev).astype(s.dtype, copy=False)
-            U = run("merge_step", S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c, c_1=c_1)
+            U = MERGE_STEP(S_2=s, U_1=U, V_2=v_aug[..., j0:j1, :], c=c, c_1=c_1)
         c_prev = c_max
     if lse is not None:  # L = c + log l, c the last (finite) shift; -inf for a row that saw no key
         with np.errstate(divide="ignore"):
             np.add(c[..., 0], np.log(U[..., d_v]), out=lse)
-    return run("normalize", U=U[..., :d_v], l=U[..., d_v:], out=out)
+    return NORMALIZE(U=U[..., :d_v], l=U[..., d_v:], out=out)
 
 
-def prepare(n: int, m: int, block_size: int | None = None) -> None:
+#: every kernel a tile may run
+TILE_KERNELS = (SCORES, EXP_PRODUCT, ACCUMULATE, NORMALIZE, DEFERRED, MERGE_STEP, QUERY_BASE2, EXP2_PRODUCT,
+                ACCUMULATE_BASE2)
+
+
+def prepare() -> None:
     """Lower (and prove) here, in the calling thread, every kernel a tile may run, before any
     work item does."""
-    for name in ("scores", "exp_product", "accumulate", "normalize", "deferred", "merge_step", "query_base2",
-                 "exp2_product", "accumulate_base2"):
-        get(name)
+    for k in TILE_KERNELS:
+        k.prepare()
 
 
 def key_block(rows: int, m: int, itemsize: int) -> int:
@@ -356,7 +370,7 @@ def blocked_core(q, k, v, *, causal: bool = False, mask=None, block_size: int | 
     tile = _positive("tile", tile)
     planned = block_size or (m if m <= 4096 else 1024)  # keys per item, for sizing the items
     offset = m - n
-    prepare(n, m, block_size)
+    prepare()
     if out is None:
         out = np.empty(batch + (n, d_v), dtype=dtype)
     elif out.shape != batch + (n, d_v) or out.dtype != dtype:

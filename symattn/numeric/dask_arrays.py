@@ -43,7 +43,7 @@ import threading
 import numpy as np
 
 from ..errors import InputError, ShapeError
-from ..lowering import runtime
+from ..lowering.targets import numpy as runtime
 
 
 def is_dask(*arrays) -> bool:
@@ -367,7 +367,7 @@ def kv_decode_step(query, new_key, new_value, key_cache=None, value_cache=None, 
     import dask.array as da
 
     from . import checks
-    from .kernels import run
+    from .kernels import DECODE
 
     if (key_cache is None) != (value_cache is None):
         raise InputError("kv_decode_step: give both caches or neither")
@@ -385,6 +385,6 @@ def kv_decode_step(query, new_key, new_value, key_cache=None, value_cache=None, 
 
     def chunk(qc, kc, vc):
         dtype = np.result_type(qc, kc, vc)
-        return run("decode", q=(qc * dtype.type(factor)).astype(dtype, copy=False), K=kc, V=vc)
+        return DECODE(q=(qc * dtype.type(factor)).astype(dtype, copy=False), K=kc, V=vc)
 
     return _run(chunk, [q, K, V], da, {}, {}), K, V

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .kernels import run
+from .kernels import DECODE
 
 
 def kv_decode_step(query, new_key, new_value, key_cache=None, value_cache=None, *, scale=None):
@@ -45,5 +45,5 @@ def kv_decode_step(query, new_key, new_value, key_cache=None, value_cache=None, 
     checks.batches("kv_decode_step", query=q, keys=K, values=V)
     factor = checks.scale_factor(scale, q.shape[-1])
     dtype = np.result_type(q, K, V)
-    out = run("decode", q=(q * dtype.type(factor)).astype(dtype, copy=False), K=K, V=V)
+    out = DECODE(q=(q * dtype.type(factor)).astype(dtype, copy=False), K=K, V=V)
     return out, K, V

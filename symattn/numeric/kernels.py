@@ -1,11 +1,14 @@
 """The kernels of the numeric core, each lowered from a proved theorem of ``proofs/rewrites.py``.
 
-``get(name)`` lowers on first use and caches; the claim it lowers is proved first, or its proved
-verdict is read from the verdict cache (:mod:`symattn.proof.verdict_cache`: shipped with the
-package, or written the first time the claim was proved), so a first call in a fresh process
-proves nothing; the kernel's provenance then says "cached (key ...)". ``run`` calls a kernel and,
-inside ``trace()``, records it, so tests can check that a numeric function ran exactly the kernels
-that ``lower`` produces from its theorems.
+The core refers to its kernels through the objects of this module (``SCORES``, ``NORMALIZE``, ...,
+one :class:`NumericKernel` per name of :data:`NAMES`, all made when the module loads), never through
+strings resolved per call: a misspelt kernel is an ImportError (or a KeyError naming the kernels, from
+:func:`kernel`) when the module that uses it loads. A kernel is lowered on its first call (or by
+:meth:`NumericKernel.prepare`) and cached; the claim it lowers is proved first, or its proved verdict is
+read from the verdict cache (:mod:`symattn.proof.verdict_cache`: shipped with the package, or written
+the first time the claim was proved), so a first call in a fresh process proves nothing; the kernel's
+provenance then says "cached (key ...)". A call inside ``trace()`` is recorded, so tests can check
+that a numeric function ran exactly the kernels that ``lower`` produces from its theorems.
 """
 
 from __future__ import annotations
@@ -129,16 +132,36 @@ def _base2_specs(R):
 _SPECS: dict = {}
 
 
+#: the kernels of the numeric core, by name: ``_specs`` builds exactly these (checked when it first runs)
+NAMES = (
+    "qkv_fused_bias", "qkv_fused", "qkv_weights", "qkv_bias_row", "qkv_apply_bias", "qkv_apply",
+    "proj_q_bias", "proj_k_bias", "proj_v_bias", "proj_q", "proj_k", "proj_v",
+    "core", "core_masked", "core_causal", "scores", "output_bias", "output",
+    "pool_fold_bias", "pool_fold", "pool_rows", "pool_value_bias", "pool_value", "mean_pool", "decode",
+    "merge_step", "accumulate", "deferred", "exp_product", "normalize",
+    "query_base2", "scores_base2", "mask_base2", "scores_base2_masked", "exp2_product", "exp2_rowsum",
+    "accumulate_base2",
+)
+
+
 def spec(name: str):
     """(theorem, claim, side, options) of a kernel of the numeric core."""
     if not _SPECS:
-        _SPECS.update(_specs())
-    return _SPECS[name]
+        built = _specs()
+        if set(built) != set(NAMES):
+            raise AssertionError(f"numeric kernels: NAMES and the specs differ: {sorted(set(built) ^ set(NAMES))}")
+        _SPECS.update(built)
+    return _SPECS[_known(name)]
+
+
+def _known(name: str) -> str:
+    if name not in NAMES:
+        raise KeyError(f"no kernel {name!r} in the numeric core; the kernels are {', '.join(NAMES)}")
+    return name
 
 
 def names() -> list:
-    spec("core")
-    return sorted(_SPECS)
+    return sorted(NAMES)
 
 
 def get(name: str):
@@ -148,9 +171,6 @@ def get(name: str):
         th, claim, side, opts = spec(name)
         _KERNELS[name] = lower_theorem(th, claim, side, **opts)
     return _KERNELS[name]
-
-
-_CALLERS: dict = {}
 
 
 def _direct(k, count: int, keys: tuple):
@@ -185,21 +205,71 @@ def _direct(k, count: int, keys: tuple):
     return [key for key in names[count:]], sized
 
 
-def run(name: str, *args, out=None, **kwargs):
-    """Kernel ``name`` on these inputs (and sizes), into ``out`` when given. Calls that name
-    every input call the compiled function directly, keywords put in order once per kernel and
-    call pattern (``Kernel.__call__`` works that out on every call)."""
-    k = get(name)
-    if _TRACE:
-        _TRACE[-1].append(k)
-    key = (name, len(args), tuple(kwargs))
-    if key not in _CALLERS:
-        _CALLERS[key] = _direct(k, len(args), tuple(kwargs))
-    plan = _CALLERS[key]
-    if plan is None:
-        return k(*args, out=out, **kwargs)
-    inputs, sized = plan
-    return k.fn(*args, *[kwargs[n] for n in inputs], out=out, **{p: kwargs[n] for n, p in sized})
+class NumericKernel:
+    """A kernel of the numeric core, named when the module loads (an unknown name is a KeyError then)
+    and lowered on first use. Calling it runs the kernel on these inputs (and sizes), into ``out`` when
+    given: calls that name every input call the compiled function directly, keywords put in order once
+    per call pattern (``Kernel.__call__`` works that out on every call)."""
+
+    __slots__ = ("name", "_callers")
+
+    def __init__(self, name: str):
+        self.name = _known(name)
+        self._callers: dict = {}
+
+    @property
+    def kernel(self):
+        """The lowered :class:`~symattn.lowering.kernel.Kernel` (lowered and proved on first use)."""
+        return get(self.name)
+
+    def prepare(self) -> NumericKernel:
+        """Lower (and prove) the kernel now, in the calling thread (before work items run it)."""
+        get(self.name)
+        return self
+
+    def __call__(self, *args, out=None, **kwargs):
+        k = get(self.name)
+        if _TRACE:
+            _TRACE[-1].append(k)
+        key = (len(args), tuple(kwargs))
+        plan = self._callers.get(key, False)
+        if plan is False:
+            plan = self._callers[key] = _direct(k, len(args), tuple(kwargs))
+        if plan is None:
+            return k(*args, out=out, **kwargs)
+        inputs, sized = plan
+        return k.fn(*args, *[kwargs[n] for n in inputs], out=out, **{p: kwargs[n] for n, p in sized})
+
+    def __repr__(self):
+        return f"NumericKernel({self.name!r})"
+
+
+#: every kernel by name (for tables of tests and benchmarks)
+KERNELS = {name: NumericKernel(name) for name in NAMES}
+
+
+def kernel(name: str) -> NumericKernel:
+    """The kernel object ``name`` (a KeyError naming the kernels when there is none)."""
+    return KERNELS[_known(name)]
+
+
+QKV_FUSED_BIAS, QKV_FUSED = KERNELS["qkv_fused_bias"], KERNELS["qkv_fused"]
+QKV_WEIGHTS, QKV_BIAS_ROW = KERNELS["qkv_weights"], KERNELS["qkv_bias_row"]
+QKV_APPLY_BIAS, QKV_APPLY = KERNELS["qkv_apply_bias"], KERNELS["qkv_apply"]
+CORE, CORE_MASKED, CORE_CAUSAL = KERNELS["core"], KERNELS["core_masked"], KERNELS["core_causal"]
+SCORES, OUTPUT_BIAS, OUTPUT = KERNELS["scores"], KERNELS["output_bias"], KERNELS["output"]
+POOL_FOLD_BIAS, POOL_FOLD, POOL_ROWS = KERNELS["pool_fold_bias"], KERNELS["pool_fold"], KERNELS["pool_rows"]
+POOL_VALUE_BIAS, POOL_VALUE = KERNELS["pool_value_bias"], KERNELS["pool_value"]
+MEAN_POOL, DECODE = KERNELS["mean_pool"], KERNELS["decode"]
+MERGE_STEP, ACCUMULATE, DEFERRED = KERNELS["merge_step"], KERNELS["accumulate"], KERNELS["deferred"]
+EXP_PRODUCT, NORMALIZE = KERNELS["exp_product"], KERNELS["normalize"]
+QUERY_BASE2, SCORES_BASE2, MASK_BASE2 = KERNELS["query_base2"], KERNELS["scores_base2"], KERNELS["mask_base2"]
+SCORES_BASE2_MASKED, EXP2_PRODUCT = KERNELS["scores_base2_masked"], KERNELS["exp2_product"]
+EXP2_ROWSUM, ACCUMULATE_BASE2 = KERNELS["exp2_rowsum"], KERNELS["accumulate_base2"]
+#: the projection of one part (q, k or v) alone, with the bias (True) or without
+PROJECTIONS = {("q", True): KERNELS["proj_q_bias"], ("k", True): KERNELS["proj_k_bias"],
+               ("v", True): KERNELS["proj_v_bias"], ("q", False): KERNELS["proj_q"],
+               ("k", False): KERNELS["proj_k"], ("v", False): KERNELS["proj_v"]}
 
 
 @contextlib.contextmanager

@@ -28,10 +28,20 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from ..lowering import runtime
+from ..lowering.targets import numpy as runtime
 from . import blocked, checks, parallel, workspace
 from .blocked import blocked_core
-from .kernels import get, run
+from .kernels import (
+    OUTPUT,
+    OUTPUT_BIAS,
+    PROJECTIONS,
+    QKV_APPLY,
+    QKV_APPLY_BIAS,
+    QKV_BIAS_ROW,
+    QKV_FUSED,
+    QKV_FUSED_BIAS,
+    QKV_WEIGHTS,
+)
 from .saved import Saved
 
 
@@ -168,18 +178,18 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size,
     H, G, d_k, d_v = sizes["H"], sizes["G"], sizes["d_k"], sizes["d_v"]
     r = H // G
     biased = bool(fused)
-    suffix = "_bias" if biased else ""
     if x_q is x_k and x_k is x_v:
         width = H * d_k + G * (d_k + d_v)
         if not _splits(math.prod(x_q.shape[:-1]), x_q.shape[-1], width):
             kind = np.result_type(x_q, W["w_q"], W["w_k"], W["w_v"], *fused.values())
-            proj = run(f"qkv_fused{suffix}", X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
-                       **fused, **sizes, out=take("qkv", x_q.shape[:-1] + (width,), kind))
+            fused_kernel = QKV_FUSED_BIAS if biased else QKV_FUSED
+            proj = fused_kernel(X=x_q, **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]},
+                                **fused, **sizes, out=take("qkv", x_q.shape[:-1] + (width,), kind))
         else:  # the same product in two steps: the scaled weights side by side once, X W_cat (+ 1 b_cat) by rows
-            w_cat = run("qkv_weights", **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]}, **sizes)
-            extra = {"b_cat": run("qkv_bias_row", **fused, **sizes)} if biased else {}
+            w_cat = QKV_WEIGHTS(**{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]}, **sizes)
+            extra = {"b_cat": QKV_BIAS_ROW(**fused, **sizes)} if biased else {}
             kind = np.result_type(x_q, w_cat, *extra.values())
-            proj = _by_rows(f"qkv_apply{suffix}", "X", x_q, {"W_cat": w_cat, **extra, **sizes},
+            proj = _by_rows(QKV_APPLY_BIAS if biased else QKV_APPLY, "X", x_q, {"W_cat": w_cat, **extra, **sizes},
                             take("qkv", x_q.shape[:-1] + (width,), kind))
         q = proj[..., : H * d_k]
         k = proj[..., H * d_k: (H + G) * d_k]
@@ -189,7 +199,7 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size,
             extra = {f"b^{part.upper()}": bb} if biased else {}
             kind = np.result_type(x, w, *extra.values())  # the kernel's dtype
             scratch = take(part, x.shape[:-1] + (w.shape[1],), kind)
-            return _by_rows(f"proj_{part}{suffix}", "X", x, {f"W^{part.upper()}": w, **extra, **dims}, scratch)
+            return _by_rows(PROJECTIONS[part, biased], "X", x, {f"W^{part.upper()}": w, **extra, **dims}, scratch)
         q = project("q", x_q, W["w_q"], fused["b^Q"] if biased else None, {"H": H, "d_k": d_k})
         k = project("k", x_k, W["w_k"], fused["b^K"] if biased else None, {"G": G, "d_k": d_k})
         v = project("v", x_v, W["w_v"], fused["b^V"] if biased else None, {"G": G, "d_v": d_v})
@@ -207,7 +217,7 @@ def _stepwise(x_q, x_k, x_v, W, b, fused, sizes, n, m, mask, causal, block_size,
         rows = None if lse is None else lse[..., 0, :]
     blocked_core(q5, k5, v5, causal=causal, mask=mask, block_size=block_size, out=heads, lse=rows)
     z = z.reshape(lead + (n, H * d_v))      # (..., n, H·d_v): [head_1 ... head_H]
-    name, extra = ("output_bias", {"b^O": b["b_o"]}) if b["b_o"] is not None else ("output", {})
+    name, extra = (OUTPUT_BIAS, {"b^O": b["b_o"]}) if b["b_o"] is not None else (OUTPUT, {})
     result = np.empty(lead + (n, W["w_o"].shape[1]), np.result_type(z, W["w_o"], *extra.values()))
     result = _by_rows(name, "Z", z, {"W^O": W["w_o"], **extra, "H": H, "d_v": d_v}, result)
     if not save:
@@ -253,8 +263,8 @@ def _by_rows(kernel, key, x, operands, out):
     few rows (``_splits``) or items cannot run in parallel. Returns ``out``."""
     rows, inner, width = math.prod(x.shape[:-1]), x.shape[-1], out.shape[-1]
     if not _splits(rows, inner, width):
-        return run(kernel, **{key: x}, **operands, out=out)
-    get(kernel)  # lowered (and proved) here, in the calling thread, before any item runs
+        return kernel(**{key: x}, **operands, out=out)
+    kernel.prepare()  # lowered (and proved) here, in the calling thread, before any item runs
     count = ROW_ITEMS_PER_CORE * runtime.cores()
     if x.flags.c_contiguous and out.flags.c_contiguous:  # every row of every batch element, in equal slices
         x2, out2 = x.reshape(rows, inner), out.reshape(rows, width)
@@ -269,7 +279,7 @@ def _by_rows(kernel, key, x, operands, out):
         items = [index + (slice(r0, r0 + step),) for index in np.ndindex(*x.shape[:-2]) for r0 in range(0, n, step)]
 
     def item(sel):
-        run(kernel, **{key: x2[sel]}, **operands, out=out2[sel])
+        kernel(**{key: x2[sel]}, **operands, out=out2[sel])
 
     parallel.run_items(item, items)
     return out
@@ -293,16 +303,16 @@ def _per_element(x, W, extra, b_o, sizes, mask, causal):
     H, G, d_k, d_v = sizes["H"], sizes["G"], sizes["d_k"], sizes["d_v"]
     r = H // G
     n = x.shape[-2]
-    w_cat = run("qkv_weights", **{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]}, **sizes)
-    apply = "qkv_apply"
+    w_cat = QKV_WEIGHTS(**{"W^Q": W["w_q"], "W^K": W["w_k"], "W^V": W["w_v"]}, **sizes)
+    apply = QKV_APPLY
     if extra:
-        apply, extra = "qkv_apply_bias", {"b_cat": run("qkv_bias_row", **extra, **sizes)}
-    out_kernel, out_extra = ("output_bias", {"b^O": b_o}) if b_o is not None else ("output", {})
+        apply, extra = QKV_APPLY_BIAS, {"b_cat": QKV_BIAS_ROW(**extra, **sizes)}
+    out_kernel, out_extra = (OUTPUT_BIAS, {"b^O": b_o}) if b_o is not None else (OUTPUT, {})
     kind = np.result_type(x, w_cat, *extra.values())  # the projection's dtype, and the heads'
     result = np.empty(x.shape[:-1] + (W["w_o"].shape[1],), np.result_type(kind, W["w_o"], *out_extra.values()))
     x2, result2 = x.reshape((-1,) + x.shape[-2:]), result.reshape((-1,) + result.shape[-2:])
-    blocked.prepare(n, n)
-    get(apply), get(out_kernel)  # lowered (and proved) here, in the calling thread, before any item runs
+    blocked.prepare()
+    apply.prepare(), out_kernel.prepare()  # lowered (and proved) here, in the calling thread, before any item runs
 
     elements = x2.shape[0]
     scores = r * G * n * n * np.dtype(kind).itemsize  # bytes of scores per element
@@ -318,13 +328,13 @@ def _per_element(x, W, extra, b_o, sizes, mask, causal):
     def element(i):
         stop = min(elements, i + per_item)
         c = stop - i
-        proj = run(apply, X=x2[i:stop], **apply_args, out=workspace.take("qkv_element", (c, n, width), kind))
+        proj = apply(X=x2[i:stop], **apply_args, out=workspace.take("qkv_element", (c, n, width), kind))
         q5 = proj[..., :qk].reshape(c, n, G, r, d_k).transpose(heads_first)   # (c, G, r, n, d_k)
         k5 = proj[..., qk:kv].reshape(c, n, G, 1, d_k).transpose(heads_first)  # (c, G, 1, n, d_k)
         v5 = proj[..., kv:].reshape(c, n, G, 1, d_v).transpose(heads_first)    # (c, G, 1, n, d_v)
         z = workspace.take("heads_element", (c, n, G, r, d_v), kind)
         blocked.attend_tile(q5, k5, v5, mask, causal, out=z.transpose(heads_first))
-        run(out_kernel, Z=z.reshape(c, n, H * d_v), **out_args, out=result2[i:stop])
+        out_kernel(Z=z.reshape(c, n, H * d_v), **out_args, out=result2[i:stop])
 
     parallel.run_items(element, range(0, elements, per_item))
     return result

@@ -34,7 +34,7 @@ import threading
 
 import numpy as np
 
-from ..lowering import runtime
+from ..lowering.targets import numpy as runtime
 
 _LOCK = threading.Lock()
 _STATE = {"depth": 0, "saved": None, "controllers": None}

@@ -18,7 +18,16 @@ import numpy as np
 
 from ..errors import ShapeError
 from . import checks
-from .kernels import run
+from .kernels import (
+    MEAN_POOL,
+    OUTPUT,
+    OUTPUT_BIAS,
+    POOL_FOLD,
+    POOL_FOLD_BIAS,
+    POOL_ROWS,
+    POOL_VALUE,
+    POOL_VALUE_BIAS,
+)
 
 
 def _per_head(w, H, width):
@@ -55,15 +64,15 @@ def attention_pool(x, query, w_q, w_k, w_v, w_o=None, *, num_heads: int = 1, b_q
     bv = checks.bias_row("b_v", b_v, H * d_v, dtype)
     wq, wk, wv = _per_head(W["w_q"], H, d_k), _per_head(W["w_k"], H, d_k), _per_head(W["w_v"], H, d_v)
     if bq is not None:
-        u = run("pool_fold_bias", q=q, **{"W^Q": wq, "W^K": wk, "b^Q": _per_head(bq, H, d_k)})
+        u = POOL_FOLD_BIAS(q=q, **{"W^Q": wq, "W^K": wk, "b^Q": _per_head(bq, H, d_k)})
     else:
-        u = run("pool_fold", q=q, **{"W^Q": wq, "W^K": wk})     # (H, 1, d_model)
-    P = run("pool_rows", U=u.reshape(H, d_model), X=x)          # (..., H, d_model)
+        u = POOL_FOLD(q=q, **{"W^Q": wq, "W^K": wk})     # (H, 1, d_model)
+    P = POOL_ROWS(U=u.reshape(H, d_model), X=x)          # (..., H, d_model)
     P = P[..., :, None, :]                                      # (..., H, 1, d_model)
     if bv is not None:
-        heads = run("pool_value_bias", P=P, **{"W^V": wv, "b^V": _per_head(bv, H, d_v)})
+        heads = POOL_VALUE_BIAS(P=P, **{"W^V": wv, "b^V": _per_head(bv, H, d_v)})
     else:
-        heads = run("pool_value", P=P, **{"W^V": wv})           # (..., H, 1, d_v)
+        heads = POOL_VALUE(P=P, **{"W^V": wv})           # (..., H, 1, d_v)
     z = np.moveaxis(heads, -3, -2).reshape(heads.shape[:-3] + (1, H * d_v))  # (..., 1, H·d_v)
     if bk is not None and not np.all(np.isfinite(bk)):
         # b^K adds the same number to every score of a head only when it is finite; a NaN or inf
@@ -79,11 +88,11 @@ def attention_pool(x, query, w_q, w_k, w_v, w_o=None, *, num_heads: int = 1, b_q
                          f"got {w_o.shape}")
     bo = checks.bias_row("b_o", b_o, d_model, dtype)
     if bo is not None:
-        return run("output_bias", Z=z, **{"W^O": w_o, "b^O": bo}, H=H, d_v=d_v)
-    return run("output", Z=z, **{"W^O": w_o}, H=H, d_v=d_v)
+        return OUTPUT_BIAS(Z=z, **{"W^O": w_o, "b^O": bo}, H=H, d_v=d_v)
+    return OUTPUT(Z=z, **{"W^O": w_o}, H=H, d_v=d_v)
 
 
 def mean_pool(x):
     """The mean of the rows of x (..., n, d_model), as (..., 1, d_model): (1/n) 1ᵀ X, which is
     attention pooling with constant scores (``mean_pool_is_uniform_attention``)."""
-    return run("mean_pool", X=checks.array("x", x))
+    return MEAN_POOL(X=checks.array("x", x))

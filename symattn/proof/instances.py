@@ -18,7 +18,8 @@ import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.dims import BoundIndex
-from ..defs.heads import FamilyMember, _OverHeads
+from ..defs.heads import Binder, FamilyMember, _OverHeads
+from ..defs.mask import CausalMask, PaddingMask
 from ..defs.permutation import Permutation, PermutationSymbol
 from ..defs.score import Score
 from . import dag
@@ -27,16 +28,27 @@ from .names import check_distinct_names
 
 
 def dimension_symbols(*exprs) -> list:
-    """The positive integer symbols the claim depends on (head index excluded), sorted."""
+    """The whole-number symbols a claim depends on, sorted: the sizes in the shapes of its matrix nodes,
+    the counts of its binders (heads, RoPE blocks), and the positions that pick entries (the bounds of
+    slices, the offset of a causal mask, the length of a padding mask). A position takes whole-number
+    values only, so it is sampled, substituted and reported with the sizes, never as a real scalar.
+    Bound indices are excluded. The lowering binds the same symbols (``lowering.kernel``)."""
     out = set()
     shapes = dag.Shapes()
     for x in dag.nodes(*exprs):
         if isinstance(x, MatrixExpr):
             for d in shapes(x):
                 out |= sp.sympify(d).free_symbols
-        if isinstance(x, _OverHeads):
+        if isinstance(x, Binder):
             out |= x.count.free_symbols
-    return sorted((s for s in out if not isinstance(s, BoundIndex)), key=str)
+        if isinstance(x, sp.MatrixSlice):
+            for b in (*x.rowslice, *x.colslice):
+                out |= sp.sympify(b).free_symbols
+        if isinstance(x, (CausalMask, PaddingMask)):
+            out |= set().union(*(a.free_symbols for a in x.args))
+    bound = {x.index for x in dag.nodes(*exprs) if isinstance(x, Binder)}
+    return sorted((s for s in out if isinstance(s, sp.Symbol) and not isinstance(s, BoundIndex) and s not in bound),
+                  key=str)
 
 
 def matrix_inputs(*exprs) -> list:

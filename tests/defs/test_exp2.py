@@ -167,7 +167,7 @@ def test_other_targets_lower_exp2(target):
 
 
 def test_array_api_exp2_helper_falls_back_to_pow_without_an_exp2():
-    from symattn.lowering.targets_runtime import exp2
+    from symattn.lowering.targets.array_api import exp2
 
     class Standard:  # a namespace with the standard's pow and full_like but no exp2
         pow = staticmethod(np.power)
@@ -214,36 +214,35 @@ def _rel(got, want):
 def test_base2_kernels_agree_with_the_base_e_kernels(dtype):
     rng = np.random.default_rng(3)
     q, (k1, k2), (v1, v2) = _tile(rng, dtype)
-    run = kernels.run
     # base e: S = Q Kᵀ, U = exp(S_1) [V_1 1], then U + exp(S_2) [V_2 1]
-    U_e = run("exp_product", S=run("scores", q, k1), V=v1)
-    U_e2 = run("accumulate", S_2=run("scores", q, k2), U_1=U_e.copy(), V_2=v2)
+    U_e = kernels.EXP_PRODUCT(S=kernels.SCORES(q, k1), V=v1)
+    U_e2 = kernels.ACCUMULATE(S_2=kernels.SCORES(q, k2), U_1=U_e.copy(), V_2=v2)
     # base 2: T = (Q/ln 2) Kᵀ, U = 2^T_1 [V_1 1], then U + 2^T_2 [V_2 1]
-    T1 = run("scores_base2", q, k1)
+    T1 = kernels.SCORES_BASE2(q, k1)
     assert T1.dtype == dtype and T1.shape == (2, 3, 16, 24)
-    U_2 = run("exp2_product", T=T1, V=v1)
-    U_22 = run("accumulate_base2", T_2=run("scores_base2", q, k2), U_1=U_2.copy(), V_2=v2)
+    U_2 = kernels.EXP2_PRODUCT(T=T1, V=v1)
+    U_22 = kernels.ACCUMULATE_BASE2(T_2=kernels.SCORES_BASE2(q, k2), U_1=U_2.copy(), V_2=v2)
     assert U_2.dtype == U_22.dtype == dtype
     want = np.exp(q.astype(np.float64) @ np.swapaxes(k1, -1, -2).astype(np.float64)) @ v1.astype(np.float64)
     assert _rel(U_2, U_e.astype(np.float64)) < TOL[dtype]
     assert _rel(U_22, U_e2.astype(np.float64)) < TOL[dtype]
     assert _rel(U_2, want) < 4 * TOL[dtype]  # against the float64 value of exp(Q Kᵀ) [V 1]
     # the row sums alone, and the query scaled once per work item
-    l2 = run("exp2_rowsum", T=run("scores_base2", q, k1))
+    l2 = kernels.EXP2_ROWSUM(T=kernels.SCORES_BASE2(q, k1))
     assert l2.shape == (2, 3, 16, 1) and _rel(l2, U_e[..., -1:].astype(np.float64)) < TOL[dtype]
-    T_once = run("scores", run("query_base2", q), k1)
-    assert _rel(T_once, run("scores_base2", q, k1).astype(np.float64)) < TOL[dtype]
+    T_once = kernels.SCORES(kernels.QUERY_BASE2(q), k1)
+    assert _rel(T_once, kernels.SCORES_BASE2(q, k1).astype(np.float64)) < TOL[dtype]
 
 
 def test_base2_kernels_write_into_out_and_overwrite_only_the_donated_scores():
     rng = np.random.default_rng(4)
     q, (k1, _), (v1, _) = _tile(rng, np.float64, batch=(2,))
     out = np.empty((2, 16, 24))
-    T = kernels.run("scores_base2", q, k1, out=out)
+    T = kernels.SCORES_BASE2(q, k1, out=out)
     assert T is out
     np.testing.assert_allclose(out, (q / np.log(2)) @ np.swapaxes(k1, -1, -2), rtol=1e-14, atol=1e-14)
     v_before = v1.copy()
-    U = kernels.run("exp2_product", T=T, V=v1)
+    U = kernels.EXP2_PRODUCT(T=T, V=v1)
     np.testing.assert_array_equal(v1, v_before)
     np.testing.assert_allclose(out, np.exp2((q / np.log(2)) @ np.swapaxes(k1, -1, -2)), rtol=1e-14)
     assert U.shape == (2, 16, 6)
@@ -254,23 +253,23 @@ def test_masked_scores_in_base_2_agree_with_the_masked_scores_in_base_e():
     rng = np.random.default_rng(9)
     mask = np.where(rng.random((16, 24)) < 0.3, -np.inf, rng.normal(size=(16, 24)))  # -inf and finite biases
     want = np.exp(q @ np.swapaxes(k1, -1, -2) + mask) @ v1
-    T = kernels.run("scores_base2_masked", q, k1, mask)
-    np.testing.assert_allclose(kernels.run("exp2_product", T=T, V=v1), want, rtol=1e-13)
-    T = kernels.run("scores_base2", q, k1)
-    T += kernels.run("mask_base2", mask)  # the mask scaled once, added to each block's scores
-    np.testing.assert_allclose(kernels.run("exp2_product", T=T, V=v1), want, rtol=1e-13)
+    T = kernels.SCORES_BASE2_MASKED(q, k1, mask)
+    np.testing.assert_allclose(kernels.EXP2_PRODUCT(T=T, V=v1), want, rtol=1e-13)
+    T = kernels.SCORES_BASE2(q, k1)
+    T += kernels.MASK_BASE2(mask)  # the mask scaled once, added to each block's scores
+    np.testing.assert_allclose(kernels.EXP2_PRODUCT(T=T, V=v1), want, rtol=1e-13)
 
 
 def test_base2_kernels_keep_the_mask_minus_infinity_as_zero_weight():
     q, (k1, _), (v1, _) = _tile(np.random.default_rng(5), np.float64, batch=())
-    T = kernels.run("scores_base2", q, k1)
+    T = kernels.SCORES_BASE2(q, k1)
     T[:, 3] = -np.inf  # a masked key
     S = q @ k1.T
     S[:, 3] = -np.inf
-    np.testing.assert_allclose(kernels.run("exp2_product", T=T, V=v1), np.exp(S) @ v1, rtol=1e-13)
+    np.testing.assert_allclose(kernels.EXP2_PRODUCT(T=T, V=v1), np.exp(S) @ v1, rtol=1e-13)
 
 
-@pytest.mark.parametrize("module", ["runtime", "targets_runtime"])
+@pytest.mark.parametrize("module", ["numpy", "array_api"])
 def test_a_chain_product_frees_its_operands_and_intermediates_at_once(module):
     """coeff · A B C (scores_base2's product with the factor 1/ln 2) leaves no reference cycle behind:
     the scaled operand and the intermediate products are freed when the call returns, not when the
@@ -278,10 +277,10 @@ def test_a_chain_product_frees_its_operands_and_intermediates_at_once(module):
     import gc
     import importlib
 
-    rt = importlib.import_module(f"symattn.lowering.{module}")
+    rt = importlib.import_module(f"symattn.lowering.targets.{module}")
     rng = np.random.default_rng(6)
     A, B, C = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 5)), rng.standard_normal((5, 2))
-    call = (lambda: rt.chain(1.5, A, B, C)) if module == "runtime" else (lambda: rt.chain(np, 1.5, A, B, C))
+    call = (lambda: rt.chain(1.5, A, B, C)) if module == "numpy" else (lambda: rt.chain(np, 1.5, A, B, C))
     gc.collect()
     gc.disable()
     try:
@@ -311,7 +310,7 @@ def test_exp2_inside_a_sum_over_heads_lowers_on_every_target(target):
 
 
 def test_exp2_in_place_on_a_large_array_shares_rows_between_cores_and_matches_numpy():
-    from symattn.lowering.runtime import CHUNK, exp2_
+    from symattn.lowering.targets.numpy import CHUNK, exp2_
 
     rng = np.random.default_rng(11)
     x = rng.uniform(-30, 30, (3, 2 * CHUNK // 1000 + 7, 1000))  # large enough for row chunks
@@ -353,7 +352,7 @@ def test_exp2_printed_as_one_expression_falls_back_to_pow_without_an_exp2():
     pow(2, x) when the namespace has no exp2 (the array-API standard has none)."""
     import types
 
-    from symattn.lowering.targets_runtime import Ops
+    from symattn.lowering.targets.array_api import Ops
 
     n, d_k, H, d = sa.dims("n d_k H d")
     W, Z = sa.Family("W", d, d_k), sp.MatrixSymbol("Z", d_k, n)

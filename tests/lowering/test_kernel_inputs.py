@@ -79,7 +79,7 @@ def test_rowwise_in_place_with_a_larger_batch():
 
 
 def test_in_place_helpers_broadcast():
-    from symattn.lowering import runtime
+    from symattn.lowering.targets import numpy as runtime
 
     x, c = np.zeros((1, 3, 2)), np.ones((2, 3, 1))
     assert runtime.shift_exp_(x.copy(), c).shape == (2, 3, 2)
@@ -211,7 +211,7 @@ def test_entry_as_coefficient_on_other_targets(target, case):
 
 
 def test_a_chain_of_one_operand_is_written_into_out():
-    from symattn.lowering import runtime
+    from symattn.lowering.targets import numpy as runtime
 
     a = np.arange(12.0).reshape(3, 4)
     for coeff in (1, 2.5):

@@ -236,7 +236,7 @@ def test_lower_theorem_refuses_an_unproved_claim(monkeypatch):
 def test_chunked_elementwise_helpers_equal_numpy_and_survive_fork():
     import multiprocessing
 
-    from symattn.lowering import runtime
+    from symattn.lowering.targets import numpy as runtime
 
     rng = np.random.default_rng(5)
     x = rng.normal(size=(3, 700, 1000)).astype(np.float32)  # above 2 * CHUNK: the pool is used

@@ -7,7 +7,7 @@ import sympy as sp
 import symattn as sa
 from symattn.defs.numeric_nodes import row_causal_mask
 from symattn.errors import InputError, LoweringError, ShapeError
-from symattn.lowering.targets import build_target_source
+from symattn.lowering.targets.build import build_target_source
 
 n, m, d_k, d_v = sa.dims("n m d_k d_v")
 Q, K, V = sp.MatrixSymbol("Q", n, d_k), sp.MatrixSymbol("K", m, d_k), sp.MatrixSymbol("V", m, d_v)
@@ -85,7 +85,7 @@ def test_generated_multihead_equals_nn_multihead_attention(target, case):
     torch = pytest.importorskip("torch")
     if target == "array-api":
         pytest.importorskip("array_api_compat")
-    from symattn.lowering.targets_multihead import multihead_attention
+    from symattn.lowering.targets.multihead import multihead_attention
 
     mha, (wq, wk, wv, wo), (bq, bk, bv, bo) = _torch_mha(torch)
     x = torch.randn(3, 5, 8, dtype=torch.float64)
@@ -167,7 +167,7 @@ def test_target_errors_name_the_operand():
 
 def test_a_node_with_only_a_numpy_lowering_is_refused_for_a_target():
     """A printer method that emits NumPy code cannot silently reach a torch or JAX kernel."""
-    from symattn.lowering import targets
+    from symattn.lowering.targets import build as targets
 
     class Leaky(targets.TargetPrinter):
         def _print_Softmax(self, e):

@@ -81,7 +81,7 @@ def test_codegen_target_self_test_fails_on_a_wrong_kernel(tmp_path):
     """The generated self-test can fail: a kernel that drops the scale is caught."""
     pytest.importorskip("torch")
     from symattn.lowering.codegen import run_self_test
-    from symattn.lowering.targets_codegen import generate_target
+    from symattn.lowering.targets.codegen import generate_target
 
     source = generate_target("multihead_block_equals_head_sum", 0, "rhs", "torch")
     assert source.count("float(1/ops.f.sqrt(d_k))") == 1

@@ -397,12 +397,12 @@ def test_the_readme_example_runs():
 
 def test_generated_torch_kernels_compile_fullgraph():
     """The GQA kernel (heads read through an index array) and the multi-head function of
-    ``targets_multihead`` trace in one graph: no builtins with keywords, no int() of a tensor."""
+    ``targets.multihead`` trace in one graph: no builtins with keywords, no int() of a tensor."""
     _compile_or_skip()
     import sympy as sp
 
     import symattn as sa
-    from symattn.lowering.targets_multihead import multihead_attention
+    from symattn.lowering.targets.multihead import multihead_attention
 
     torch._dynamo.reset()
     n, d, d_k, G, r = sa.dims("n d d_k G r")
@@ -425,3 +425,48 @@ def test_generated_torch_kernels_compile_fullgraph():
 
     torch.testing.assert_close(torch.compile(mh, fullgraph=True, backend="aot_eager")(x),
                                ref(x, x, x, need_weights=False)[0], **TOL)
+
+
+def test_the_packed_in_projection_weights_are_made_once_per_version_of_the_parameters():
+    """Without gradients the scaled weights side by side (kernels qkv_weights, qkv_bias_row) are made
+    once and reused; an optimizer's in-place step, load_state_dict, or new storage makes them anew, so
+    the output always follows the parameters (compared with torch's module after the same change)."""
+    import copy
+    import pickle
+
+    ours, ref = pair(batch_first=True)
+    x = torch.randn(N, L, E, dtype=DT)
+    with torch.no_grad():
+        first = ours(x, x, x, need_weights=False)[0]
+        packed = ours._packed[2][0]
+        again = ours(x, x, x, need_weights=False)[0]
+        assert ours._packed[2][0] is packed  # reused, not made again
+        torch.testing.assert_close(again, first, rtol=0, atol=0)
+        for mod in (ours, ref):  # an optimizer step: in place, the same storage
+            mod.in_proj_weight.add_(0.25)
+            mod.in_proj_bias.mul_(2.0)
+        torch.testing.assert_close(ours(x, x, x, need_weights=False)[0], ref(x, x, x, need_weights=False)[0], **TOL)
+        assert ours._packed[2][0] is not packed
+        new = torch.randn_like(ref.in_proj_weight)
+        ref.in_proj_weight.data = new.clone()  # new storage under the same Parameter
+        ours.in_proj_weight.data = new.clone()
+        torch.testing.assert_close(ours(x, x, x, need_weights=False)[0], ref(x, x, x, need_weights=False)[0], **TOL)
+        ref.in_proj_weight.normal_()
+        ours.load_state_dict(ref.state_dict())
+        torch.testing.assert_close(ours(x, x, x, need_weights=False)[0], ref(x, x, x, need_weights=False)[0], **TOL)
+    for clone in (copy.deepcopy(ours), pickle.loads(pickle.dumps(ours))):  # the cache is not carried along
+        assert "_packed" not in clone.__dict__
+        with torch.no_grad():
+            torch.testing.assert_close(clone(x, x, x, need_weights=False)[0], ours(x, x, x, need_weights=False)[0],
+                                       **TOL)
+
+
+def test_the_in_projection_is_made_on_every_call_when_a_gradient_flows_through_it():
+    ours, ref = pair(batch_first=True)
+    x = torch.randn(N, L, E, dtype=DT)
+    ours(x, x, x, need_weights=False)[0].sum().backward()
+    assert "_packed" not in ours.__dict__
+    ref(x, x, x, need_weights=False)[0].sum().backward()
+    ours(x, x, x, need_weights=False)[0].sum().backward()  # a second backward: a graph of its own
+    torch.testing.assert_close(ours.in_proj_weight.grad, 2 * ref.in_proj_weight.grad, **TOL)
+    torch.testing.assert_close(ours.in_proj_bias.grad, 2 * ref.in_proj_bias.grad, **TOL)

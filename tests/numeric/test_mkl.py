@@ -11,7 +11,7 @@ except ImportError:
 
 import symattn.numeric as sn
 from symattn.errors import InputError
-from symattn.lowering import runtime
+from symattn.lowering.targets import numpy as runtime
 from symattn.numeric import blas, blocked, mkl
 
 needs_mkl = pytest.mark.skipif(not mkl.available(), reason="the mkl wheel (libmkl_rt) is not installed")

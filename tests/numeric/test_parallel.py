@@ -7,7 +7,7 @@ import pytest
 
 import symattn.numeric as sn
 from symattn.errors import ShapeError
-from symattn.lowering import runtime
+from symattn.lowering.targets import numpy as runtime
 from symattn.numeric import blocked, parallel, workspace
 from symattn.numeric.kernels import get
 

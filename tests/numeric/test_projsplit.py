@@ -10,7 +10,7 @@ except ImportError:
     pass
 
 import symattn.numeric as sn
-from symattn.lowering import runtime
+from symattn.lowering.targets import numpy as runtime
 from symattn.numeric import blas, kernels, mkl, multihead, parallel
 
 needs_split = pytest.mark.skipif(not parallel.can_split(), reason="one core or no controllable BLAS: no work items")
@@ -141,7 +141,7 @@ def test_row_slices_of_a_product_cover_every_row_once(monkeypatch):
     w = rng.normal(size=(7, 5))
     for x in (rng.normal(size=(37, 7)), rng.normal(size=(2, 3, 19, 7)), rng.normal(size=(19, 3, 7)).swapaxes(0, 1)):
         out = np.full(x.shape[:-1] + (5,), np.nan)
-        got = multihead._by_rows("proj_k", "X", x, {"W^K": w, "G": 1, "d_k": 5}, out)
+        got = multihead._by_rows(kernels.PROJECTIONS["k", False], "X", x, {"W^K": w, "G": 1, "d_k": 5}, out)
         assert got is out
         np.testing.assert_allclose(out, x @ w, rtol=1e-13, atol=1e-13)
 

@@ -12,7 +12,7 @@ except ImportError:
     pass
 
 import symattn.numeric as sn
-from symattn.lowering import runtime
+from symattn.lowering.targets import numpy as runtime
 from symattn.numeric import blas, blocked, mkl, parallel
 from symattn.numeric.kernels import get
 from symattn.numeric.multihead import _split
@@ -115,7 +115,7 @@ def test_the_per_element_tiles_give_the_definition_at_every_budget(dtype, monkey
     q, k, v = (rng.normal(size=(2, 4, 1, 48, 8)).astype(dtype) for _ in range(3))
     q[0, 1, 0, 5] *= 400  # one step needs the shifted form
     want = definition(q, k, v)
-    blocked.prepare(48, 48)
+    blocked.prepare()
     for budget in (2**22, 2**14, 2**12, 2**10):
         monkeypatch.setattr(blocked, "TILE_BYTES", budget)
         out = np.full(q.shape, np.nan, dtype)

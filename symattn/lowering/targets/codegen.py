@@ -14,17 +14,17 @@ The module needs the target's library (``torch``; ``jax``; ``array-api-compat`` 
 from __future__ import annotations
 
 import datetime
-import inspect
 
 import sympy as sp
 
-from .._version import __version__
-from ..errors import LoweringError
-from . import targets_runtime, targets_runtime_torch
-from .codegen import _LOCAL_ERRORS, _SYMATTN_ERRORS, input_label, other_side, self_test_constants, self_test_data
-from .kernel import StackedFamily
-from .lower import lower_theorem, proved_result, theorem_side
-from .targets import build_target_source, check_target
+from ..._version import __version__
+from ...errors import LoweringError
+from ..codegen import generate, input_label, other_side, self_test_constants, self_test_data
+from ..kernel import StackedFamily
+from ..lower import lower_theorem, proved_result, theorem_side
+from . import check_target
+from .build import build_target_source, runtime_modules
+from .standalone import helpers
 
 _REQUIRES = {"array-api": "array-api-compat and NumPy (the kernel runs on any array-API library's arrays)",
              "torch": "PyTorch (and NumPy for the self-test data)",
@@ -56,20 +56,12 @@ _CONVERT = {
 }
 
 
-def _helpers(module) -> str:
-    """A runtime module's source without its docstring, its error import made local."""
-    src = inspect.getsource(module).split('"""', 2)[2]
-    return src.replace(_SYMATTN_ERRORS, _LOCAL_ERRORS if module is targets_runtime else "")
-
-
 def generate_target(name: str, claim: int = 0, side: str = "rhs", target: str = "array-api", seed: int = 0,
                     at=None) -> str:
     """The source of a standalone ``target`` module computing one side of one claim of a proved theorem
     (``at``: sizes fixed first, the fallback, as in ``codegen.generate``)."""
     check_target(target)
     if target == "numpy":
-        from .codegen import generate
-
         return generate(name, claim, side, seed, at=at)
     res = proved_result(name)
     if res.status != "proved":
@@ -104,14 +96,7 @@ Requires {_REQUIRES[target]}. Run it (python FILE.py) to self-test against the
 {"lhs" if side == "rhs" else "rhs"}, the symbolic definition evaluated by symattn at {dims_text}.
 """
 
-import numpy as np
-
 '''
-    runtime = _helpers(targets_runtime)
-    if target == "torch":
-        runtime += "\n\n" + _helpers(targets_runtime_torch)
-    if "from .." in runtime:
-        raise LoweringError("codegen: the runtime helpers import from symattn; a standalone module cannot")
     test = f'''
 
 {self_test_constants(data, kernel.args, names, extra)}
@@ -136,4 +121,5 @@ if __name__ == "__main__":
     self_test()
     print("self-test passed: {name}, claim {claim}, {side}, {target}")
 '''
-    return header + runtime.lstrip("\n") + "\n\n" + src + test
+    runtime = helpers(src + test, runtime_modules(target), {"np": (None, "numpy", "np"), "math": (None, "math", None)})
+    return header + runtime + "\n\n\n" + src + test

@@ -1,20 +1,22 @@
-"""Runtime helpers of generated kernels (NumPy and the standard library only).
+"""Runtime helpers of NumPy kernels (NumPy and the standard library only), with the shared ones of
+:mod:`.common` (binding sizes, slices, chain order).
 
-This module is imported by kernels built in-process and copied verbatim into the
-standalone modules written by ``symattn codegen``, so it must not import sympy or
-anything else from symattn except, optionally, the error classes.
+This module is imported by kernels built in-process, and ``symattn codegen`` copies the helpers a
+module uses into it (:mod:`.standalone`), so it must not import sympy or anything else from symattn
+except, optionally, the error classes.
 
 Matrices are the last two axes of an array; leading axes are batch axes and broadcast.
 """
 
-import math
+import math  # noqa: F401 (the code stock sympy.lambdify prints imports math from here)
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ..errors import InputError, ShapeError  # codegen replaces this line by local classes
+from ...errors import InputError, ShapeError  # codegen replaces this line by local classes
+from .common import bind, chain_order, check_size, slice_bounds, solve_size  # noqa: F401 (the kernels call them)
 
 #: NumPy and float under names of their own: the code stock ``sympy.lambdify`` prints through symattn's
 #: hooks calls them so, and an argument named numpy or float does not hide them
@@ -63,19 +65,6 @@ def as_inputs(named):
         arrays.append(a)
     dtype = np.result_type(*arrays) if arrays else np.dtype(np.float64)
     return [a if a.dtype == dtype else a.astype(dtype) for a in arrays], dtype
-
-
-def bind(bound, symbol, size, array_name, axis_name):
-    """Bind a dimension symbol to a size on first sight; afterwards check that sizes agree."""
-    if symbol not in bound:
-        bound[symbol] = (size, array_name, axis_name)
-        return size
-    first, where, first_axis = bound[symbol]
-    if first != size:
-        raise ShapeError(
-            f"dimension {symbol}: {where} has {first} {first_axis} but {array_name} has {size} "
-            f"{axis_name}; both are {symbol} in the expression")
-    return size
 
 
 def shapes_agree(*leaves):
@@ -137,12 +126,6 @@ def row_of(x, k):
     return x[..., k:k + 1, :]
 
 
-def check_size(expected, size, array_name, axis_name, text):
-    if expected != size:
-        raise ShapeError(
-            f"{array_name}: its {axis_name} should number {text} = {expected}, got {size}")
-
-
 def _batches(shapes):
     """The broadcast of the batch axes (all but the last two) of array shapes, or a ShapeError."""
     if not shapes:
@@ -160,54 +143,8 @@ def _batches(shapes):
         raise ShapeError(f"batch axes do not broadcast: {', '.join(str(b) for b in batches)}") from exc
 
 
-def _batch_size(shapes):
-    return math.prod(_batches(shapes))
-
-
+#: earlier answers of ``chain_order`` by shapes
 _ORDERS = {}
-
-
-def chain_order(shapes):
-    """The cheapest parenthesization of a matrix chain (dynamic program over the shapes).
-
-    ``shapes`` are the array shapes (batch axes first); the cost of a product counts
-    the broadcast batch. Returns a nested tuple of operand indices, e.g. (0, (1, 2)).
-
-    >>> chain_order([(10, 100), (100, 5), (5, 50)])
-    ((0, 1), 2)
-    >>> chain_order([(50, 5), (5, 100), (100, 1)])
-    (0, (1, 2))
-    """
-    key = tuple(shapes)
-    if key in _ORDERS:
-        return _ORDERS[key]
-    k = len(shapes)
-    dims = [shapes[0][-2]] + [s[-1] for s in shapes]
-    cost = {}
-    split = {}
-    for i in range(k):
-        cost[i, i] = 0
-    for length in range(2, k + 1):
-        for i in range(k - length + 1):
-            j = i + length - 1
-            best = None
-            for s in range(i, j):
-                batch = _batch_size([shapes[t] for t in range(i, j + 1)])
-                c = cost[i, s] + cost[s + 1, j] + batch * dims[i] * dims[s + 1] * dims[j + 1]
-                if best is None or c < best:
-                    best, split[i, j] = c, s
-            cost[i, j] = best
-
-    _ORDERS[key] = _order_tree(split, 0, k - 1)
-    return _ORDERS[key]
-
-
-def _order_tree(split, i, j):
-    """The parenthesization of operands i..j from the dynamic program's best splits."""
-    if i == j:
-        return i
-    s = split[i, j]
-    return (_order_tree(split, i, s), _order_tree(split, s + 1, j))
 
 
 #: None, or gemm(a, b, out) -> the product, or None to leave it to NumPy; called by ``mm`` for the
@@ -284,7 +221,7 @@ def chain(coeff, *arrays, out=None):
         if out is None:
             return arrays[0] if one else coeff * arrays[0]
         return np.multiply(arrays[0], 1 if one else coeff, out=out)
-    order = chain_order([a.shape for a in arrays])
+    order = chain_order([a.shape for a in arrays], _ORDERS)
     if not one:
         small = min(range(len(arrays)), key=lambda t: arrays[t].size)
         arrays = list(arrays)
@@ -331,23 +268,6 @@ def ufunc_(ufunc, a, b):
     if _fits_into(np.shape(b), a.shape):
         return ufunc(a, b, out=a)
     return ufunc(a, b)
-
-
-def slice_bounds(start, stop, size, length, matrix, axis, text, values, valid=""):
-    """Check the bounds of a slice ``start:stop`` of the ``axis`` ("rows" or "columns", ``size`` of
-    them) of ``matrix``: 0 <= start <= stop <= size and ``length`` elements, as the expression's
-    shape says; ``text``: the bounds as written, ``values``: the sizes and positions they use,
-    ``valid``: the range of the position as written ('1 <= i <= N'), or ''.
-    Returns the slice; a ShapeError names the matrix, the bounds, the values and the valid range."""
-    if 0 <= start <= stop <= size and stop - start == length:
-        return slice(start, stop)
-    given = ", ".join(f"{k} = {v}" for k, v in values.items())
-    if not 0 <= start <= stop <= size:
-        why = f"the bounds must satisfy 0 <= start <= stop <= {size} (the {axis} of {matrix})"
-        why += f", so {valid}" if valid else ""
-    else:
-        why = f"the slice should hold {length} {axis}, it holds {stop - start}"
-    raise ShapeError(f"slice {text} of the {axis} of {matrix} at {given}: it runs {start}:{stop}; {why}")
 
 
 def softmax_(x, axis):
@@ -641,13 +561,6 @@ def column_causal_mask(m, n, offset, dtype):
 def column_padding_mask(m, n, length, dtype):
     """The m × n padding mask of the column convention: keys 0..length-1 visible, the rest -inf."""
     return np.where((np.arange(m) >= length)[:, None], -np.inf, np.zeros((m, n))).astype(dtype)
-
-
-def solve_size(value, symbol, text):
-    """A dimension solved from array sizes (``text`` says how): it must be a positive integer."""
-    if value != int(value) or int(value) < 1:
-        raise ShapeError(f"dimension {symbol} = {text} is {value}, not a positive integer")
-    return int(value)
 
 
 def apply_feature_map(phi, x, name, features, where, dtype=None):

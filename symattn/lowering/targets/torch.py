@@ -1,23 +1,36 @@
 """Runtime helpers of torch kernels: native PyTorch calls, dtype and device kept.
 
-The same helper names and signatures as ``targets_runtime`` (the first argument ``xp`` is the
+The same helper names and signatures as :mod:`.array_api` (the first argument ``xp`` is the
 ``torch`` module here), so one printed kernel body serves both; these call ``torch.softmax``,
-``Tensor.mT``, ``masked_fill`` and ``torch.cat`` directly. Imported by kernels built in-process
-and copied into the standalone modules of ``symattn codegen --target torch`` (with the generic
-helpers it shares: ``bind``, ``check_size``, ``chain``, ``no_out``).
+``Tensor.mT``, ``masked_fill`` and ``torch.cat`` directly, and :class:`TorchOps` gives the nodes
+printed as one expression torch under the standard's names, so a torch kernel needs PyTorch
+only (not array-api-compat). Imported by kernels built in-process; ``symattn codegen --target
+torch`` copies the helpers a module uses into it (:mod:`.standalone`), the names defined here
+taking the place of :mod:`.array_api`'s.
 """
 
 import math
 
-from ..errors import InputError, ShapeError  # codegen replaces this line by local classes
+import torch
+
+from ...errors import InputError, ShapeError  # codegen replaces this line by local classes
+from .array_api import Ops
 
 
 def inputs_torch(named):
     """(tensors, torch, dtype, device) for (name, array) pairs: NumPy arrays become tensors,
     real floating dtypes are promoted to one, and tensors on several devices are refused."""
-    import torch
-
     named = list(named)
+    if named and isinstance(named[0][1], torch.Tensor):  # the usual call: tensors of one float dtype, one device
+        dtype, where = named[0][1].dtype, named[0][1].device
+        if dtype.is_floating_point:
+            for t in named:
+                a = t[1]
+                if not isinstance(a, torch.Tensor) or a.dtype != dtype or a.device != where \
+                        or a.dim() < (t[2] if len(t) > 2 else 2):
+                    break
+            else:
+                return [t[1] for t in named], torch, dtype, where
     least = [t[2] if len(t) > 2 else 2 for t in named]
     pairs = [(t[0], t[1] if isinstance(t[1], torch.Tensor) else torch.as_tensor(t[1])) for t in named]
     if not pairs:
@@ -145,3 +158,74 @@ def exp2(xp, x):
 
 def log(xp, x):
     return xp.log(x)
+
+
+class TorchStandard:
+    """torch under the array-API names that :class:`Ops` calls (what array-api-compat's torch view
+    adds), every other name torch's own."""
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def matrix_transpose(x):
+        return x.mT
+
+    @staticmethod
+    def permute_dims(x, axes):
+        return x.permute(*axes)
+
+    @staticmethod
+    def astype(x, dtype):
+        return x.to(dtype)
+
+    @staticmethod
+    def take(x, indices, axis):
+        return torch.index_select(x, axis, indices)
+
+    @staticmethod
+    def concat(arrays, axis=0):
+        return torch.cat(arrays, dim=axis)
+
+    @staticmethod
+    def stack(arrays, axis=0):
+        return torch.stack(arrays, dim=axis)
+
+    @staticmethod
+    def sum(x, axis=None, keepdims=False):
+        return torch.sum(x, dim=axis, keepdim=keepdims)
+
+    @staticmethod
+    def asarray(x, dtype=None, device=None):
+        return torch.as_tensor(x, dtype=dtype, device=device)
+
+
+class TorchOps(Ops):
+    """:class:`Ops` on torch tensors through :class:`TorchStandard`; softmax, exp2 and the block
+    helpers are torch's own."""
+
+    def __init__(self, xp, dtype, device):
+        super().__init__(TorchStandard(), dtype, device)
+
+    def softmax_of(self, x, axis):
+        return softmax(torch, x, axis)
+
+    def exp2(self, x):
+        return torch.exp2(x)
+
+    def batched_block(self, rows):
+        return block(torch, rows)
+
+    def block_diagonal(self, x):
+        """diag(x_1, ..., x_p): (..., p, r, c) -> (..., p·r, p·c), zeros off the diagonal blocks."""
+        p = x.shape[-3]
+        rows = []
+        for k in range(p):
+            rows.append([x[..., k, :, :] if j == k else torch.zeros_like(x[..., k, :, :]) for j in range(p)])
+        return block(torch, rows)
+
+
+def traced(x) -> bool:
+    """True inside ``torch.compile``: the entries of ``x`` are not known (the torch target's own
+    :func:`.common.traced`)."""
+    return torch.compiler.is_compiling()

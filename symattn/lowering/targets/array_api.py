@@ -6,16 +6,17 @@ device, and promotes them to one dtype; every helper below then takes that names
 as its first argument and makes its arrays with the inputs' dtype and on their device. No
 helper writes into an array (JAX arrays are immutable; Dask arrays are lazy).
 
-This module is imported by kernels built in-process and copied verbatim into the standalone
-modules written by ``symattn codegen --target array-api|jax``, so it must not import sympy or
-anything else from symattn except, optionally, the error classes.
+This module is imported by kernels built in-process, and ``symattn codegen`` copies the helpers a
+module uses into it (:mod:`.standalone`), so it must not import sympy or anything else from symattn
+except, optionally, the error classes.
 
 Matrices are the last two axes of an array; leading axes are batch axes and broadcast.
 """
 
 import math
 
-from ..errors import InputError, ShapeError  # codegen replaces this line by local classes
+from ...errors import InputError, ShapeError  # codegen replaces this line by local classes
+from .common import bind, broadcast_batches, chain_order, check_size, slice_bounds, solve_size, traced  # noqa: F401
 
 
 def _check_matrices(pairs, xp, least):
@@ -61,78 +62,10 @@ def inputs(named):
     return [a if a.dtype == dtype else xp.astype(a, dtype) for a in arrays], xp, dtype, where
 
 
-def inputs_jax(named):
-    """``inputs`` for the jax target: the namespace is ``jax.numpy`` (NumPy arrays are converted)."""
-    import jax.numpy as jnp
-
-    pairs, least = _named(named)
-    pairs = [(name, jnp.asarray(a)) for name, a in pairs]
-    _check_matrices(pairs, jnp, least)
-    arrays = [a for _, a in pairs]
-    dtype = jnp.result_type(*arrays) if arrays else jnp.result_type(float)
-    return [a if a.dtype == dtype else a.astype(dtype) for a in arrays], jnp, dtype, None
-
-
 def no_out(out):
     if out is not None:
         raise InputError("out: array-API kernels return a new array (an array of JAX or Dask cannot be "
                          "written into); call without out=")
-
-
-def bind(bound, symbol, size, array_name, axis_name):
-    """Bind a dimension symbol to a size on first sight; afterwards check that sizes agree."""
-    if symbol not in bound:
-        bound[symbol] = (size, array_name, axis_name)
-        return size
-    first, where, first_axis = bound[symbol]
-    if first != size:
-        raise ShapeError(
-            f"dimension {symbol}: {where} has {first} {first_axis} but {array_name} has {size} "
-            f"{axis_name}; both are {symbol} in the expression")
-    return size
-
-
-def check_size(expected, size, array_name, axis_name, text):
-    if expected != size:
-        raise ShapeError(f"{array_name}: its {axis_name} should number {text} = {expected}, got {size}")
-
-
-def _broadcast(*batches):
-    """The broadcast of batch shapes (NumPy's rule), or a ShapeError."""
-    out, longest = [], 0
-    for b in batches:  # plain loops, no builtins with keywords: torch.compile(fullgraph=True) traces them
-        longest = len(b) if len(b) > longest else longest
-    for axis in range(longest):
-        sizes = {b[len(b) - 1 - axis] for b in batches if axis < len(b)} - {1}
-        if len(sizes) > 1:
-            raise ShapeError(f"batch axes do not broadcast: {', '.join(str(tuple(b)) for b in batches)}")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(reversed(out))
-
-
-def chain_order(shapes):
-    """The cheapest parenthesization of a matrix chain (dynamic program over the shapes; the
-    cost of a product counts the broadcast batch), as nested tuples of operand indices."""
-    k = len(shapes)
-    dims = [shapes[0][-2]] + [s[-1] for s in shapes]
-    cost, split = {(i, i): 0 for i in range(k)}, {}
-    for length in range(2, k + 1):
-        for i in range(k - length + 1):
-            j = i + length - 1
-            batch = math.prod(_broadcast(*[tuple(shapes[t][:-2]) for t in range(i, j + 1)]))
-            best = None
-            for s in range(i, j):  # a loop, not min() of a generator: torch.compile traces it
-                c = cost[i, s] + cost[s + 1, j] + batch * dims[i] * dims[s + 1] * dims[j + 1]
-                if best is None or c < best[0]:
-                    best = (c, s)
-            cost[i, j], split[i, j] = best
-
-    return _order_tree(split, 0, k - 1)
-
-
-def _order_tree(split, i, j):
-    """The parenthesization of operands i..j from the dynamic program's best splits."""
-    return i if i == j else (_order_tree(split, i, split[i, j]), _order_tree(split, split[i, j] + 1, j))
 
 
 def chain(xp, coeff, *arrays):
@@ -204,7 +137,7 @@ def causal_mask(xp, n, m, dtype, device):
 def block(xp, rows):
     """A block matrix from a list of block rows, broadcasting the batch axes of the blocks."""
     flat = [b for row in rows for b in row]
-    batch = _broadcast(*[tuple(b.shape[:-2]) for b in flat])
+    batch = broadcast_batches(*[tuple(b.shape[:-2]) for b in flat])
     out = []
     for row in rows:
         parts = [xp.broadcast_to(b, batch + tuple(b.shape[-2:])) for b in row]
@@ -239,44 +172,6 @@ def log(xp, x):
     return xp.log(x)
 
 
-def _traced(x) -> bool:
-    """True when ``x`` is being traced (``torch.compile``, ``jax.jit``): its entries are not known."""
-    kind = type(x).__module__
-    if kind.startswith("torch"):
-        import torch
-
-        return torch.compiler.is_compiling()
-    if kind.startswith("jax"):
-        import jax
-
-        return isinstance(x, jax.core.Tracer)
-    return False
-
-
-def solve_size(value, symbol, text):
-    """A dimension solved from array sizes (``text`` says how): it must be a positive integer."""
-    if value != int(value) or int(value) < 1:
-        raise ShapeError(f"dimension {symbol} = {text} is {value}, not a positive integer")
-    return int(value)
-
-
-def slice_bounds(start, stop, size, length, matrix, axis, text, values, valid=""):
-    """The slice ``start:stop`` of the ``axis`` ("rows" or "columns", ``size`` of them) of ``matrix``,
-    checked: 0 <= start <= stop <= size and ``length`` elements, as the expression's shape says (a
-    ShapeError names the matrix, the bounds as written in ``text``, the ``values`` they use and the
-    ``valid`` range of the position)."""
-    start, stop = int(start), int(stop)
-    if 0 <= start <= stop <= size and stop - start == length:
-        return slice(start, stop)
-    given = ", ".join(f"{k} = {v}" for k, v in values.items())
-    if not 0 <= start <= stop <= size:
-        why = f"the bounds must satisfy 0 <= start <= stop <= {size} (the {axis} of {matrix})"
-        why += f", so {valid}" if valid else ""
-    else:
-        why = f"the slice should hold {length} {axis}, it holds {stop - start}"
-    raise ShapeError(f"slice {text} of the {axis} of {matrix} at {given}: it runs {start}:{stop}; {why}")
-
-
 class Functions:
     """``ops.f.<name>(x)``: ``math.<name>`` on a Python number (a coefficient such as sqrt(d_k)),
     the array library's function on an array."""
@@ -303,16 +198,7 @@ class Ops:
     an axis of length H just before the two matrix axes, (..., H, rows, cols)."""
 
     def __init__(self, xp, dtype, device):
-        self._xp, self.dtype, self.device = xp, dtype, device
-
-    @property
-    def xp(self):
-        """The namespace; for torch, array-api-compat's standard view of it (imported on first use)."""
-        if getattr(self._xp, "__name__", "") == "torch":  # torch's own functions differ from the standard's
-            import array_api_compat.torch as compat
-
-            self._xp = compat
-        return self._xp
+        self.xp, self.dtype, self.device = xp, dtype, device
 
     @property
     def f(self):
@@ -390,7 +276,7 @@ class Ops:
         flat = xp.astype(xp.reshape(index, (-1,)), xp.int64)
         # the bounds are checked on concrete arrays only: under torch.compile or jax.jit the entries are
         # not known (reading them would be a data-dependent guard and, on a GPU, a device-to-host sync)
-        checked = flat.shape[0] > 0 and not _traced(flat)
+        checked = flat.shape[0] > 0 and not traced(flat)
         top = int(xp.max(flat)) if checked else 0
         if checked and (int(xp.min(flat)) < 1 or top > stacked.shape[-3]):
             raise ShapeError(f"{family}: the expression reads head {top} but the array holds "
@@ -409,7 +295,7 @@ class Ops:
         """A matrix from a nested list of entries (numbers, or arrays over head axes), shape (..., r, c)."""
         xp = self.xp
         flat = [xp.asarray(e, dtype=dtype, device=self.device) for row in entries for e in row]
-        lead = _broadcast(*[tuple(f.shape) for f in flat])
+        lead = broadcast_batches(*[tuple(f.shape) for f in flat])
         cells = [xp.broadcast_to(f, lead) for f in flat]
         stacked = xp.stack(cells, axis=-1)
         return xp.reshape(stacked, lead + (len(entries), len(entries[0])))

@@ -6,12 +6,12 @@ call of a helper that makes a new array instead of writing into one:
 
 - ``array-api``: the namespace ``xp`` comes from the inputs at run time
   (``array_api_compat.array_namespace``), so one kernel runs on NumPy, PyTorch, JAX, CuPy and Dask
-  arrays; arrays are made with the inputs' dtype and on their device (``targets_runtime``);
+  arrays; arrays are made with the inputs' dtype and on their device (:mod:`.array_api`);
 - ``torch``: native PyTorch calls (``torch.softmax``, ``Tensor.mT``, ``masked_fill``;
-  ``targets_runtime_torch``), and row attention softmax(c A Bᵀ [+ M] [+ causal mask]) V as one
+  :mod:`.torch`), and row attention softmax(c A Bᵀ [+ M] [+ causal mask]) V as one
   call of ``scaled_dot_product_attention`` (its fused kernels never hold the n × m scores);
   NumPy inputs become tensors;
-- ``jax``: ``jax.numpy`` as the namespace; NumPy inputs become JAX arrays. The kernel is a pure
+- ``jax``: ``jax.numpy`` as the namespace (:mod:`.jax`); NumPy inputs become JAX arrays. The kernel is a pure
   function of its arrays, so ``jax.jit(kernel.fn)`` compiles it.
 
 Products are ``@`` (each library's batched matmul). Sizes are bound from the input shapes and
@@ -25,43 +25,25 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..defs.softmax import Softmax
-from ..errors import LoweringError
-from . import targets_runtime, targets_runtime_torch
-from .kernel import (
-    FunctionInput,
-    Kernel,
-    Provenance,
-    ScalarInput,
-    StackedFamily,
-    dimension_symbols,
-    feature_sizes,
-    is_array,
-    solve_sizes,
-    unchecked_feature_sizes,
-)
-from .numpy_printer import has_entries
-from .printer import (
+from ...defs.softmax import Softmax
+from ...errors import LoweringError
+from ..kernel import Kernel, Provenance, preamble, without_unused_sizes
+from ..numpy_printer import has_entries
+from ..printer import (
     BatchedPrinter,
     _is_broadcast_row,
     _is_row_causal_mask,
     _row_of,
-    identifier,
 )
-from .runtime import chain_order
-from .targets_expressions import ArrayAPIExpressionPrinter
+from . import array_api, check_target
+from .common import chain_order
+from .expressions import ArrayAPIExpressionPrinter
 
-TARGETS = ("numpy", "array-api", "torch", "jax")
 _INPUTS = {"array-api": "inputs", "torch": "inputs_torch", "jax": "inputs_jax"}
-_HELPERS = ("Ops", "solve_size", "attend", "linear", "transpose", "softmax", "rowsum", "colsum", "repeat_rows",
-            "causal_masked", "causal_mask", "block", "eye", "zeros", "ones", "exp", "exp2", "log", "chain", "bind",
-            "check_size", "no_out")
-
-
-def check_target(target: str) -> str:
-    if target not in TARGETS:
-        raise LoweringError(f"unknown target {target!r}; the targets are {', '.join(TARGETS)}")
-    return target
+_OPS = {"array-api": "Ops", "torch": "TorchOps", "jax": "Ops"}
+_HELPERS = ("Ops", "TorchOps", "solve_size", "attend", "linear", "transpose", "softmax", "rowsum", "colsum",
+            "repeat_rows", "causal_masked", "causal_mask", "block", "eye", "zeros", "ones", "exp", "exp2", "log",
+            "chain", "bind", "check_size", "no_out")
 
 
 class TargetPrinter(BatchedPrinter):
@@ -225,49 +207,47 @@ def build_target_source(expr, args, target: str, fname: str = "kernel") -> tuple
     check_target(target)
     taken = {"np", "numpy", "math", "xp", "ops", "dtype", "device", "bound", "out", fname, *_HELPERS,
              *_INPUTS.values()}
-    names = {x: identifier(x.name, taken) for x in args}
-    dims = {d: identifier(f"{d}", taken) for d in sorted(dimension_symbols(expr), key=str)}
-    arrays = [x for x in args if is_array(x)]
-    inputs = {x: names[x] for x in arrays if not isinstance(x, StackedFamily)}
-    scalars = {x.symbol: names[x] for x in args if isinstance(x, ScalarInput)}
-    scalars.update({x.function: names[x] for x in args if isinstance(x, FunctionInput)})
-    stacked = {x.name: names[x] for x in arrays if isinstance(x, StackedFamily)}
-    lines, extra = solve_sizes(expr, args, names, dims)
-    features = feature_sizes(expr, extra)  # C of phi : R^D -> R^C, bound from phi's first output
-    unchecked = unchecked_feature_sizes(expr, set(extra) - set(features))
-    extra = [d for d in extra if d not in features and d not in unchecked]
-    dims = {d: v for d, v in dims.items() if d not in unchecked}
+    pre = preamble(expr, args, taken)
+    names, dims, extra = pre.names, pre.dims, pre.extra
     printer = (TorchPrinter if target == "torch" else TargetPrinter)(
-        inputs, dims, scalars=scalars, stacked=stacked, features={d: (dims[d], str(d)) for d in features})
+        pre.inputs, dims, scalars=pre.scalars, stacked=pre.stacked,
+        features={d: (dims[d], str(d)) for d in pre.features})
     body, out = printer.doprint(expr)
     numpy_only = [ln for ln in body if re.search(r"\b(np|numpy)\.", ln.partition("  #")[0])]
     if numpy_only:
         raise LoweringError(f"cannot lower {sp.sstr(expr)[:80]} to {target}: a node has only a NumPy "
                             f"lowering ({numpy_only[0].strip()})")
-    params = ", ".join(names[x] for x in args)
-    sig = (params + "".join([", *"] + [f", {dims[d]}" for d in extra] + [", out=None"])).lstrip(", ")
-    pairs = ", ".join(f"({x.name!r}, {names[x]}{', 3' if isinstance(x, StackedFamily) else ''})" for x in arrays)
-    array_params = ", ".join(names[x] for x in arrays)
-    unpack = f"({array_params}{',' if len(arrays) == 1 else ''})" if arrays else "_"
-    head = [f"def {fname}({sig}):",
+    head = [f"def {fname}({pre.signature(args)}):",
             f'    """{sp.sstr(expr)} on {target} arrays (batch axes first, matrices in the last two)."""',
             "    no_out(out)",
-            f"    {unpack}, xp, dtype, device = {_INPUTS[target]}([{pairs}])",
+            f"    {pre.unpack}, xp, dtype, device = {_INPUTS[target]}([{pre.pairs}])",
             "    bound = {}"]
     if any("ops." in ln for ln in body):
-        head.insert(-1, "    ops = Ops(xp, dtype, device)")
-    src = "\n".join(head + ["    " + ln for ln in lines + body] + [f"    return {out}", ""])
+        head.insert(-1, f"    ops = {_OPS[target]}(xp, dtype, device)")
+    src = without_unused_sizes("\n".join(head + ["    " + ln for ln in pre.lines + body] + [f"    return {out}", ""]))
     return src, names, dims, extra
+
+
+def runtime_modules(target: str) -> list:
+    """The runtime modules whose helpers a kernel of ``target`` calls, the most specific first (imported
+    on first use: torch's needs PyTorch): the target's own, then the array-API helpers and the shared ones."""
+    from . import common
+
+    if target == "torch":
+        from . import torch as own
+    elif target == "jax":
+        from . import jax as own
+    else:
+        return [array_api, common]
+    return [own, array_api, common]
 
 
 def runtime_namespace(target: str) -> dict:
     """The helpers a kernel of ``target`` calls, by name."""
-    ns = {k: v for k, v in vars(targets_runtime).items() if not k.startswith("__")}
-    if target == "torch":
-        ns.update({k: v for k, v in vars(targets_runtime_torch).items() if not k.startswith("__")})
-    ns["math"] = __import__("math")
+    ns = {"math": __import__("math")}
+    for module in reversed(runtime_modules(target)):
+        ns.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
     return ns
-
 
 def compile_target(src: str, target: str, fname: str = "kernel"):
     namespace = runtime_namespace(target)

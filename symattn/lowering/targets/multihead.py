@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..defs.softmax import Softmax
-from ..errors import HeadError, ShapeError
-from .lower import lower_theorem
-from .targets import check_target
+from ...defs.softmax import Softmax
+from ...errors import HeadError, ShapeError
+from ..lower import lower_theorem
+from . import check_target
 
 _KERNELS: dict = {}
 
@@ -43,6 +43,20 @@ def _spec(name: str):
             opts["part"] = next(x for x in sp.preorder_traversal(rhs) if isinstance(x, Softmax))
             opts["args"] = [R.Q, R.K] + ([R.M] if masked else [])
         return ("scale_folds_into_query_projection", claim, "rhs", opts)
+    if name in ("qkv_weights", "qkv_bias_row", "qkv_apply", "qkv_apply_bias"):  # the fused projection in two
+        # steps: the scaled weights side by side, then X W_cat (+ 1 b_cat)
+        W, b = R.FUSED_W, R.FUSED_B
+        w_block = sp.BlockMatrix([[W["Q"] / R.ROOT, W["K"], W["V"]]])
+        b_block = sp.BlockMatrix([[b["Q"] / R.ROOT, b["K"], b["V"]]])
+        if name == "qkv_weights":
+            return ("fused_qkv_projection", 1, "lhs", {"part": w_block})
+        if name == "qkv_bias_row":
+            return ("fused_qkv_projection", 0, "lhs", {"part": b_block})
+        w_cat = sp.MatrixSymbol("W_cat", R.d_model, w_block.shape[1])
+        if name == "qkv_apply":
+            return ("fused_qkv_projection", 1, "lhs", {"inputs": {w_block: w_cat}})
+        b_cat = sp.MatrixSymbol("b_cat", 1, w_block.shape[1])
+        return ("fused_qkv_projection", 0, "lhs", {"inputs": {w_block: w_cat, b_block: b_cat}})
     if name.startswith("qkv"):
         return ("fused_qkv_projection", 0 if name.endswith("bias") else 1, "lhs", {})
     if name.startswith("proj"):
@@ -57,8 +71,10 @@ def _spec(name: str):
 
 def kernel(name: str, target: str):
     """The proved kernel ``name`` lowered for ``target``, cached: qkv, qkv_bias, proj_q, ..., proj_v_bias
-    (projections), core, core_mask, core_causal (softmax(Q Kᵀ [+ M | + causal mask]) V), weights,
-    weights_mask (the softmax alone: the attention weights), output, output_bias."""
+    (projections), qkv_weights, qkv_bias_row, qkv_apply, qkv_apply_bias (the fused projection in two
+    steps: the scaled weights side by side, then X W_cat (+ 1 b_cat)), core, core_mask, core_causal
+    (softmax(Q Kᵀ [+ M | + causal mask]) V), weights, weights_mask (the softmax alone: the attention
+    weights), output, output_bias."""
     return _lowered(name, target)[0]
 
 
@@ -134,8 +150,13 @@ def multihead_attention(query, key, value, w_q, w_k, w_v, w_o, *, num_heads: int
     suffix = "_bias" if all(given) else ""
     sizes = {"H": H, "G": H, "d_k": d_k, "d_v": d_v}
     if query is key and key is value:
-        biases = {"b^Q": b_q, "b^K": b_k, "b^V": b_v} if suffix else {}
-        qkv = _call("qkv" + suffix, target, sizes, X=query, **{"W^Q": w_q, "W^K": w_k, "W^V": w_v}, **biases)
+        # the fused projection in two steps: the scaled weights side by side, then one GEMM
+        w_cat = _call("qkv_weights", target, sizes, **{"W^Q": w_q, "W^K": w_k, "W^V": w_v})
+        if suffix:
+            b_cat = _call("qkv_bias_row", target, sizes, **{"b^Q": b_q, "b^K": b_k, "b^V": b_v})
+            qkv = _call("qkv_apply_bias", target, sizes, X=query, W_cat=w_cat, b_cat=b_cat)
+        else:
+            qkv = _call("qkv_apply", target, sizes, X=query, W_cat=w_cat)
         q, k, v = qkv[..., : H * d_k], qkv[..., H * d_k: 2 * H * d_k], qkv[..., 2 * H * d_k:]
     else:
         def project(part, x, w, b):

@@ -4,14 +4,14 @@ The batched printer specialises the common nodes (products, sums, softmax, ...);
 (heads over a head axis, slices, explicit matrices, masks, RoPE blocks, family members) is printed
 as one expression by the NumPy expression printer (``numpy_printer.BatchedNumPyPrinter``). This
 subclass prints the same expressions for a kernel whose namespace comes from its inputs: each
-``numpy.<fn>`` becomes a function of ``ops`` (``targets_runtime.Ops``: the inputs' namespace,
+``numpy.<fn>`` becomes a function of ``ops`` (:class:`.array_api.Ops`: the inputs' namespace,
 dtype and device), and each runtime helper its ``ops`` method.
 """
 
 from __future__ import annotations
 
-from ..errors import LoweringError
-from .numpy_printer import BatchedNumPyPrinter
+from ...errors import LoweringError
+from ..numpy_printer import BatchedNumPyPrinter
 
 #: NumPy functions with the same name and meaning in the array-API standard (and jax.numpy)
 _SAME = {"floor", "exp", "log", "argsort", "sqrt", "cos", "sin", "abs", "maximum", "minimum"}
