@@ -174,7 +174,30 @@ def gradient_steps(scope, claims, make_step, offset: int, chain: int) -> list:
             s.lhs_expr = exc
         s.gradient = info
         steps.append(s)
+    for s in steps:
+        s.gradient["formulas"] = formulas
     return steps
+
+
+def give_gradients(steps, gradient_steps_) -> None:
+    """An ordinary step that uses a gradient the file gives by a step of its own (``dP = dO V^\top``)
+    means that quantity, not a free cotangent: the formula is put into its sides, and the step's
+    ``given`` lists the steps used (said in its scope). FlashAttention-2's ``rowsum(dO ∘ O) =
+    rowsum(P ∘ dP)`` holds only for dP = dO Vᵀ; with dP free it would be refuted, a true step."""
+    if not gradient_steps_:
+        return
+    formulas, texts = gradient_steps_[0].gradient["formulas"], gradient_steps_[0].gradient["texts"]
+    for s in steps:
+        given = []
+        for side in ("lhs_expr", "rhs_expr"):
+            e = getattr(s, side)
+            if not is_matrix(e):
+                continue
+            used = [g for g in formulas if e.has(g)]
+            if used:
+                setattr(s, side, _substitute(e, formulas))
+                given += [texts[g] for g in used if texts[g] not in given]
+        s.given = tuple(given)
 
 
 def _candidate(scope, target, body, R):

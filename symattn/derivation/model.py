@@ -22,7 +22,7 @@ from ..printing import text as readable_text
 from ..proof import Verdict
 from . import ast, operators
 from .elaborate import Scope
-from .gradients import decide_gradient, gradient_steps, split_gradient_claims
+from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 
@@ -59,6 +59,7 @@ class Step:
     chain: int = 0  # steps of the same chain share this number
     assumptions: tuple = ()  # the assumptions substituted into this step's two sides
     orientation: str = ""  # "column = row, compared as vectors (n entries)": the sides differ in orientation
+    given: tuple = ()  # the gradient steps (dP = dO V^T) put into this ordinary step's sides (gradients.py)
 
     @property
     def proved(self) -> bool:
@@ -213,6 +214,8 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
                        "refuted")
         if s.assumptions and v.proved:
             s.scope += "; under " + ", ".join(s.assumptions)
+        if s.given:
+            s.scope += "; with " + ", ".join(s.given) + " as the file's steps give them"
         if s.orientation:
             s.scope += f"; orientation: {s.orientation}"
     if diagnose:
@@ -512,7 +515,9 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
                                   "a shorter derivation (split it into several files)")
     _check_assumptions_reach(scope)
     notes = [_convention_note(scope)] + scope.notes
-    steps.extend(gradient_steps(scope, gradient_claims, Step, len(steps), 1 + (steps[-1].chain if steps else -1)))
+    backward = gradient_steps(scope, gradient_claims, Step, len(steps), 1 + (steps[-1].chain if steps else -1))
+    give_gradients(steps, backward)  # dP in an ordinary step is the file's dP = dO V^T
+    steps.extend(backward)
     report = Report(source, steps, definitions, notes)
     run_steps(report, budget, diagnose)
     report.seconds = time.perf_counter() - start

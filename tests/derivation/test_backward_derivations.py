@@ -157,3 +157,15 @@ def test_a_quantity_used_twice_gets_the_sum_of_both_gradients():
     assert r.ok and [s.lhs for s in r.steps] == ["dA", "dX"], [(s.lhs, s.status, s.error) for s in r.steps]
     r = check(doc + r"$$ dX = dA \, W^\top $$" "\n")  # the residual's gradient left out
     assert r.steps[-1].status == "refuted"
+
+
+def test_an_ordinary_step_uses_the_gradient_the_file_gives():
+    """FlashAttention-2's rowsum(dO ∘ O) = rowsum(P ∘ dP) holds for the file's dP = dO Vᵀ, not for a free
+    dP: with dP left free it was refuted, a true step."""
+    given = ROW + r"$$ dP = dO V^\top $$" + "\n"
+    (s,) = [s for s in check(given + r"$$ \mathrm{rowsum}(dO \circ O) = \mathrm{rowsum}(P \circ dP) $$").steps
+            if getattr(s, "gradient", None) is None]
+    assert s.status == "proved" and "with dP = dO V^T as the file's steps give them" in s.scope
+    (s,) = [s for s in check(given + r"$$ \mathrm{rowsum}(dO \circ O) = \mathrm{rowsum}(dP) $$").steps
+            if getattr(s, "gradient", None) is None]
+    assert s.status == "refuted"

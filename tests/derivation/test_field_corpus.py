@@ -45,8 +45,6 @@ REFUSED: dict[str, tuple[int, str]] = {
     'child2019_corrupted.tex': (8, 'unsupported LaTeX command \\max: maxima are no'),
     'choromanski2021.tex': (8, 'unsupported LaTeX command \\leftrightarrow'),
     'choromanski2021_corrupted.tex': (8, 'unsupported LaTeX command \\leftrightarrow'),
-    'dao2023.tex': (7, 'the expression is N × d, but the annotation s'),
-    'dao2023_corrupted.tex': (7, 'the expression is N × d, but the annotation s'),
     'dao2024.tex': (5, "found ','"),
     'dao2024_corrupted.tex': (5, "found ','"),
     'deepseek2024.tex': (8, 'unknown symbol q_t,i^C (a double subscript: q'),
@@ -116,6 +114,16 @@ REFUSED: dict[str, tuple[int, str]] = {
 
 # file -> (line, status, start of the message) of the first step the reader gets wrong (see above).
 UNREAD: dict[str, tuple[int, str, str]] = {
+    'abnar2020.tex': (6, 'ill-formed', 'the left side A(l_1) is ill-formed: line 6, c'),
+    'abnar2020_corrupted.tex': (6, 'ill-formed', 'the left side A(l_1) is ill-formed: line 6, c'),
+    'dao2023.tex': (11, 'ill-formed', 'the left side P ∘ (dP - D 𝟏^T) is ill-formed:'),
+    'dao2023_corrupted.tex': (11, 'ill-formed', 'the left side P ∘ (dP - D 𝟏^T) is ill-formed:'),
+    'he2021.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
+    'he2021_corrupted.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
+    'liu2021.tex': (5, 'ill-formed', 'the left side Omega(W-MSA) is ill-formed: lin'),
+    'liu2021_corrupted.tex': (5, 'ill-formed', 'the left side Omega(W-MSA) is ill-formed: lin'),
+    'ramapuram2024.tex': (10, 'ill-formed', 'the left side sigma(s - log(n)) is ill-formed'),
+    'ramapuram2024_corrupted.tex': (10, 'ill-formed', 'the left side sigma(s - log(n)) is ill-formed'),
 }
 
 
