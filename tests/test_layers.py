@@ -43,3 +43,12 @@ def test_the_numeric_core_never_imports_its_dask_wrapper():
 def test_the_theorem_library_imports_the_statements_not_the_driver():
     assert imports_of("symattn.proofs", "symattn.theorems") == {}
     assert "symattn.statements" in GRAPH["symattn.proofs.core"]
+
+
+def test_no_module_is_longer_than_800_lines():
+    """Small modules with one job: a module past 800 lines is split before it grows further."""
+    long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / "symattn").rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800}
+    long.update({str(p.relative_to(ROOT)): n for p in sorted((ROOT / "proofs").glob("*.py"))
+                 if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800})
+    assert not long, f"modules over 800 lines: {long}"
