@@ -52,3 +52,11 @@ def test_no_module_is_longer_than_800_lines():
     long.update({str(p.relative_to(ROOT)): n for p in sorted((ROOT / "proofs").glob("*.py"))
                  if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800})
     assert not long, f"modules over 800 lines: {long}"
+
+
+def test_test_files_have_distinct_names():
+    """pytest imports test modules by their file name (rootdir-relative import mode): two files of one
+    name in different folders stop the collection."""
+    tests = ROOT / "tests"
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
