@@ -49,6 +49,7 @@ from .symbols import (
     key_of,
     shape_text,
 )
+from .tokens import PINV
 
 
 class Scope(Declarations, Positions):
@@ -670,7 +671,7 @@ class Scope(Declarations, Positions):
         if word is not None:
             return word
         if self.is_function_name(name) and len(node.args) == 1 and not isinstance(node.args[0], ast.Dots):
-            return self.uninterpreted(node, L)
+            return vectors.pseudo_inverse(self, node, L) if node.target.base == PINV else self.uninterpreted(node, L)
         target = self._name(name, L)
         if len(node.args) != 1:
             self.fail(node, f"{name.text()} is not a function", "a product written as A (B)")

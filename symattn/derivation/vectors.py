@@ -242,3 +242,16 @@ def sized_ones_term(scope, term, L, terms):
     scope.notes.append(f"\U0001d7cf in {term.text()} has {sp.sstr(found)} entries: the length that gives the term "
                        f"the shape of {others[0].text()} ({sp.sstr(ref.rows)} \u00d7 {sp.sstr(ref.cols)})")
     return v.xreplace({n: found})
+
+
+def pseudo_inverse(scope, node, L):
+    """``A^{+}`` of a square A: the Moore-Penrose pseudo-inverse, read as an uninterpreted map of A's shape;
+    a step proved holds for every such map (the pseudo-inverse among them), and a step that depends on
+    what A^{+} is (A A^{+} A = A) is not proved. A non-square A (its A^{+} is the transposed shape) is refused."""
+    arg = scope._expr(node.args[0], L)
+    if not (getattr(arg, "is_Matrix", False) and same_dim(arg.rows, arg.cols)):
+        shape = f"{sp.sstr(arg.rows)} \u00d7 {sp.sstr(arg.cols)}" if getattr(arg, "is_Matrix", False) else "a scalar"
+        scope.fail(node, f"the pseudo-inverse {node.args[0].text()}^+ of {shape}: only the pseudo-inverse of a "
+                   "square matrix is read (as a map of its shape)", "A^{+} with A square, or a name declared with "
+                   "the shape of the pseudo-inverse")
+    return scope.uninterpreted(node, L)
