@@ -490,7 +490,7 @@ class Scope(Declarations, Positions):
         if k in self.partitions:
             return self.partitions[k].xreplace(self.subs) if self.subs else self.partitions[k]
         if k in self.scalars:
-            return self.scalars[k]
+            return self.scalar(k)
         if k in self.dims:
             return self.dims[k]
         top = self.superscript_family(node, L)

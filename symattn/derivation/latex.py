@@ -289,6 +289,10 @@ class LatexParser(Parser):
         names = self.name_list()
         if names and self.at_op(",") and self.at("dots", None, 1) and self.at_op(",", 2):
             return self.sequence(names, p)
+        if (names and len(names) == 1 and self.at_op(">") and self.at("num", "0", 1)
+                and (self.at_op(",", 2) or self.at("math", None, 2) or self.at("eof", None, 2))):
+            self.i += 2  # \delta > 0: a positive real scalar
+            return [ast.Declare(p, tuple(names), ast.Shape(p, None, None), positive=True)]
         if names and self.at("cmd", "in"):
             self.next()
             return [ast.Declare(p, tuple(names), self.space())]
@@ -329,6 +333,10 @@ class LatexParser(Parser):
             shape = self.space()
         if not links and shape is None and self.mentions:
             return []  # "$d_k$" in a sentence names a symbol: a mention, not a statement
+        if not links and shape is not None and isinstance(first, ast.Call):  # \phi(k) \in \mathbb{R}^{d}
+            self.fail(f"{first.text()} \\in ... declares the value of {first.target.text()} at {first.args[0].text()}, "
+                      "which is not read", f"the map declared instead ({first.target.text()} : \\mathbb{{R}}^{{d_k}} "
+                      "\\to \\mathbb{R}^{d}), or a name of its own for the value", t)
         return chain_or_definition(first, links, p, shape)
 
     def sequence(self, names, p):

@@ -71,3 +71,30 @@ def test_the_inferred_ones_vector_is_the_ones_vector_not_a_free_matrix():
 def test_a_ones_vector_whose_length_nothing_fixes_is_refused(step):
     (s,) = check(ONES + f"$$ {step} $$").steps
     assert s.status == "ill-formed" and "vector of ones without its length" in s.error
+
+
+POSITIVE = r"$$ X \in \mathbb{R}^{n \times d}, \quad c > 0 $$" + "\n"
+
+
+def test_a_positive_scalar_is_assumed_positive_and_the_scope_says_so():
+    (s,) = check(POSITIVE + r"$$ \sqrt{c^2} X = c X $$").steps
+    assert s.status == "proved" and "under c > 0" in s.scope
+
+
+def test_a_scalar_declared_real_then_positive_is_positive():
+    text = r"$$ X \in \mathbb{R}^{n \times d}, \quad c \in \mathbb{R}, \quad c > 0 $$" + "\n"
+    assert [s.status for s in check(text + r"$$ \sqrt{c^2} X = c X $$").steps] == ["proved"]
+
+
+def test_without_the_positivity_the_step_is_refuted_and_with_it_a_false_step_still_is():
+    (s,) = check(r"$$ X \in \mathbb{R}^{n \times d}, \quad c \in \mathbb{R} $$" + "\n"
+                 + r"$$ \sqrt{c^2} X = c X $$").steps
+    assert s.status == "refuted"
+    (s,) = check(POSITIVE + r"$$ \sqrt{c^2} X = 2 c X $$").steps
+    assert s.status == "refuted"
+
+
+def test_a_declared_value_of_a_function_is_refused_with_the_map_declaration_to_write():
+    with pytest.raises(ParseError, match=r"declares the value of phi at k") as e:
+        parse_latex(r"$$ \phi(k) \in \mathbb{R}^{d} $$")
+    assert "phi : " in e.value.expected
