@@ -666,7 +666,8 @@ class Parser:
         self.expect_op("=", "'=1' after the index of the sum")
         one = self.peek()
         if not (one.kind == "num" and one.value == "1"):
-            self.fail(f"the sum starts at {one.show()}", "sums over heads that start at 1", one)
+            self.fail(f"the sum starts at {one.show()}: sums run over heads and positions numbered from 1",
+                      "the sum from 1 with the index shifted (\\sum_{j=0}^{n-1} a_j is \\sum_{j=1}^{n} a_{j-1})", one)
         self.next()
         self.expect_op("}", "'}' closing _{h=1")
         self.expect_op("^", "^{H}, the number of heads")
