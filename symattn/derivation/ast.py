@@ -466,6 +466,7 @@ class Declare(Node):
     shape: Shape
     index: str | None = None
     upper: Node | None = None
+    positive: bool = False  # \delta > 0: a positive real scalar
 
 
 @dataclass(frozen=True)

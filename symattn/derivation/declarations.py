@@ -82,9 +82,15 @@ class Declarations:
         if st.shape.rows is None:  # c \in \mathbb{R}: a real scalar
             for n in st.names:
                 k = key_of(n)
+                if st.positive and k in self.scalars:  # c \in \mathbb{R}, then c > 0
+                    self.scalars[k] = sp.Symbol(k, positive=True)
+                    self.notes.append(f"assumption: {n.text()} > 0 (a positive real scalar)")
+                    continue
                 if k in self.scalars or k in self.matrices or k in self.dims or k in self.features:
                     self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
-                self.scalars[k] = sp.Symbol(k, real=True)
+                self.scalars[k] = sp.Symbol(k, positive=True) if st.positive else sp.Symbol(k, real=True)
+                if st.positive:
+                    self.notes.append(f"assumption: {n.text()} > 0 (a positive real scalar)")
             return
         rows, cols = self.dim(st.shape.rows), self.dim(st.shape.cols)
         if st.shape.vector and self.convention == "row":  # x \in \mathbb{R}^{d}: under the row convention a row
@@ -126,6 +132,18 @@ class Declarations:
                 self.partition(k, n, count)
             if letter is not None and len(letter) == 1:
                 self.plain_subs[k] = letter
+
+    def scalar(self, k):
+        """The declared scalar ``k``; one declared positive (``\\delta > 0``) marks its assumption used, so
+        that the steps it reaches say so in their scope."""
+        v = self.scalars[k]
+        if v.is_positive:
+            text = f"{k} > 0"
+            if text not in self.assumptions:
+                self.assumption_nodes[text] = None
+            self.assumptions[text] = True
+            self.hits.append(text)
+        return v
 
     def superscript_family(self, n, L=()):
         """``W_Q^h`` with h a head index: the family key ``W_Q`` (the label below, the index on top); ``A^h``

@@ -49,6 +49,7 @@ from .symbols import (
     key_of,
     shape_text,
 )
+from .tokens import PINV
 
 
 class Scope(Declarations, Positions):
@@ -87,6 +88,7 @@ class Scope(Declarations, Positions):
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
         self.features: dict[str, tuple] = {}  # phi : R^D -> R^C: name -> (D, C)
         self.ones: tuple | None = None  # \mathbf{1} \in R^{N \times 1}: the declared shape of the ones vector
+        self.free_ones = None  # D 1^T - dP: the length of an unsized 1 while the other terms of a sum fix it
         self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
         self.signatures: dict[str, ast.ScoreDecl] = {}  # f : M^{..} x M^{..} -> M^{..}, as declared
         self.uninterpreted_maps: dict[str, tuple] = {}  # \mathrm{LN}(X) never defined: name -> argument shape
@@ -256,6 +258,8 @@ class Scope(Declarations, Positions):
                         self.fail(t, f"the mask {t.text()} beside no matrix", "scores + mask")
                     shape = other.shape
                 v = self.mask(t, *shape)
+            elif self.ones is None and vectors.has_bare_ones(t):
+                v = vectors.sized_ones_term(self, t, L, plain)
             else:
                 v = self._expr(t, L)
             v = v if sign > 0 else -v
@@ -486,7 +490,7 @@ class Scope(Declarations, Positions):
         if k in self.partitions:
             return self.partitions[k].xreplace(self.subs) if self.subs else self.partitions[k]
         if k in self.scalars:
-            return self.scalars[k]
+            return self.scalar(k)
         if k in self.dims:
             return self.dims[k]
         top = self.superscript_family(node, L)
@@ -499,6 +503,8 @@ class Scope(Declarations, Positions):
         if node.base == ONES:
             if node.sub is None and node.sup is None and self.ones is not None:
                 return sp.OneMatrix(*self.ones)  # the declared vector of ones
+            if node.sub is None and node.sup is None and self.free_ones is not None:
+                return sp.OneMatrix(self.free_ones, 1)  # its length fixed by the sum (vectors.sized_ones_term)
             if node.sub is None or node.sup is not None:
                 self.fail(node, "the vector of ones without its length", "\\mathbf{1}_N (N entries)")
             return sp.OneMatrix(self.dim(node.sub), 1)
@@ -665,7 +671,7 @@ class Scope(Declarations, Positions):
         if word is not None:
             return word
         if self.is_function_name(name) and len(node.args) == 1 and not isinstance(node.args[0], ast.Dots):
-            return self.uninterpreted(node, L)
+            return vectors.pseudo_inverse(self, node, L) if node.target.base == PINV else self.uninterpreted(node, L)
         target = self._name(name, L)
         if len(node.args) != 1:
             self.fail(node, f"{name.text()} is not a function", "a product written as A (B)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
-from .tokens import MAX_DEPTH, Token
+from .tokens import MAX_DEPTH, PINV, Token
 
 AXES = {"row": "row", "rows": "row", "col": "col", "column": "col", "columns": "col"}
 TRANSPOSE_LABELS = ("T", "top", "intercal", "mathsf{T}")
@@ -178,6 +178,11 @@ class Parser:
             marks += 1
             if marks > MAX_DEPTH:
                 self.fail(f"more than {MAX_DEPTH} superscripts in a row", "a shorter expression", caret)
+            plus = self.plus_ahead(0) if self.dialect == "latex" else 0
+            if plus:  # A^{+}: the pseudo-inverse, an uninterpreted map (vectors.py)
+                self.i += plus
+                node = ast.Call(pos_of(node), ast.Name(pos_of(node), PINV, None, None, "operatorname"), (node,))
+                continue
             label = self.superscript(caret)
             if label is None:
                 node = ast.T((caret.line, caret.col), node)
@@ -189,6 +194,12 @@ class Parser:
                 self.fail(f"the superscript ^{label} can only label a name", "^T or ^\\top (transpose)",
                           caret)
         return node
+
+    def plus_ahead(self, k) -> int:
+        """The number of tokens of ``+`` or ``{+}`` from token k on (a pseudo-inverse mark after '^'), else 0."""
+        if self.at("op", "+", k):
+            return 1
+        return 3 if self.at("op", "{", k) and self.at("op", "+", k + 1) and self.at("op", "}", k + 2) else 0
 
     def superscript(self, caret: Token) -> str | None:
         """After ``^``: None for a transpose mark, else the label (``Q``, ``QX``)."""
@@ -361,6 +372,8 @@ class Parser:
         sub, sup, transpose, upper = None, None, [], None
         power = None
         while self.at_op("_", "^"):
+            if self.at_op("^") and self.dialect == "latex" and self.plus_ahead(1):
+                break  # A^{+}: the pseudo-inverse, read by postfix
             if self.at_op("^") and self.power_ahead():
                 power = self.power()
                 break
@@ -653,7 +666,8 @@ class Parser:
         self.expect_op("=", "'=1' after the index of the sum")
         one = self.peek()
         if not (one.kind == "num" and one.value == "1"):
-            self.fail(f"the sum starts at {one.show()}", "sums over heads that start at 1", one)
+            self.fail(f"the sum starts at {one.show()}: sums run over heads and positions numbered from 1",
+                      "the sum from 1 with the index shifted (\\sum_{j=0}^{n-1} a_j is \\sum_{j=1}^{n} a_{j-1})", one)
         self.next()
         self.expect_op("}", "'}' closing _{h=1")
         self.expect_op("^", "^{H}, the number of heads")

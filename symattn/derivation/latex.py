@@ -287,6 +287,12 @@ class LatexParser(Parser):
             return [ast.HeadRange(p, t.value, self.expr())]
         save = self.i
         names = self.name_list()
+        if names and self.at_op(",") and self.at("dots", None, 1) and self.at_op(",", 2):
+            return self.sequence(names, p)
+        if (names and len(names) == 1 and self.at_op(">") and self.at("num", "0", 1)
+                and (self.at_op(",", 2) or self.at("math", None, 2) or self.at("eof", None, 2))):
+            self.i += 2  # \delta > 0: a positive real scalar
+            return [ast.Declare(p, tuple(names), ast.Shape(p, None, None), positive=True)]
         if names and self.at("cmd", "in"):
             self.next()
             return [ast.Declare(p, tuple(names), self.space())]
@@ -327,7 +333,35 @@ class LatexParser(Parser):
             shape = self.space()
         if not links and shape is None and self.mentions:
             return []  # "$d_k$" in a sentence names a symbol: a mention, not a statement
+        if not links and shape is not None and isinstance(first, ast.Call):  # \phi(k) \in \mathbb{R}^{d}
+            self.fail(f"{first.text()} \\in ... declares the value of {first.target.text()} at {first.args[0].text()}, "
+                      "which is not read", f"the map declared instead ({first.target.text()} : \\mathbb{{R}}^{{d_k}} "
+                      "\\to \\mathbb{R}^{d}), or a name of its own for the value", t)
         return chain_or_definition(first, links, p, shape)
+
+    def sequence(self, names, p):
+        """``x_1, \\ldots, x_N \\in S``: the family x_1, ..., x_N of members of S, read as the head range
+        n = 1, ..., N with x_n declared in S (the index letter is the count's small letter)."""
+        first = names[-1]
+        self.i += 3
+        t = self.peek()
+        last = self.name(self.next()) if t.kind == "ident" else None
+        usage = ("a sequence written x_1, \\ldots, x_N \\in S, the first member indexed 1 and the last by a "
+                 "single capital letter N (or write n = 1, \\ldots, N and x_n \\in S)")
+        if not (len(names) == 1 and isinstance(last, ast.Name) and isinstance(first.sub, ast.Num)
+                and first.sub.value == 1 and isinstance(last.sub, ast.Name) and last.sub.sub is None
+                and last.sub.sup is None and len(last.sub.base) == 1 and last.sub.base.isupper()
+                and (last.base, last.sup) == (first.base, first.sup)):
+            shown = f", {last.text()}" if isinstance(last, ast.Name) else ""
+            self.fail(f"the sequence {', '.join(n.text() for n in names)}, \\ldots{shown} is not read", usage, t)
+        if not self.at("cmd", "in"):
+            self.fail(f"found {self.peek().show()} after the sequence {first.text()}, \\ldots, {last.text()}",
+                      "\\in and the space of its members", self.peek())
+        self.next()
+        upper = last.sub
+        letter = upper.base.lower()
+        member = ast.Name(first.pos, first.base, ast.Name(first.pos, letter), first.sup, first.font)
+        return [ast.Declare(p, (member,), self.space(), letter, upper)]
 
     def mapsto(self, name, domain, codomain, p):
         """After a signature: ``, (Q, K, V) \\mapsto body`` (the next row of an align), or None."""

@@ -324,8 +324,8 @@ def _infer_head_ranges(scope: Scope, stmts) -> None:
     declaration (W^Q_i), so a sum over positions is not taken for heads."""
     declared = set()
     for st in stmts:
-        if isinstance(st, ast.HeadRange):
-            declared.add(st.index)
+        if isinstance(st, ast.HeadRange) or (isinstance(st, ast.Declare) and st.index is not None):
+            declared.add(st.index)  # h = 1, ..., H; Q_1, ..., Q_H \in S (a range of its own)
     subscripts = {n.sub.base for st in stmts if isinstance(st, ast.Declare) for n in st.names
                   if isinstance(n.sub, ast.Name) and n.sub.sub is None}
     subscripts |= {n.sup for st in stmts if isinstance(st, ast.Declare) for n in st.names  # W_{OV}^h: on top

@@ -131,3 +131,5 @@ def tokenize_plain(text: str) -> list[Token]:
     out.append(Token("nl", "", line, n - col0 + 1))
     out.append(Token("eof", "", line, n - col0 + 1))
     return out
+
+PINV = "pinv"  # A^{+}: the Moore-Penrose pseudo-inverse, read as an uninterpreted map of A

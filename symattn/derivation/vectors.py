@@ -27,8 +27,9 @@ import sympy as sp
 from ..defs.feature_map import FeatureMap
 from ..defs.numeric_nodes import DivideRows, ScaleRows
 from ..defs.shapes import same_dim
-from ..errors import NotationShapeError
+from ..errors import DerivationError, NotationShapeError
 from . import ast
+from .symbols import ONES
 
 
 def declare_feature_map(scope, st: ast.FeatureDecl) -> None:
@@ -201,3 +202,56 @@ def orient_vectors(scope, nodes, vals, rows=None):
             said[k] = (f"{'column = row' if column_row else 'row = column'}, compared as vectors "
                        f"({sp.sstr(n)} entries)")
     return out, said
+
+
+def has_bare_ones(node) -> bool:
+    """True when ``node`` holds the vector of ones written without its length (``\\mathbf{1}``)."""
+    return any(isinstance(n, ast.Name) and n.base == ONES and n.sub is None and n.sup is None
+               for n in ast.nodes_of(node))
+
+
+def sized_ones_term(scope, term, L, terms):
+    """``dP - D \\mathbf{1}^\\top`` with D of N × 1 and dP of N × N: the ones vector of the term has the
+    length that makes the term the shape of the sum's other terms (here N). Refused when no other term
+    fixes it, or when the length is not a side of the term (1^T X: the product alone does not say)."""
+    usage = "\\mathbf{1}_N (N entries), or a term beside it whose shape fixes the length"
+    others = [u for u in terms if u is not term and not has_bare_ones(u)]
+    ref = scope._expr(others[0], L) if others else None
+    if not (ref is not None and getattr(ref, "is_Matrix", False)):
+        scope.fail(term, f"the vector of ones without its length in {term.text()}, and no other term of the "
+                   "sum fixes it", usage)
+    n = sp.Dummy("n_ones", integer=True, positive=True)
+    scope.free_ones = n
+    try:
+        v = scope._expr(term, L)
+    except DerivationError as e:
+        if str(n) not in str(e) and "n_ones" not in str(e):
+            raise
+        v = None
+    finally:
+        scope.free_ones = None
+    found = None
+    if v is not None and getattr(v, "is_Matrix", False):
+        for have, want in ((v.rows, ref.rows), (v.cols, ref.cols)):
+            if have == n:
+                found = want
+    if found is None or (v.rows != n and not same_dim(v.rows, ref.rows)) or (
+            v.cols != n and not same_dim(v.cols, ref.cols)):
+        scope.fail(term, f"the vector of ones without its length in {term.text()}: the other terms "
+                   f"({others[0].text()}, {sp.sstr(ref.rows)} \u00d7 {sp.sstr(ref.cols)}) do not fix it", usage)
+    scope.notes.append(f"\U0001d7cf in {term.text()} has {sp.sstr(found)} entries: the length that gives the term "
+                       f"the shape of {others[0].text()} ({sp.sstr(ref.rows)} \u00d7 {sp.sstr(ref.cols)})")
+    return v.xreplace({n: found})
+
+
+def pseudo_inverse(scope, node, L):
+    """``A^{+}`` of a square A: the Moore-Penrose pseudo-inverse, read as an uninterpreted map of A's shape;
+    a step proved holds for every such map (the pseudo-inverse among them), and a step that depends on
+    what A^{+} is (A A^{+} A = A) is not proved. A non-square A (its A^{+} is the transposed shape) is refused."""
+    arg = scope._expr(node.args[0], L)
+    if not (getattr(arg, "is_Matrix", False) and same_dim(arg.rows, arg.cols)):
+        shape = f"{sp.sstr(arg.rows)} \u00d7 {sp.sstr(arg.cols)}" if getattr(arg, "is_Matrix", False) else "a scalar"
+        scope.fail(node, f"the pseudo-inverse {node.args[0].text()}^+ of {shape}: only the pseudo-inverse of a "
+                   "square matrix is read (as a map of its shape)", "A^{+} with A square, or a name declared with "
+                   "the shape of the pseudo-inverse")
+    return scope.uninterpreted(node, L)
