@@ -16,12 +16,14 @@ from symattn.errors import SoundnessError
 from symattn.proof import audit_numbers as num
 from symattn.proof import engine, scalar
 from symattn.proof.audit import draw_instance, run_audit
+from symattn.proof.audit_gradient import run_gradient_audit
 from symattn.proof.audit_eval import Evaluator
 from symattn.proof.audit_expect import Expectations
 from symattn.proof.audit_instance import Instance
 from symattn.proof.moments import Expectation, StandardVector, dot, variance
 from symattn.proof.scalar import is_scalar_claim, verify_scalar
 from symattn.proof.verdict import proved
+from symattn.statements import is_gradient_claim
 from symattn.theorems import load_library
 
 n, m, d, d_k, p, H, G, r = sa.dims("n m d d_k p H G r")
@@ -362,8 +364,15 @@ def _claims(expect: str):
 
 
 def test_audit_agrees_with_every_claim_of_the_theorem_library():
+    """Every claim: an identity by the audit's evaluator, a gradient claim (candidate = vjp(E, W, G)) by
+    the gradient audit, which differentiates exact instances."""
     checked = 0
     for th, lhs, rhs in _claims("proved"):
+        if is_gradient_claim(lhs, rhs):
+            record = run_gradient_audit(rhs.expr, rhs.wrt, lhs, rhs.cotangent, at=th.at)
+            assert record.passed and "agree" in record.line, (th.name, record.line)
+            checked += 1
+            continue
         is_scalar = is_scalar_claim(lhs, rhs)
         line = audit_line(lhs, rhs, scalar=is_scalar, at=None if is_scalar else th.at)
         assert "agree" in line, (th.name, line)
@@ -377,7 +386,10 @@ def test_audit_disagrees_with_every_item_of_the_gallery():
     for th, lhs, rhs in _claims("refuted"):
         names.add(th.name)
         try:
-            audit_line(lhs, rhs, scalar=is_scalar_claim(lhs, rhs))
+            if is_gradient_claim(lhs, rhs):
+                run_gradient_audit(rhs.expr, rhs.wrt, lhs, rhs.cotangent)
+            else:
+                audit_line(lhs, rhs, scalar=is_scalar_claim(lhs, rhs))
         except SoundnessError:
             caught.add(th.name)
     assert names and caught == names
