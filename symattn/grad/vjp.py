@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
+from ..defs.heads import FamilyMember, HeadSum
 from ..defs.shapes import as_matrix, same_dim, show_shape
 from ..errors import GradientError
 from .coverage import CONSTANTS, INPUTS, REFUSED_WRT, refuse
@@ -47,7 +48,8 @@ def _order(expr, depends):
             continue
         seen.add(e)
         stack.append((e, True))
-        stack.extend((a, False) for a in reversed(e.args) if isinstance(a, MatrixExpr) and depends(a))
+        if not isinstance(e, HeadSum):  # its body is differentiated by its own rule, not walked
+            stack.extend((a, False) for a in reversed(e.args) if isinstance(a, MatrixExpr) and depends(a))
     return out
 
 
@@ -60,9 +62,16 @@ def vjp_with_rules(expr, wrt, cotangent):
     expr, wrt, cotangent = check_request(expr, wrt, cotangent)
     memo: dict = {}
 
+    family = wrt.family_name if isinstance(wrt, FamilyMember) else None
+
+    def reads(e):  # e holds wrt, or (inside a head sum) a member W_h of wrt's family at a bound index
+        return e.has(wrt) or (family is not None and any(
+            isinstance(a, FamilyMember) and a.family_name == family and not a.index.is_Integer
+            and a.index != wrt.index for a in sp.preorder_traversal(e)))
+
     def depends(e):
         if e not in memo:
-            memo[e] = bool(getattr(e, "has", None)) and e.has(wrt)
+            memo[e] = bool(getattr(e, "has", None)) and reads(e)
         return memo[e]
 
     if not depends(expr):
@@ -73,6 +82,11 @@ def vjp_with_rules(expr, wrt, cotangent):
             continue
         G = _total(grads.pop(e))
         if isinstance(e, INPUTS + CONSTANTS):
+            continue
+        if isinstance(e, HeadSum):
+            child, g, names = _head_sum(e, wrt, G)
+            used.extend(x for x in names if x not in used)
+            grads.setdefault(child, []).append(g)
             continue
         found = pullback(e, G, depends)
         if found is None:
@@ -85,6 +99,38 @@ def vjp_with_rules(expr, wrt, cotangent):
         for child, g in parts:
             grads.setdefault(child, []).append(g)
     return _total(grads[wrt]) if wrt in grads else sp.ZeroMatrix(*wrt.shape), used
+
+
+def _members(body, family: str) -> set:
+    return {a for a in sp.preorder_traversal(body) if isinstance(a, FamilyMember) and a.family_name == family}
+
+
+def _head_sum(e, wrt, G):
+    """(wrt, its cotangent from e = Σ_{h=1}^{H} body_h, the rules used).
+
+    wrt = W_k, a member of a family that the body reads as W_h: only the term h = k depends on it,
+    so dW_k = vjp(body_k, W_k, G), provided 1 ≤ k ≤ H is shown (k a positive integer, H - k ≥ 0).
+    Otherwise wrt is read by every head alike (Q, K, V, X, MQA's shared W^K): dW = Σ_h vjp(body_h, W, G).
+    """
+    body, h, H = e.body, e.index, e.count
+    if isinstance(wrt, FamilyMember) and _members(body, wrt.family_name):
+        members = _members(body, wrt.family_name)
+        if any(x.index != h for x in members):
+            bad = next(x for x in members if x.index != h)
+            raise refuse(e, f"the body reads the family {wrt.family_name} as {bad}, not at the head index "
+                            f"{h}, so the heads that read {wrt} are not one term")
+        if body.has(wrt):
+            raise refuse(e, f"the body reads {wrt} both as the member W_{h} and directly")
+        k = wrt.index
+        if not (k.is_integer and k.is_positive and (H - k).is_nonnegative):
+            raise refuse(e, f"1 ≤ {k} ≤ {H} is not shown (write the head count as {k} + r, or take k = H), "
+                            f"so the term h = {k} may not be one of the sum")
+        g, names = vjp_with_rules(e.term(k), wrt, G)
+        return wrt, g, ["head_sum_member"] + names
+    if G.has(h):
+        raise refuse(e, f"the cotangent holds the head index {h}")
+    g, names = vjp_with_rules(body, wrt, G)
+    return wrt, HeadSum(g, h, H), ["head_sum_shared"] + names
 
 
 def vjp(expr, wrt, cotangent):
