@@ -36,6 +36,17 @@ def check_request(expr, wrt, cotangent, op: str = "vjp(expr, wrt, cotangent)"):
     return expr, wrt, cotangent
 
 
+def reads(e, wrt) -> bool:
+    """e holds wrt, or a member of wrt's family at a symbolic index (W_h inside a head sum, which
+    is W_k in the term h = k)."""
+    if e.has(wrt):
+        return True
+    if not isinstance(wrt, FamilyMember):
+        return False
+    return any(isinstance(a, FamilyMember) and a.family_name == wrt.family_name and not a.index.is_Integer
+               and a.index != wrt.index for a in sp.preorder_traversal(e))
+
+
 def _order(expr, depends):
     """The subexpressions that depend on wrt, children before parents (each once)."""
     seen, out, stack = set(), [], [(expr, False)]
@@ -62,16 +73,9 @@ def vjp_with_rules(expr, wrt, cotangent):
     expr, wrt, cotangent = check_request(expr, wrt, cotangent)
     memo: dict = {}
 
-    family = wrt.family_name if isinstance(wrt, FamilyMember) else None
-
-    def reads(e):  # e holds wrt, or (inside a head sum) a member W_h of wrt's family at a bound index
-        return e.has(wrt) or (family is not None and any(
-            isinstance(a, FamilyMember) and a.family_name == family and not a.index.is_Integer
-            and a.index != wrt.index for a in sp.preorder_traversal(e)))
-
     def depends(e):
         if e not in memo:
-            memo[e] = bool(getattr(e, "has", None)) and reads(e)
+            memo[e] = bool(getattr(e, "has", None)) and reads(e, wrt)
         return memo[e]
 
     if not depends(expr):
