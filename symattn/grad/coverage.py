@@ -28,7 +28,7 @@ RULE_NODES = {
     sp.MatMul: "matmul", sp.MatAdd: "matadd", sp.Transpose: "transpose", sp.HadamardProduct: "hadamard",
     sp.HadamardPower: "hadamard_power", sp.Inverse: "inverse", Softmax: "softmax_columns, softmax_rows",
     Exp: "exp", Exp2: "exp2", Log: "log", ShiftRows: "shift_rows", ScaleRows: "scale_rows",
-    DivideRows: "divide_rows", HeadSum: "head_sum_member, head_sum_shared",
+    DivideRows: "divide_rows", HeadSum: "head_sum_member, head_sum_group, head_sum_shared",
 }
 
 #: inputs: the gradient flows into them (a Symmetric matrix only as a constant, see REFUSED_WRT)

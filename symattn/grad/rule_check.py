@@ -99,6 +99,15 @@ def _head_sum(member: bool):
     return family
 
 
+def _head_group(G, c):
+    """Σ over H = G c heads (G, c in 1..3) whose head h reads W_{g(h)}, g(h) = ⌊(h−1)/c⌋ + 1 (GQA's
+    key/value weights), and a per-head V_h: the gradient of every group's W_g."""
+    W, V, A = Family("W", 2, 2), Family("V", 2, 2), _m("A", 2, 2)
+    gh = sp.floor((HEAD - 1) / sp.Integer(c)) + 1
+    e = bind(HeadSum, V[HEAD] * Softmax(W[gh] * A) * W[gh].T, sp.Integer(G * c))
+    return [(e, W[k]) for k in range(1, G + 1)]
+
+
 FAMILIES = {
     "matmul": (_matmul, 3), "matadd": (_add, 2), "transpose": (_transpose, 2), "hadamard": (_hadamard, 2),
     "hadamard_power": (_hadamard_power, 2), "inverse": (_inverse, 1),
@@ -107,6 +116,7 @@ FAMILIES = {
     "shift_rows": (_rows(ShiftRows), 2), "scale_rows": (_rows(ScaleRows), 2),
     "divide_rows": (_rows(DivideRows), 2),
     "head_sum_member": (_head_sum(True), 2), "head_sum_shared": (_head_sum(False), 2),
+    "head_sum_group": (_head_group, 2),
 }
 
 

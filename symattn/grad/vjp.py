@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..defs.heads import FamilyMember, HeadSum
+from ..defs.heads import FamilyMember, HeadSum, bind, substitute
 from ..defs.shapes import as_matrix, same_dim, show_shape
 from ..errors import GradientError
 from .coverage import CONSTANTS, INPUTS, REFUSED_WRT, refuse
@@ -119,6 +119,9 @@ def _head_sum(e, wrt, G):
     body, h, H = e.body, e.index, e.count
     if isinstance(wrt, FamilyMember) and _members(body, wrt.family_name):
         members = _members(body, wrt.family_name)
+        group = _group_size(members, h)
+        if group is not None:
+            return _head_group(e, wrt, G, members, group)
         if any(x.index != h for x in members):
             bad = next(x for x in members if x.index != h)
             raise refuse(e, f"the body reads the family {wrt.family_name} as {bad}, not at the head index "
@@ -135,6 +138,39 @@ def _head_sum(e, wrt, G):
         raise refuse(e, f"the cotangent holds the head index {h}")
     g, names = vjp_with_rules(body, wrt, G)
     return wrt, HeadSum(g, h, H), ["head_sum_shared"] + names
+
+
+def _group_size(members, h):
+    """c when every member is read at the group index g(h) = floor((h - 1)/c) + 1 (GQA), else None."""
+    sizes = set()
+    for x in members:
+        inner = x.index - 1
+        if not isinstance(inner, sp.floor):
+            return None
+        c = sp.simplify((h - 1) / inner.args[0])
+        if c.has(h) or not (c.is_integer and c.is_positive):
+            return None
+        sizes.add(c)
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def _head_group(e, wrt, G, members, c):
+    """e = Σ_{h=1}^{H} body_h reading W_{g(h)}, g(h) = floor((h - 1)/c) + 1: the heads that read
+    W_g are h = (g - 1) c + j, j = 1..c, so dW_g = Σ_{j=1}^{c} vjp(body_{(g-1)c+j}, W_g, G),
+    provided 1 ≤ g ≤ H/c is shown."""
+    body, h, H = e.body, e.index, e.count
+    g = wrt.index
+    if not (g.is_integer and g.is_positive and (H / c - g).is_nonnegative):
+        raise refuse(e, f"1 ≤ {g} ≤ {H}/({c}) is not shown, so the group {g} may not be one of the sum's")
+    body = body.xreplace({x: FamilyMember(x.family_name, g, *x.shape) for x in members})
+    names: list = []
+
+    def term(j):
+        grad, used = vjp_with_rules(substitute(body, {h: (g - 1) * c + j}), wrt, G)
+        names.extend(x for x in used if x not in names)
+        return grad
+
+    return wrt, bind(HeadSum, term, c), ["head_sum_group"] + names
 
 
 def vjp(expr, wrt, cotangent):
