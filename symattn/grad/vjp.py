@@ -117,8 +117,12 @@ def _head_sum(e, wrt, G):
     Otherwise wrt is read by every head alike (Q, K, V, X, MQA's shared W^K): dW = Σ_h vjp(body_h, W, G).
     """
     body, h, H = e.body, e.index, e.count
-    if isinstance(wrt, FamilyMember) and _members(body, wrt.family_name):
-        members = _members(body, wrt.family_name)
+    members = {x for x in _members(body, wrt.family_name) if x.index.has(h)} if isinstance(wrt, FamilyMember) else set()
+    if members:  # the body reads wrt's family at an index of h (W_h, W_{g(h)}, ...)
+        other = _members(body, wrt.family_name) - members
+        if other:  # W_k itself, or W_{h'} of a sum nested in the body, read by every head
+            raise refuse(e, f"the body reads the family {wrt.family_name} at the head index {h} and also as "
+                            f"{sorted(map(str, other))[0]}, which every head reads")
         group = _group_size(members, h)
         if group is not None:
             return _head_group(e, wrt, G, members, group)
@@ -126,8 +130,6 @@ def _head_sum(e, wrt, G):
             bad = next(x for x in members if x.index != h)
             raise refuse(e, f"the body reads the family {wrt.family_name} as {bad}, not at the head index "
                             f"{h}, so the heads that read {wrt} are not one term")
-        if body.has(wrt):
-            raise refuse(e, f"the body reads {wrt} both as the member W_{h} and directly")
         k = wrt.index
         if not (k.is_integer and k.is_positive and (H - k).is_nonnegative):
             raise refuse(e, f"1 ≤ {k} ≤ {H} is not shown (write the head count as {k} + r, or take k = H), "

@@ -32,12 +32,21 @@ def test_the_gradient_of_a_member_is_its_own_term_and_an_input_of_every_head_get
     shared = sa.head_sum(lambda h: W[h] * sa.softmax(X), H)
     g, used = vjp_with_rules(shared, X, Gc)
     assert used[0] == "head_sum_shared" and isinstance(g, sa.HeadSum) and g.count == H
+    fixed = sa.head_sum(lambda h: W[k] * sa.softmax(X), H)  # a member free of h is read by every head
+    g, used = vjp_with_rules(fixed, W[k], Gc)
+    assert used[0] == "head_sum_shared" and isinstance(g, sa.HeadSum)
 
 
 def test_a_member_whose_place_in_the_sum_is_not_shown_is_refused_with_the_reason():
     e = sa.head_sum(lambda h: W[h] * A, H)  # k may exceed H: W_k need not be one of the terms
     with pytest.raises(sa.GradientError, match=r"1 ≤ k ≤ H is not shown"):
         sa.vjp(e, W[k], Gc)
+    nested = sa.head_sum(lambda h: W[h] * sa.head_sum(lambda j: W[j] * A, H), k + r)  # W_k in every head
+    with pytest.raises(sa.GradientError, match=r"which every head reads"):
+        sa.vjp(nested, W[k], Gc)
+    both = sa.head_sum(lambda h: W[h] * W[k] * A, k + r)
+    with pytest.raises(sa.GradientError, match=r"which every head reads"):
+        sa.vjp(both, W[k], Gc)
     shifted = sa.head_sum(lambda h: W[h + 1] * A, H)  # the term that reads W_k is h = k - 1
     with pytest.raises(sa.GradientError, match=r"not at the head index"):
         sa.vjp(shifted, W[k], Gc)
