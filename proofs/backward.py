@@ -7,9 +7,10 @@ differentiation of small explicit instances). Notation: G (or dO) is the cotange
 P the attention weights, dP = dO Vᵀ (row) or Vᵀ dO (column), dS the gradient of the scores, ∘ the
 entrywise product, 1 a matrix of ones, rowsum(A) = A 1, colsum(A) = 1ᵀ A.
 
-A multi-head sum over a symbolic head count H has no VJP rule (the rule-based VJP refuses a
-HeadSum over symbolic H, see :mod:`symattn.grad.coverage`), so the theorems about heads fix H and
-say so (``only_at``); they stay general in every other dimension.
+The theorems about heads are general in the head count H: the rule-based VJP differentiates a head
+sum over a symbolic H (:mod:`symattn.grad.vjp`: the k-th term for a member W_k, 1 ≤ k ≤ H; the terms
+of group g for GQA's W_{g(h)}; the head sum of the per-head VJPs for an input every head reads), and
+the gradient audit writes the sum out at its instances.
 """
 
 import sympy as sp
@@ -168,75 +169,96 @@ def _():
     return [gradient(P4, S4, Had(visible, softmax_vjp(P4, dP4, 1)), dP4)]
 
 
-def _mha_claims(Hc, h):
-    """The weight gradients of head h of MultiHead (column convention, sum form) at H = Hc heads:
-    dW_h^O = G (V_h P_h)ᵀ, dO_h = W_h^Oᵀ G, dW_h^V = dO_h P_hᵀ Vᵀ, dW_h^Q = K_h dS_h Qᵀ/√d_k,
-    dW_h^K = Q_h dS_hᵀ Kᵀ/√d_k, with Q_h = W_h^Q Q, K_h = W_h^K K, V_h = W_h^V V."""
+def _weights():
+    """Q, K (d_model × n, m), V, the cotangent G (d_model × n) and the four weight families."""
     Q, K, V = (sp.MatrixSymbol(x, d_model, k) for x, k in (("Q", n), ("K", m), ("V", m)))
     G = sp.MatrixSymbol("G", d_model, n)
-    W = {x: [sa.Family(f"W^{x}", *shape)[k] for k in range(1, Hc + 1)]
-         for x, shape in (("Q", (d_k, d_model)), ("K", (d_k, d_model)), ("V", (d_v, d_model)),
-                          ("O", (d_model, d_v)))}
-    out = sa.multihead(Q, K, V, W["Q"], W["K"], W["V"], W["O"], form="sum")
-    WQ, WK, WV, WO = (W[x][h - 1] for x in "QKVO")
-    Qh, Kh, Vh = WQ * Q, WK * K, WV * V
+    F = {x: sa.Family(f"W^{x}", *shape) for x, shape in (("Q", (d_k, d_model)), ("K", (d_k, d_model)),
+                                                          ("V", (d_v, d_model)), ("O", (d_model, d_v)))}
+    return Q, K, V, G, F
+
+
+def _head(F, Q, K, V, G, q, kv=None):
+    """(Q_h, K_h, P_h, dO_h, dS_h) of the head that reads W_q^Q, W_q^O and the key/value weights kv."""
+    kv = q if kv is None else kv
+    Qh, Kh, Vh = F["Q"][q] * Q, F["K"][kv] * K, F["V"][kv] * V
     P = sa.softmax(Kh.T * Qh / root)
-    dOh = WO.T * G
-    dS = softmax_vjp(P, Vh.T * dOh, 0)
-    return [gradient(out, WO, G * sp.Transpose(Vh * P), G),
-            gradient(out, WV, dOh * sp.Transpose(P) * V.T, G),
-            gradient(out, WQ, Kh * dS * Q.T / root, G),
-            gradient(out, WK, Qh * dS.T * K.T / root, G)]
+    dOh = F["O"][q].T * G
+    return Qh, Kh, P, dOh, softmax_vjp(P, Vh.T * dOh, 0)
+
+
+def _mha_claims(H, k):
+    """The weight gradients of head k of MultiHead (column convention, sum form) over H heads:
+    dW_k^O = G (V_k P_k)ᵀ, dW_k^V = dO_k P_kᵀ Vᵀ, dW_k^Q = K_k dS_k Qᵀ/√d_k, dW_k^K = Q_k dS_kᵀ Kᵀ/√d_k,
+    with Q_k = W_k^Q Q, K_k = W_k^K K, V_k = W_k^V V, dO_k = W_k^Oᵀ G."""
+    Q, K, V, G, F = _weights()
+    out = sa.multihead(Q, K, V, F["Q"], F["K"], F["V"], F["O"], H=H, form="sum")
+    Qh, Kh, P, dOh, dS = _head(F, Q, K, V, G, k)
+    return [gradient(out, F["O"][k], G * sp.Transpose(F["V"][k] * V * P), G),
+            gradient(out, F["V"][k], dOh * sp.Transpose(P) * V.T, G),
+            gradient(out, F["Q"][k], Kh * dS * Q.T / root, G),
+            gradient(out, F["K"][k], Qh * dS.T * K.T / root, G)]
+
+
+def _mha_query_gradient(H):
+    """dQ = Σ_h W_h^Qᵀ K_h dS_h/√d_k: the queries are read by every head."""
+    Q, K, V, G, F = _weights()
+    out = sa.multihead(Q, K, V, F["Q"], F["K"], F["V"], F["O"], H=H, form="sum")
+    return gradient(out, Q, sa.head_sum(lambda h: F["Q"][h].T * _head(F, Q, K, V, G, h)[1]
+                                        * _head(F, Q, K, V, G, h)[4] / root, H), G)
 
 
 @theorem(
     "multihead_weight_gradients",
-    "MultiHead(Q, K, V) = Σ_h W_h^O V_h P_h, V_h = W_h^V V, P_h = Softmax(K_hᵀ Q_h/√d_k): "
-    "dW_h^O = G (V_h P_h)ᵀ, dW_h^V = (W_h^Oᵀ G) P_hᵀ Vᵀ, dW_h^Q = K_h dS_h Qᵀ/√d_k, "
-    "dW_h^K = Q_h dS_hᵀ Kᵀ/√d_k, dS_h = P_h ∘ (dP_h − 1 colsum(dP_h ∘ P_h)), dP_h = V_hᵀ W_h^Oᵀ G; "
-    "proved at H = 2 and H = 3 (the weights of head 2; the other heads are alike), every dimension "
-    "general: the rule-based VJP has no rule for a sum over a symbolic head count H, so H is fixed",
-    only_at="H = 2, 3",
+    "MultiHead(Q, K, V) = Σ_{h=1}^{H} W_h^O V_h P_h, V_h = W_h^V V, P_h = Softmax(K_hᵀ Q_h/√d_k): "
+    "dW_k^O = G (V_k P_k)ᵀ, dW_k^V = (W_k^Oᵀ G) P_kᵀ Vᵀ, dW_k^Q = K_k dS_k Qᵀ/√d_k, "
+    "dW_k^K = Q_k dS_kᵀ Kᵀ/√d_k, dS_k = P_k ∘ (dP_k − 1 colsum(dP_k ∘ P_k)), dP_k = V_kᵀ W_k^Oᵀ G, "
+    "for every head k of every head count H (stated as head k of H = k + r heads, and head H of H), "
+    "and the queries, read by every head, get dQ = Σ_h W_h^Qᵀ K_h dS_h/√d_k",
 )
 def _():
-    return _mha_claims(2, 2) + _mha_claims(3, 2)
+    k, r, H = sa.dims("k r H")
+    return _mha_claims(k + r, k) + _mha_claims(H, H) + [_mha_query_gradient(H)]
 
 
-def _shared_kv_claims(Hc, Gc):
-    """GQA with Hc query heads and Gc key/value groups (MQA when Gc = 1), column convention: the
-    gradients of group 1's W^K and W^V are sums over the query heads h of group 1,
-    dW^K = Σ_h Q_h dS_hᵀ Kᵀ/√d_k and dW^V = Σ_h (W_h^Oᵀ G) P_hᵀ Vᵀ."""
-    Q, K, V = (sp.MatrixSymbol(x, d_model, k) for x, k in (("Q", n), ("K", m), ("V", m)))
-    G = sp.MatrixSymbol("G", d_model, n)
-    WQ = [sa.Family("W^Q", d_k, d_model)[k] for k in range(1, Hc + 1)]
-    WO = [sa.Family("W^O", d_model, d_v)[k] for k in range(1, Hc + 1)]
-    if Gc == 1:
-        WK, WV = [sp.MatrixSymbol("W^K", d_k, d_model)], [sp.MatrixSymbol("W^V", d_v, d_model)]
-        out = sa.mqa(Q, K, V, WQ, WK[0], WV[0], WO, H=Hc, form="sum")
-    else:
-        WK = [sa.Family("W^K", d_k, d_model)[g] for g in range(1, Gc + 1)]
-        WV = [sa.Family("W^V", d_v, d_model)[g] for g in range(1, Gc + 1)]
-        out = sa.gqa(Q, K, V, WQ, WK, WV, WO, H=Hc, G=Gc, form="sum")
-    group = range(Hc // Gc)  # the query heads that read group 1
-    Kg, Vg = WK[0] * K, WV[0] * V
-    P = {h: sa.softmax(Kg.T * (WQ[h] * Q) / root) for h in group}
-    dO = {h: WO[h].T * G for h in group}
-    dS = {h: softmax_vjp(P[h], Vg.T * dO[h], 0) for h in group}
-    dWK = sp.MatAdd(*[(WQ[h] * Q) * dS[h].T * K.T / root for h in group])
-    dWV = sp.MatAdd(*[dO[h] * sp.Transpose(P[h]) * V.T for h in group])
-    return [gradient(out, WK[0], dWK, G), gradient(out, WV[0], dWV, G)]
+def _gqa_claims(groups, g, r):
+    """GQA with `groups` key/value groups of r query heads each (H = groups · r), column convention:
+    group g's W^K and W^V get sums over its heads h = (g − 1) r + j, j = 1..r,
+    dW_g^K = Σ_j Q_h dS_hᵀ Kᵀ/√d_k and dW_g^V = Σ_j (W_h^Oᵀ G) P_hᵀ Vᵀ."""
+    Q, K, V, G, F = _weights()
+    out = sa.gqa(Q, K, V, F["Q"], F["K"], F["V"], F["O"], H=groups * r, G=groups, form="sum")
+    head = lambda j: _head(F, Q, K, V, G, (g - 1) * r + j, g)  # noqa: E731
+    dWK = sa.head_sum(lambda j: head(j)[0] * head(j)[4].T * K.T / root, r)
+    dWV = sa.head_sum(lambda j: head(j)[3] * sp.Transpose(head(j)[2]) * V.T, r)
+    return [gradient(out, F["K"][g], dWK, G), gradient(out, F["V"][g], dWV, G)]
+
+
+def _mqa_claims(H):
+    """MQA: one W^K, W^V read by all H heads: dW^K = Σ_h Q_h dS_hᵀ Kᵀ/√d_k, dW^V = Σ_h dO_h P_hᵀ Vᵀ."""
+    Q, K, V, G, F = _weights()
+    WK, WV = sp.MatrixSymbol("W^K", d_k, d_model), sp.MatrixSymbol("W^V", d_v, d_model)
+    out = sa.mqa(Q, K, V, F["Q"], WK, WV, F["O"], H=H, form="sum")
+
+    def head(h):
+        Qh, Kh = F["Q"][h] * Q, WK * K
+        P = sa.softmax(Kh.T * Qh / root)
+        dOh = F["O"][h].T * G
+        return Qh, P, dOh, softmax_vjp(P, (WV * V).T * dOh, 0)
+    return [gradient(out, WK, sa.head_sum(lambda h: head(h)[0] * head(h)[3].T * K.T / root, H), G),
+            gradient(out, WV, sa.head_sum(lambda h: head(h)[2] * sp.Transpose(head(h)[1]) * V.T, H), G)]
 
 
 @theorem(
     "gqa_mqa_backward_sums_over_the_group",
     "GQA and MQA: the key/value weights of a group get the sum over the query heads that read it, "
-    "dW_g^K = Σ_{h in g} Q_h dS_hᵀ Kᵀ/√d_k and dW_g^V = Σ_{h in g} (W_h^Oᵀ G) P_hᵀ Vᵀ; proved for MQA "
-    "at H = 2 and GQA at H = 4, G = 2 (group 1), every dimension general: the rule-based VJP has no "
-    "rule for a sum over a symbolic head count, so H and G are fixed",
-    only_at="MQA H = 2; GQA (H, G) = (4, 2)",
+    "dW_g^K = Σ_{h in g} Q_h dS_hᵀ Kᵀ/√d_k and dW_g^V = Σ_{h in g} (W_h^Oᵀ G) P_hᵀ Vᵀ, the heads of "
+    "group g being h = (g − 1) r + j, j = 1..r; for every group g of every G and every group size r "
+    "(stated as group g of g + s groups, and group G of G), and for MQA's shared W^K, W^V, summed over "
+    "all H heads, for every H",
 )
 def _():
-    return _shared_kv_claims(2, 1) + _shared_kv_claims(4, 2)
+    g, s, r, n_g, H = sa.dims("g s r n_g H")  # n_g groups (G is the cotangent's name here)
+    return _gqa_claims(g + s, g, r) + _gqa_claims(n_g, n_g, r) + _mqa_claims(H)
 
 
 @theorem(

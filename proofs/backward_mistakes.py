@@ -9,7 +9,7 @@ import symattn.defs as sa
 from symattn.statements import gradient, theorem
 
 from ._common import d_k, d_v, m, n
-from .backward import col_symbols, root, row_symbols, softmax_vjp
+from .backward import _head, _weights, col_symbols, root, row_symbols, softmax_vjp
 
 Had, one = sp.HadamardProduct, sp.OneMatrix
 
@@ -103,3 +103,20 @@ def _():
     P = sa.softmax(K.T * Q / root)
     dS = softmax_vjp(P, V.T * G, 1)
     return gradient(sa.attention(Q, K, V), Q, K * dS / root, G)
+
+
+@theorem(
+    "mistake_gqa_dWK_from_one_head_of_the_group",
+    "GQA (column convention, n_g groups of r query heads): the gradient of group n_g's W^K taken from "
+    "the first head of the group only, dW^K = Q_h dS_hᵀ Kᵀ/√d_k with h = (n_g − 1) r + 1",
+    expect="refuted", budget=30.0,
+    explanation="The slip: in GQA a key/value weight is read by every query head of its group, so its "
+                "gradient is the sum over those r heads, dW_g^K = Σ_j Q_h dS_hᵀ Kᵀ/√d_k with "
+                "h = (g − 1) r + j; the gradient of one head is the whole answer only for r = 1 (MHA).",
+)
+def _():
+    Q, K, V, G, F = _weights()
+    n_g, r = sa.dims("n_g r")
+    out = sa.gqa(Q, K, V, F["Q"], F["K"], F["V"], F["O"], H=n_g * r, G=n_g, form="sum")
+    Qh, Kh, P, dOh, dS = _head(F, Q, K, V, G, (n_g - 1) * r + 1, n_g)
+    return gradient(out, F["K"][n_g], Qh * dS.T * K.T / root, G)

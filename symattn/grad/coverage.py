@@ -28,7 +28,7 @@ RULE_NODES = {
     sp.MatMul: "matmul", sp.MatAdd: "matadd", sp.Transpose: "transpose", sp.HadamardProduct: "hadamard",
     sp.HadamardPower: "hadamard_power", sp.Inverse: "inverse", Softmax: "softmax_columns, softmax_rows",
     Exp: "exp", Exp2: "exp2", Log: "log", ShiftRows: "shift_rows", ScaleRows: "scale_rows",
-    DivideRows: "divide_rows",
+    DivideRows: "divide_rows", HeadSum: "head_sum_member, head_sum_group, head_sum_shared",
 }
 
 #: inputs: the gradient flows into them (a Symmetric matrix only as a constant, see REFUSED_WRT)
@@ -42,7 +42,6 @@ REFUSED = {
     Score: "an uninterpreted score function f(Q, K) would need uninterpreted partial derivatives",
     Apply: "a map g(X) the document does not define would need an uninterpreted Jacobian",
     FeatureMap: "an uninterpreted feature map would need its own uninterpreted Jacobian",
-    HeadSum: "a sum over a symbolic head count H (expand it with a concrete H)",
     HeadStack: "a stack over a symbolic head count H (expand it with a concrete H)",
     HeadConcat: "a concatenation over a symbolic head count H (expand it with a concrete H)",
     BlockDiag: "RoPE's block diagonal over a symbolic number of blocks",

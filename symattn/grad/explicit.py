@@ -21,7 +21,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..defs.heads import FamilyMember
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
 from ..errors import GradientError
@@ -33,10 +33,17 @@ def at_dims(e, dims: dict):
 
 
 def inputs_of(*exprs) -> list:
-    """The input matrices (MatrixSymbols and Family members) of the expressions, in a fixed order."""
-    found = set()
-    for e in exprs:
-        found |= {a for a in sp.preorder_traversal(e) if isinstance(a, (sp.MatrixSymbol, FamilyMember))}
+    """The input matrices (MatrixSymbols and Family members) of the expressions, in a fixed order; a head
+    sum, stack or concatenation over a concrete H contributes the members of its H terms."""
+    found, stack = set(), list(exprs)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, (sp.MatrixSymbol, FamilyMember)):
+            found.add(e)
+        elif isinstance(e, (HeadSum, HeadStack, HeadConcat)) and e.count.is_Integer:
+            stack.append(e.expand_heads())  # the members W_1..W_H, not the bound W_h
+        elif isinstance(e, sp.Basic):
+            stack.extend(e.args)
     return sorted(found, key=sp.default_sort_key)
 
 
@@ -95,6 +102,12 @@ def explicit(e, env: dict, memo=None):  # noqa: C901 (one dispatch over node typ
     elif isinstance(e, DivideRows):
         X, d = ev(e.args[0]), ev(e.args[1])
         out = sp.ImmutableMatrix(X.rows, X.cols, lambda i, j: X[i, j] / d[i, 0])
+    elif isinstance(e, (HeadSum, HeadStack, HeadConcat)):
+        if not e.count.is_Integer:
+            raise GradientError(f"explicit: the head count {e.count} of {type(e).__name__} has no value")
+        out = ev(e.expand_heads())
+    elif isinstance(e, sp.BlockMatrix):
+        out = sp.BlockMatrix([[ev(b) for b in row] for row in e.blocks.tolist()]).as_explicit()
     elif isinstance(e, (sp.MatrixSymbol, FamilyMember)):
         raise GradientError(f"explicit: the input {e} has no value")
     elif isinstance(e, MatrixExpr) or isinstance(e, sp.MatrixBase):

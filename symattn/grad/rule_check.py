@@ -19,6 +19,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..defs.dims import h as HEAD
+from ..defs.heads import Family, HeadSum, bind
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
 from .explicit import derivative, explicit, inputs_of, is_zero, symbols_for
@@ -83,6 +85,29 @@ def _rows(node):
     return family
 
 
+def _head_sum(member: bool):
+    """Σ_{h=1}^{H} over H = 1..3 heads, as a node (not expanded): W_h A W_h^T B (the head k = 1..H of a
+    family, read twice by its term) or X W_h Softmax(X) (X read by every head, twice per term)."""
+    def family(H, r):
+        W, A, B = Family("W", r, r), _m("A", r, r), _m("B", r, r)
+        X = _m("X", r, r)
+        node = lambda body: bind(HeadSum, body, sp.Integer(H))  # noqa: E731
+        if member:
+            e = node(W[HEAD] * A * W[HEAD].T * B)
+            return [(e, W[k]) for k in range(1, H + 1)]
+        return [(node(X * W[HEAD] * Softmax(X)), X), (node(W[HEAD] * X.T), X)]
+    return family
+
+
+def _head_group(G, c):
+    """Σ over H = G c heads (G, c in 1..3) whose head h reads W_{g(h)}, g(h) = ⌊(h−1)/c⌋ + 1 (GQA's
+    key/value weights), and a per-head V_h: the gradient of every group's W_g."""
+    W, V, A = Family("W", 2, 2), Family("V", 2, 2), _m("A", 2, 2)
+    gh = sp.floor((HEAD - 1) / sp.Integer(c)) + 1
+    e = bind(HeadSum, V[HEAD] * Softmax(W[gh] * A) * W[gh].T, sp.Integer(G * c))
+    return [(e, W[k]) for k in range(1, G + 1)]
+
+
 FAMILIES = {
     "matmul": (_matmul, 3), "matadd": (_add, 2), "transpose": (_transpose, 2), "hadamard": (_hadamard, 2),
     "hadamard_power": (_hadamard_power, 2), "inverse": (_inverse, 1),
@@ -90,6 +115,8 @@ FAMILIES = {
     "exp": (_entrywise(Exp), 2), "exp2": (_entrywise(Exp2), 2), "log": (_entrywise(Log), 2),
     "shift_rows": (_rows(ShiftRows), 2), "scale_rows": (_rows(ScaleRows), 2),
     "divide_rows": (_rows(DivideRows), 2),
+    "head_sum_member": (_head_sum(True), 2), "head_sum_shared": (_head_sum(False), 2),
+    "head_sum_group": (_head_group, 2),
 }
 
 

@@ -16,6 +16,11 @@ P = Softmax(X), ``1`` is a matrix of ones, ∘ the entrywise product, G the cota
     ShiftRows(X, c) = X − c 1ᵀ:  dX = G, dc = −G 1
     ScaleRows(d, X) = diag(d) X:  dX = diag(d) G, dd = (G ∘ X) 1
     DivideRows(X, d) = diag(d)⁻¹ X:  dX = diag(d)⁻¹ G, dd = −diag(d)⁻² (G ∘ X) 1
+    Σ_{h=1}^{H} e_h(W_h):  dW_k = vjp(e_k, W_k, G)  (1 ≤ k ≤ H shown; the other heads do not read W_k)
+    Σ_{h=1}^{H} e_h(W_{g(h)}), g(h) = ⌊(h−1)/c⌋ + 1 (GQA):  dW_g = Σ_{j=1}^{c} vjp(e_{(g−1)c+j}, W_g, G)
+    Σ_{h=1}^{H} e_h(X):    dX = Σ_{h=1}^{H} vjp(e_h, X, G)  (X read by every head)
+
+The two head-sum rules are applied by the walk of :mod:`symattn.grad.vjp` (they recurse into the body).
 
 A mask (CausalMask, PaddingMask) is a constant: it adds nothing, and since P is 0 where a mask is
 −∞, every masked score gets the gradient 0 from the softmax rule. The attention definitions are
@@ -62,6 +67,10 @@ RULES = {r.name: r for r in (
     VJPRule("shift_rows", "ShiftRows", "C = X − c 1ᵀ: dX = G, dc = −G 1"),
     VJPRule("scale_rows", "ScaleRows", "C = diag(d) X: dX = diag(d) G, dd = (G ∘ X) 1"),
     VJPRule("divide_rows", "DivideRows", "C = diag(d)⁻¹ X: dX = diag(d)⁻¹ G, dd = −diag(d)⁻² (G ∘ X) 1"),
+    VJPRule("head_sum_member", "HeadSum", "C = Σ_{h=1}^{H} e_h(W_h): dW_k = vjp(e_k, W_k, G) for 1 ≤ k ≤ H"),
+    VJPRule("head_sum_group", "HeadSum", "C = Σ_{h=1}^{H} e_h(W_{g(h)}), g(h) = ⌊(h−1)/c⌋ + 1: "
+            "dW_g = Σ_{j=1}^{c} vjp(e_{(g−1)c+j}, W_g, G) for 1 ≤ g ≤ H/c"),
+    VJPRule("head_sum_shared", "HeadSum", "C = Σ_{h=1}^{H} e_h(X): dX = Σ_{h=1}^{H} vjp(e_h, X, G)"),
 )}
 
 

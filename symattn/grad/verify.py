@@ -33,7 +33,7 @@ from ..proof.verdict import Candidate, TraceLine, Verdict, refuted, unknown
 from .explicit import at_dims, derivative, explicit, inputs_of, is_zero, symbols_for
 from .refute import search
 from .rule_check import check_rule
-from .vjp import check_request, vjp_with_rules
+from .vjp import check_request, reads, vjp_with_rules
 
 
 def _general(expr, wrt, candidate, cotangent, budget, trace):
@@ -59,7 +59,13 @@ def _general(expr, wrt, candidate, cotangent, budget, trace):
              *(c.line() for c in checks),
              "general modulo the VJP rules " + ", ".join(used) + " (and the chain rule of reverse "
              "accumulation), each checked exactly at every size in 1..3, not proved for all sizes"]
-    return Candidate(True, "VJP rules + verify (general)", v.scope + ", modulo the VJP rules " + ", ".join(used),
+    scope = v.scope
+    seen = set(dimension_symbols(R, candidate)) | R.free_symbols | candidate.free_symbols
+    rest = sorted(set(dimension_symbols(expr, cotangent)) - seen, key=str)
+    if rest:  # a head count H = k + r: the head-sum rule took its term h = k, for every r
+        scope += f" and all values of {', '.join(map(str, rest))}"
+        lines.append(f"the head-sum rule holds for every value of {', '.join(map(str, rest))} (only 1 ≤ k ≤ H is used)")
+    return Candidate(True, "VJP rules + verify (general)", scope + ", modulo the VJP rules " + ", ".join(used),
                      tuple(lines), over=v.over)
 
 
@@ -82,7 +88,7 @@ def _check(expr, wrt, candidate, cotangent):
         if not same_dim(candidate.shape[k], wrt.shape[k]):
             raise GradientError(f"verify_gradient: the candidate must have the shape of wrt ({what} differ).\n"
                                 f"  wrt {wrt}: {show_shape(wrt)}\n  candidate: {show_shape(candidate)}")
-    if not expr.has(wrt):
+    if not reads(expr, wrt):
         raise GradientError(f"verify_gradient: {wrt} is not an input of the expression {sp.sstr(expr)[:80]}")
     return expr, wrt, candidate, cotangent
 

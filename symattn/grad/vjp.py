@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
+from ..defs.heads import FamilyMember, HeadSum, bind, substitute
 from ..defs.shapes import as_matrix, same_dim, show_shape
 from ..errors import GradientError
 from .coverage import CONSTANTS, INPUTS, REFUSED_WRT, refuse
@@ -35,6 +36,17 @@ def check_request(expr, wrt, cotangent, op: str = "vjp(expr, wrt, cotangent)"):
     return expr, wrt, cotangent
 
 
+def reads(e, wrt) -> bool:
+    """e holds wrt, or a member of wrt's family at a symbolic index (W_h inside a head sum, which
+    is W_k in the term h = k)."""
+    if e.has(wrt):
+        return True
+    if not isinstance(wrt, FamilyMember):
+        return False
+    return any(isinstance(a, FamilyMember) and a.family_name == wrt.family_name and not a.index.is_Integer
+               and a.index != wrt.index for a in sp.preorder_traversal(e))
+
+
 def _order(expr, depends):
     """The subexpressions that depend on wrt, children before parents (each once)."""
     seen, out, stack = set(), [], [(expr, False)]
@@ -47,7 +59,8 @@ def _order(expr, depends):
             continue
         seen.add(e)
         stack.append((e, True))
-        stack.extend((a, False) for a in reversed(e.args) if isinstance(a, MatrixExpr) and depends(a))
+        if not isinstance(e, HeadSum):  # its body is differentiated by its own rule, not walked
+            stack.extend((a, False) for a in reversed(e.args) if isinstance(a, MatrixExpr) and depends(a))
     return out
 
 
@@ -62,7 +75,7 @@ def vjp_with_rules(expr, wrt, cotangent):
 
     def depends(e):
         if e not in memo:
-            memo[e] = bool(getattr(e, "has", None)) and e.has(wrt)
+            memo[e] = bool(getattr(e, "has", None)) and reads(e, wrt)
         return memo[e]
 
     if not depends(expr):
@@ -73,6 +86,11 @@ def vjp_with_rules(expr, wrt, cotangent):
             continue
         G = _total(grads.pop(e))
         if isinstance(e, INPUTS + CONSTANTS):
+            continue
+        if isinstance(e, HeadSum):
+            child, g, names = _head_sum(e, wrt, G)
+            used.extend(x for x in names if x not in used)
+            grads.setdefault(child, []).append(g)
             continue
         found = pullback(e, G, depends)
         if found is None:
@@ -85,6 +103,76 @@ def vjp_with_rules(expr, wrt, cotangent):
         for child, g in parts:
             grads.setdefault(child, []).append(g)
     return _total(grads[wrt]) if wrt in grads else sp.ZeroMatrix(*wrt.shape), used
+
+
+def _members(body, family: str) -> set:
+    return {a for a in sp.preorder_traversal(body) if isinstance(a, FamilyMember) and a.family_name == family}
+
+
+def _head_sum(e, wrt, G):
+    """(wrt, its cotangent from e = Σ_{h=1}^{H} body_h, the rules used).
+
+    wrt = W_k, a member of a family that the body reads as W_h: only the term h = k depends on it,
+    so dW_k = vjp(body_k, W_k, G), provided 1 ≤ k ≤ H is shown (k a positive integer, H - k ≥ 0).
+    Otherwise wrt is read by every head alike (Q, K, V, X, MQA's shared W^K): dW = Σ_h vjp(body_h, W, G).
+    """
+    body, h, H = e.body, e.index, e.count
+    members = {x for x in _members(body, wrt.family_name) if x.index.has(h)} if isinstance(wrt, FamilyMember) else set()
+    if members:  # the body reads wrt's family at an index of h (W_h, W_{g(h)}, ...)
+        other = _members(body, wrt.family_name) - members
+        if other:  # W_k itself, or W_{h'} of a sum nested in the body, read by every head
+            raise refuse(e, f"the body reads the family {wrt.family_name} at the head index {h} and also as "
+                            f"{sorted(map(str, other))[0]}, which every head reads")
+        group = _group_size(members, h)
+        if group is not None:
+            return _head_group(e, wrt, G, members, group)
+        if any(x.index != h for x in members):
+            bad = next(x for x in members if x.index != h)
+            raise refuse(e, f"the body reads the family {wrt.family_name} as {bad}, not at the head index "
+                            f"{h}, so the heads that read {wrt} are not one term")
+        k = wrt.index
+        if not (k.is_integer and k.is_positive and (H - k).is_nonnegative):
+            raise refuse(e, f"1 ≤ {k} ≤ {H} is not shown (write the head count as {k} + r, or take k = H), "
+                            f"so the term h = {k} may not be one of the sum")
+        g, names = vjp_with_rules(e.term(k), wrt, G)
+        return wrt, g, ["head_sum_member"] + names
+    if G.has(h):
+        raise refuse(e, f"the cotangent holds the head index {h}")
+    g, names = vjp_with_rules(body, wrt, G)
+    return wrt, HeadSum(g, h, H), ["head_sum_shared"] + names
+
+
+def _group_size(members, h):
+    """c when every member is read at the group index g(h) = floor((h - 1)/c) + 1 (GQA), else None."""
+    sizes = set()
+    for x in members:
+        inner = x.index - 1
+        if not isinstance(inner, sp.floor):
+            return None
+        c = sp.simplify((h - 1) / inner.args[0])
+        if c.has(h) or not (c.is_integer and c.is_positive):
+            return None
+        sizes.add(c)
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def _head_group(e, wrt, G, members, c):
+    """e = Σ_{h=1}^{H} body_h reading W_{g(h)}, g(h) = floor((h - 1)/c) + 1: the heads that read
+    W_g are h = (g - 1) c + j, j = 1..c, so dW_g = Σ_{j=1}^{c} vjp(body_{(g-1)c+j}, W_g, G),
+    provided 1 ≤ g ≤ H/c is shown."""
+    body, h, H = e.body, e.index, e.count
+    g = wrt.index
+    if not (g.is_integer and g.is_positive and (H / c - g).is_nonnegative):
+        raise refuse(e, f"1 ≤ {g} ≤ {H}/({c}) is not shown, so the group {g} may not be one of the sum's")
+    body = body.xreplace({x: FamilyMember(x.family_name, g, *x.shape) for x in members})
+    names: list = []
+
+    def term(j):
+        grad, used = vjp_with_rules(substitute(body, {h: (g - 1) * c + j}), wrt, G)
+        names.extend(x for x in used if x not in names)
+        return grad
+
+    return wrt, bind(HeadSum, term, c), ["head_sum_group"] + names
 
 
 def vjp(expr, wrt, cotangent):

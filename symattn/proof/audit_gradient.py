@@ -22,7 +22,7 @@ import random
 
 import sympy as sp
 
-from ..defs.heads import FamilyMember
+from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, ScaleRows, ShiftRows
 from ..defs.permutation import Permutation
@@ -138,6 +138,12 @@ class _Interpreter:
             return _map(sp.log, self(e.args[0]))
         if isinstance(e, (ShiftRows, ScaleRows, DivideRows)):
             return self._rows(e)
+        if isinstance(e, sp.BlockMatrix):  # a head stack or concatenation, written out
+            rows = []
+            for blocks in e.blocks.tolist():
+                parts = [self(b) for b in blocks]
+                rows += [[x for p in parts for x in p[i]] for i in range(len(parts[0]))]
+            return rows
         return self._leaf(e)
 
     def _rows(self, e):
@@ -186,11 +192,27 @@ def _inputs(*exprs):
     return sorted(found, key=str)
 
 
+def _ground(e, base: dict):
+    """e at the instance: every dimension and scalar given its value, and every head sum, stack or
+    concatenation, whose count H then has a value, written out as its H terms (W_h becomes W_1..W_H)."""
+    def expand(x):
+        if isinstance(x, (HeadSum, HeadStack, HeadConcat)):
+            if not x.count.is_Integer:
+                raise _Skip(f"a head count {x.count} without a value")
+            return expand(x.expand_heads())
+        if not isinstance(x, sp.Basic) or not x.args:
+            return x
+        args = [expand(a) for a in x.args]
+        return x if all(a is b for a, b in zip(args, x.args)) else x.func(*args)
+    return expand(e.xreplace(base))
+
+
 def _instance(expr, wrt, candidate, cotangent, dims, scalars, rng):
     """(directional derivative, ⟨C, U⟩, the instance as text) at one instance."""
     t = sp.Dummy("t", real=True)
     base = dict(dims)
     base.update({s: sp.Integer(rng.randint(1, 3)) for s in scalars})
+    expr, wrt, candidate, cotangent = (_ground(x, base) for x in (expr, wrt, candidate, cotangent))
     values = {}
     for x in _inputs(expr, candidate, cotangent):
         r, c = (int(sp.sympify(n).xreplace(base)) for n in x.shape)

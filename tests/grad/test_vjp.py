@@ -157,7 +157,6 @@ def _refused_instances():
     return {
         "Score": (f(Q, K), Q),
         "FeatureMap": (sa.feature_map("phi", sp.MatrixSymbol("Y", n, 2), m), sp.MatrixSymbol("Y", n, 2)),
-        "HeadSum": (sa.head_sum(lambda h: W[h] * B, H), B),
         "HeadStack": (sa.head_stack(lambda h: W[h] * B, H), B),
         "HeadConcat": (sa.head_concat(lambda h: W[h] * B, H), B),
         "BlockDiag": (sa.BlockDiag(sa.FamilyMember("R", sa.h, 2, 2) * B, sa.h, H), B),

@@ -27,10 +27,10 @@ GENERAL = [
     "backward_recomputes_P_from_logsumexp",
     "causal_backward_masked_entries_get_zero_gradient",
     "attention_pooling_query_gradient",
+    "multihead_weight_gradients",  # general in the head count H since the head-sum VJP rules
+    "gqa_mqa_backward_sums_over_the_group",
 ]
 ONLY_AT = {
-    "multihead_weight_gradients": "H = 2, 3",
-    "gqa_mqa_backward_sums_over_the_group": "MQA H = 2; GQA (H, G) = (4, 2)",
     "rope_backward_is_the_transposed_rotation": "p = 2 (d = 4)",
     "causal_backward_masked_scores_get_exactly_zero": "n = 4",
 }
@@ -41,6 +41,7 @@ MISTAKES = {
     "mistake_backward_missing_scale": "1/√d_k",
     "mistake_dV_transpose_on_the_wrong_side": "Pᵀ dO",
     "mistake_row_softmax_vjp_in_the_column_convention": "colsum",
+    "mistake_gqa_dWK_from_one_head_of_the_group": "sum over those r heads",
 }
 
 
@@ -105,7 +106,25 @@ def _forward(name, x, d):
         return (lambda Q: _rows(Q * x["K"].T / sp.sqrt(dk)) * x["V"]), "Q", "dO"
     if name == "mistake_dV_transpose_on_the_wrong_side":
         return (lambda V: _rows(x["Q"] * x["K"].T / sp.sqrt(dk)) * V), "V", "dO"
+    if name == "mistake_gqa_dWK_from_one_head_of_the_group":
+        return _gqa_forward(x, d), f"W^K_{d['n_g']}", "G"
     raise AssertionError(name)
+
+
+def _gqa_forward(x, d):
+    """GQA written out head by head: Σ_h W_h^O (W_{g(h)}^V V) colsoftmax((W_{g(h)}^K K)ᵀ W_h^Q Q/√d_k),
+    g(h) = ⌊(h − 1)/r⌋ + 1, as a function of the last group's W^K."""
+    groups, r = d["n_g"], d["r"]
+
+    def f(WK_last):
+        out = sp.zeros(d["d_model"], d["n"])
+        for h in range(1, groups * r + 1):
+            g = (h - 1) // r + 1
+            WK = WK_last if g == groups else x[f"W^K_{g}"]
+            S = (WK * x["K"]).T * (x[f"W^Q_{h}"] * x["Q"]) / sp.sqrt(d["d_k"])
+            out += x[f"W^O_{h}"] * (x[f"W^V_{g}"] * x["V"]) * _rows(S.T).T
+        return out
+    return f
 
 
 @pytest.mark.parametrize("name", sorted(MISTAKES))
