@@ -55,7 +55,7 @@ def _general(expr, wrt, candidate, cotangent, budget, trace):
         return None
     lines = [TraceLine("rule-based VJP: {}", R, limit=400),
              f"candidate = rule-based VJP: proved, general ({v.method}; {v.scope})",
-             *(f"  {line}" for line in v.trace),
+             *("  " + line for line in v.trace),  # a TraceLine stays one (its expressions print readably)
              *(c.line() for c in checks),
              "general modulo the VJP rules " + ", ".join(used) + " (and the chain rule of reverse "
              "accumulation), each checked exactly at every size in 1..3, not proved for all sizes"]

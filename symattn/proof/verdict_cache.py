@@ -7,8 +7,9 @@ A verdict is stored under a key, the SHA-256 of
   numbers exactly; Dummies numbered in the order they occur, so the key does not depend on what
   the process built before), the dimensions ``at`` it is checked at, and a label naming it
   (a theorem and a claim number);
-- the source text of the definitions and of the proof engine (every ``.py`` file of
-  ``symattn/defs`` and ``symattn/proof``) and of the modules that state the claim.
+- the source text of the definitions, of the proof engine and of the gradients (every ``.py`` file of
+  ``symattn/defs``, ``symattn/proof`` and ``symattn/grad``, whose VJP rules prove gradient claims) and
+  of the modules that state the claim.
 
 A change to any of them gives another key, under which nothing is stored: a stale entry is never
 found, the claim is proved again. Only proved verdicts are stored (general, or at the listed
@@ -143,11 +144,11 @@ _DIGESTS: dict = {}
 
 
 def source_digest(*paths) -> str:
-    """SHA-256 over the source text of ``symattn/defs`` and ``symattn/proof`` (every ``.py`` file)
+    """SHA-256 over the source text of ``symattn/defs``, ``symattn/proof`` and ``symattn/grad`` (every ``.py`` file)
     and of the files ``paths``, in a fixed order (computed once per process and set of paths)."""
     extra = tuple(sorted(str(p) for p in paths if p))
     if extra not in _DIGESTS:
-        package = [(f"{part}/{f.name}", f) for part in ("defs", "proof")
+        package = [(f"{part}/{f.name}", f) for part in ("defs", "proof", "grad")
                    for f in sorted((_PACKAGE / part).glob("*.py"))]
         # the other files by their names: the theorem library is a link to proofs/ in a checkout
         # and a folder inside the package once installed, and both must give the same key

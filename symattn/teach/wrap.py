@@ -134,6 +134,17 @@ def _pieces(expr, names) -> list[str]:
                 out.append(_mo("⋅"))
             out += _grouped(f, names)
         return out
+    if isinstance(expr, sp.HadamardProduct):  # the entrywise products of backward passes: P ∘ (dP − D 1ᵀ)
+        out = []
+        for k, f in enumerate(expr.args):
+            if k:
+                out.append(_mo("∘"))
+            out += _grouped(f, names)
+        return out
+    if kind == "VJP":  # the right side of a gradient claim: vjp(E, W, G)
+        return _call("<mi>vjp</mi>", list(expr.args), names)
+    if kind in ("ShiftRows", "ScaleRows", "DivideRows"):
+        return _call(f"<mi>{kind}</mi>", list(expr.args), names)
     if isinstance(expr, (sp.Sum, sp.Product)):
         op = "∑" if isinstance(expr, sp.Sum) else "∏"
         return [_sum_operator(expr.limits, names, op), *_grouped(expr.function, names)]

@@ -143,15 +143,20 @@ def test_an_edited_definition_is_proved_again(cache_dir, monkeypatch, tmp_path):
     claim_verdict(th, 0)
     key = claim_key(th, 0)
     copy = tmp_path / "pkg"
-    for part in ("defs", "proof"):
+    for part in ("defs", "proof", "grad"):
         shutil.copytree(REPO / "symattn" / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(verdict_cache, "_PACKAGE", copy)
     monkeypatch.setattr(verdict_cache, "_DIGESTS", {})
     assert claim_key(th, 0) == key  # the same text gives the same key
+    with open(copy / "grad" / "rules.py", "a", encoding="utf-8") as fh:  # a VJP rule proves gradient claims
+        fh.write("\n# an edit\n")
+    monkeypatch.setattr(verdict_cache, "_DIGESTS", {})
+    grad_key = claim_key(th, 0)
+    assert grad_key != key
     with open(copy / "defs" / "softmax.py", "a", encoding="utf-8") as fh:
         fh.write("\n# an edit\n")
     monkeypatch.setattr(verdict_cache, "_DIGESTS", {})
-    assert claim_key(th, 0) != key
+    assert claim_key(th, 0) not in (key, grad_key)
     verdict_cache.forget()
     assert not isinstance(claim_verdict(th, 0), verdict_cache.CachedVerdict)
     assert proved == [FAST, FAST]
