@@ -16,9 +16,9 @@ from symattn.errors import SoundnessError
 from symattn.proof import audit_numbers as num
 from symattn.proof import engine, scalar
 from symattn.proof.audit import draw_instance, run_audit
-from symattn.proof.audit_gradient import run_gradient_audit
 from symattn.proof.audit_eval import Evaluator
 from symattn.proof.audit_expect import Expectations
+from symattn.proof.audit_gradient import run_gradient_audit
 from symattn.proof.audit_instance import Instance
 from symattn.proof.moments import Expectation, StandardVector, dot, variance
 from symattn.proof.scalar import is_scalar_claim, verify_scalar
