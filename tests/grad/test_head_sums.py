@@ -1,4 +1,4 @@
-"""VJPs through a head sum over a symbolic head count H (issue 22): the member rule (dW_k is the
+"""VJPs through a head sum over a symbolic head count H: the member rule (dW_k is the
 k-th term's VJP, for 1 ≤ k ≤ H shown), the group rule (GQA's W_{g(h)}), the shared rule (an input
 every head reads gets the head sum of the per-head VJPs), their exact checks at H = 1..3, and the
 gradient audit writing head sums out at its instances."""
