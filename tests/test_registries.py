@@ -104,8 +104,8 @@ def test_the_registry_is_the_dispatch(reg, monkeypatch):
     import symattn.proof.evaluate as evaluate
     import symattn.proof.trust_eval as trust_eval
 
-    n = sa_dim = sp.Integer(2)
-    X = sp.MatrixSymbol("X", n, sa_dim)
+    two = sp.Integer(2)
+    X = sp.MatrixSymbol("X", two, two)
     expr = symattn.defs.softmax(X)
     monkeypatch.delitem(reg.rules, symattn.defs.Softmax)
     if reg is evaluate.EVALUATE:
