@@ -31,8 +31,10 @@ from symattn.defs.rope import apply_rope, rope, rotation
 from symattn.errors import ClaimError, ShapeError
 from symattn.proof.scalar import is_scalar_claim, verify_scalar
 
-#: The per-claim time budget (seconds) of the corpus run.
-BUDGET = 4.0
+#: The per-claim time budget (seconds) of the corpus run. The engine shares it among its strategies,
+#: so on a loaded machine a claim that needs 3 s of entrywise work can run out at 4 s; at 10 s the
+#: true claims that ended unknown that way are decided (tests/proof/test_corpus.py allows 3% unknown).
+BUDGET = 10.0
 
 OUTCOMES = ("proved general", "proved at dims", "refuted", "unknown", "refused")
 
