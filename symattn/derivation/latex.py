@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
+from .conditions import read_condition
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
@@ -129,17 +130,7 @@ class LatexParser(Parser):
                 self.next()
                 cond = None
             else:
-                left = self.case_index()
-                r = self.peek()
-                if r.kind == "cmd" and r.value in ("<=", ">="):
-                    rel = r.value
-                elif r.kind == "op" and r.value in ("<", ">"):
-                    rel = r.value
-                else:
-                    self.fail(f"found {r.show()} in the condition of a cases row", "\\le, \\ge, < or > between "
-                              "two indices", r)
-                self.next()
-                cond = (left, rel, self.case_index())
+                cond = read_condition(self)  # j \le i; i - W \le j \le i; |i - j| \le w
             rows.append((value, cond))
             if self.at_op(",", "."):
                 self.next()
@@ -152,17 +143,6 @@ class LatexParser(Parser):
                 break
         self.leave()
         return ast.Cases((t.line, t.col), tuple(rows))
-
-    def case_index(self):
-        """An index of a cases condition: s, t, L, d_k, 1, t - 1."""
-        t = self.peek()
-        node = self.name(self.next()) if t.kind == "ident" else self.sub_atom()
-        if not isinstance(node, ast.Name) and t.kind == "ident":
-            self.fail(f"{node.text()} in the condition of a cases row", "an index or a length, as in s \\le t", t)
-        while self.at_op("+", "-"):
-            op = self.next()
-            node = ast.Index(node.pos, node, op.value, self.sub_atom())
-        return node
 
     def bracket(self, t: Token):
         """``[x]`` groups as parentheses do; ``[x_1, \\dots, x_N]`` is one block row, as in the notation."""

@@ -1,0 +1,173 @@
+r"""Conditions of a ``cases`` row, as papers write them: comparisons of indices.
+
+A row of a mask written entry by entry is a value and the condition under which it holds. The
+field writes the condition in several ways, all read here:
+
+- one comparison, ``j \le i``, ``s > t``, ``j \leq i``, ``i \geq j``, ``s < t + 1``;
+- a chain, ``i - W \le j \le i`` (a window: both comparisons hold);
+- an absolute value, ``|i - j| \le \frac{w}{2}`` (a band of half-width w/2 around the diagonal);
+- several comparisons joined by ``\text{and}`` or a comma, and ``\text{if}`` before the condition, as in
+  ``-\infty & \text{if } j > i``.
+
+One comparison is read as a triple (left, relation, right) of index nodes, the form the masks of
+:mod:`.positions` take (a causal mask, a padding mask). A chain, an absolute value or a joined
+condition is read as a :class:`Conjunction` of such comparisons, kept as written; a mask whose
+visible entries it describes is a window mask, which is refused where it is used (see
+:func:`window_refusal`), never read as a causal mask.
+
+>>> from .latex import parse_latex
+>>> st = parse_latex(r"$$ M_{ij} = \begin{cases} 0 & i - W \le j \le i \\ -\infty & \text{otherwise} \end{cases} $$")[0]
+>>> st.links[0][2].rows[0][1].text()
+'i-W <= j <= i'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ast
+
+RELATIONS = ("<=", ">=", "<", ">")
+LATEX_REL = {"<=": r"\le", ">=": r"\ge", "<": "<", ">": ">"}
+
+
+@dataclass(frozen=True)
+class Abs(ast.Node):
+    """``|i - j|``: the absolute value of an index expression, in a condition."""
+
+    body: ast.Node
+
+    def text(self):
+        return f"|{self.body.text()}|"
+
+    def latex(self):
+        return f"|{self.body.latex()}|"
+
+
+@dataclass(frozen=True)
+class Conjunction(ast.Node):
+    """Comparisons that hold together: a chain ``a <= j <= b`` is the links (a, <=, j), (j, <=, b).
+
+    ``links`` are the chains as written (terms and relations alternating); ``atoms`` the comparisons."""
+
+    links: tuple  # one tuple per chain: (term, rel, term, rel, term, ...)
+
+    @property
+    def atoms(self) -> tuple:
+        out = []
+        for chain in self.links:
+            for k in range(0, len(chain) - 2, 2):
+                out.append((chain[k], chain[k + 1], chain[k + 2]))
+        return tuple(out)
+
+    def text(self):
+        return " and ".join(" ".join(p if isinstance(p, str) else p.text() for p in chain) for chain in self.links)
+
+    def latex(self):
+        return r" \text{ and } ".join(" ".join(LATEX_REL[p] if isinstance(p, str) else p.latex() for p in chain)
+                                      for chain in self.links)
+
+
+def show(cond) -> str:
+    """A condition in words: ``otherwise``, ``s <= t`` or a conjunction as written."""
+    if cond is None:
+        return "otherwise"
+    if isinstance(cond, Conjunction):
+        return cond.text()
+    return f"{cond[0].text()} {cond[1]} {cond[2].text()}"
+
+
+def show_latex(cond) -> str:
+    if cond is None:
+        return r"\text{otherwise}"
+    if isinstance(cond, Conjunction):
+        return cond.latex()
+    return f"{cond[0].latex()} {LATEX_REL[cond[1]]} {cond[2].latex()}"
+
+
+def read_condition(p):
+    """The condition of a cases row at the parser ``p``: a triple for one comparison of indices,
+    a :class:`Conjunction` for a chain, an absolute value or comparisons joined by ``\\text{and}`` or a comma."""
+    start = p.peek()
+    if p.at("ident", "if"):  # \text{if } j \le i
+        p.next()
+    chains = [_chain(p)]
+    # \text{and} (read as ',') or a comma joins a second comparison; a comma before \\ or \end is punctuation
+    while p.at_op(",") and not (p.at("op", "\\\\", 1) or p.at("end", None, 1) or p.at("op", ".", 1)):
+        p.next()
+        chains.append(_chain(p))
+    if len(chains) == 1 and len(chains[0]) == 3 and not any(isinstance(x, Abs) for x in chains[0][::2]):
+        return chains[0]
+    return Conjunction((start.line, start.col), tuple(chains))
+
+
+def _chain(p) -> tuple:
+    parts = [_term(p)]
+    while True:
+        r = p.peek()
+        if (r.kind == "cmd" and r.value in ("<=", ">=")) or (r.kind == "op" and r.value in ("<", ">")):
+            p.next()
+            parts += [r.value, _term(p)]
+        else:
+            break
+    if len(parts) == 1:
+        r = p.peek()
+        p.fail(f"found {r.show()} in the condition of a cases row", "a comparison of indices: \\le, \\ge, < or >, "
+               "as in j \\le i, i - W \\le j \\le i or |i - j| \\le w", r)
+    rels = {x for x in parts[1::2]}
+    if len(parts) > 3 and not (rels <= {"<=", "<"} or rels <= {">=", ">"}):
+        p.fail(f"the chain {' '.join(x if isinstance(x, str) else x.text() for x in parts)} mixes the directions "
+               "of its comparisons", "a chain that runs one way, as in a \\le j \\le b", p.peek())
+    return tuple(parts)
+
+
+def _term(p):
+    """An index term: ``|i - j|``, ``i - W``, ``\\frac{w}{2}``, ``t + 1``."""
+    t = p.peek()
+    if p.at_op("|"):
+        p.next()
+        body = _sum(p)
+        p.expect_op("|", f"'|' closing the absolute value opened at line {t.line}, column {t.col}")
+        return Abs((t.line, t.col), body)
+    return _sum(p)
+
+
+def _sum(p):
+    node = _atom(p)
+    while p.at_op("+", "-"):
+        op = p.next()
+        node = ast.Index(node.pos, node, op.value, _atom(p))
+    return node
+
+
+def _atom(p):
+    t = p.peek()
+    if p.at("cmd", "frac"):  # \frac{w}{2}: a half-width
+        p.next()
+        p.expect_op("{", "'{' opening the numerator of \\frac")
+        num = _sum(p)
+        p.expect_op("}", "'}' closing the numerator of \\frac")
+        p.expect_op("{", "'{' opening the denominator of \\frac")
+        den = _sum(p)
+        p.expect_op("}", "'}' closing the denominator of \\frac")
+        return ast.Div((t.line, t.col), num, den)
+    if p.at_op("("):
+        p.next()
+        body = _sum(p)
+        p.expect_op(")", f"')' closing the '(' at line {t.line}, column {t.col}")
+        return ast.Group((t.line, t.col), body)
+    if t.kind == "ident":
+        node = p.name(p.next())
+        if not isinstance(node, ast.Name):
+            p.fail(f"{node.text()} in the condition of a cases row", "an index or a length, as in s \\le t", t)
+        return node
+    return p.sub_atom()
+
+
+def window_refusal(cond) -> str | None:
+    """Why a mask whose visible entries satisfy ``cond`` is not read (a window: a conjunction), or None."""
+    if not isinstance(cond, Conjunction):
+        return None
+    return (f"the mask is visible where {cond.text()}: a window of positions (bounded on both sides), which is "
+            "not read as a mask; only a causal mask (one comparison of the two indices, as in j \\le i) or a "
+            "padding mask (an index against a length) is")
