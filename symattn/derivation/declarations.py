@@ -12,6 +12,7 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import NotationShapeError
 from . import ast
+from .maxima import is_extremum
 from .symbols import ONES, TOP, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
 
 
@@ -462,7 +463,7 @@ class Declarations:
             if t.base in VOCABULARY_ARITY:
                 return t.sub is None and len(n.args) != VOCABULARY_ARITY[t.base] and (
                     f"{t.base}/{len(n.args)}" not in self.defs)
-            return t.sub is None and self.is_undefined_name(t) and t.base not in ("exp", "log")
+            return t.sub is None and self.is_undefined_name(t) and t.base not in ("exp", "log") and not is_extremum(n)
         if not isinstance(n, ast.Name):
             return False
         if n.base in VOCABULARY_ARITY or n.base in ("exp", "log", ONES):

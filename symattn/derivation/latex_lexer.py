@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 from ..errors import ParseError
+from .maxima import INSTEAD, OVER_AN_INDEX
 from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
 
@@ -539,6 +540,14 @@ class Lexer:
             return
         if name in ("cos", "sin") and self.matrix > 0:  # entries of a rotation R^d_{\Theta,m}
             self.emit("cmd", name, i)
+            return
+        if name in ("max", "min"):  # \max(a, b) of numbers, read by .maxima; \max_j is refused there
+            rest = self.s[self.i:].lstrip()
+            if rest.startswith(("_", "\\limits_")):
+                self.fail(f"\\{name}_{{...}}: {OVER_AN_INDEX}", INSTEAD, i)
+            self.emit("ident", name, i)
+            last = self.out[-1]
+            self.out[-1] = Token(last.kind, last.value, last.line, last.col, "operatorname")
             return
         if name in CASES_COMMANDS and self.cases > 0:
             self.emit("cmd", CASES_COMMANDS[name], i)
