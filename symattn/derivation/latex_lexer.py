@@ -62,6 +62,10 @@ MAX_EXPANSION = 2_000  # macro uses expanded in one file
 MAX_MACRO_ARGS = 9
 
 # Constructs of papers that are refused, each with what to write instead (listed in the README).
+INEQUALITY = ("inequalities are read only as the conditions of a cases row (a mask entry by entry) and as an "
+              "assumption \\delta > 0; a set of positions written by a condition, {j | i \\geq j}, is not read: "
+              "write the mask by cases, M_{ij} = \\begin{cases} 0 & j \\le i \\\\ -\\infty & \\text{otherwise} "
+              "\\end{cases}, or the step as an equality")
 REFUSED = {
     "max": "maxima are not read in a matrix derivation (a file of numbers and vectors that uses \\max goes to the "
            "scalar reader, docs/scalars.md): state the step with \\operatorname{softmax}, whose shift invariance "
@@ -81,10 +85,10 @@ REFUSED = {
     "int": "integrals are not read",
     "prod": "products over an index are not read: write the matrix product",
     "setminus": "set operations are not read",
-    "le": "inequalities are not read: a derivation is a chain of equalities",
-    "leq": "inequalities are not read: a derivation is a chain of equalities",
-    "ge": "inequalities are not read: a derivation is a chain of equalities",
-    "geq": "inequalities are not read: a derivation is a chain of equalities",
+    "le": INEQUALITY,
+    "leq": INEQUALITY,
+    "ge": INEQUALITY,
+    "geq": INEQUALITY,
     "approx": "approximations are not read: a derivation is a chain of equalities",
     "propto": "proportionality is not read: write the normalizing factor",
     "input": "files are not included: paste the formulas into the derivation",
