@@ -11,9 +11,10 @@ field writes the condition in several ways, all read here:
 
 One comparison is read as a triple (left, relation, right) of index nodes, the form the masks of
 :mod:`.positions` take (a causal mask, a padding mask). A chain, an absolute value or a joined
-condition is read as a :class:`Conjunction` of such comparisons, kept as written; a mask whose
-visible entries it describes is a window mask, which is refused where it is used (see
-:func:`window_refusal`), never read as a causal mask.
+condition is read as a :class:`Conjunction` of such comparisons, kept as written; a mask whose visible
+entries it describes is a window: the sum of one causal mask per comparison (:func:`window_mask`), whose
+entry is 0 exactly where every comparison holds and -infinity elsewhere. A window whose width is not a
+number (``i - W \le j \le i``) is refused where it is used, never read as a causal mask.
 
 >>> from .latex import parse_latex
 >>> st = parse_latex(r"$$ M_{ij} = \begin{cases} 0 & i - W \le j \le i \\ -\infty & \text{otherwise} \end{cases} $$")[0]
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import defs as D
 from . import ast
 
 RELATIONS = ("<=", ">=", "<", ">")
@@ -164,10 +166,87 @@ def _atom(p):
     return p.sub_atom()
 
 
+def linear(node):
+    """An index term as (coefficients of its letters, constant), or None: ``i - 2`` is ({i: 1}, -2)."""
+    if isinstance(node, ast.Num):
+        return {}, node.value
+    if isinstance(node, ast.Name) and node.sub is None and node.sup is None:
+        return {node.base: 1}, 0
+    if isinstance(node, ast.Group):
+        return linear(node.body)
+    if isinstance(node, ast.Index) and node.op in ("+", "-"):
+        left, right = linear(node.left), linear(node.right)
+        if left is None or right is None:
+            return None
+        sign = 1 if node.op == "+" else -1
+        coefs = dict(left[0])
+        for k, c in right[0].items():
+            coefs[k] = coefs.get(k, 0) + sign * c
+        return {k: c for k, c in coefs.items() if c}, left[1] + sign * right[1]
+    return None
+
+
+def _visible_atoms(atom, a, b):
+    """The comparisons 'u <= v + c' (u, v the two index letters a, b; c an integer) that ``atom`` states,
+    or None when it is not such a comparison (a letter other than a and b, a width that is not a number)."""
+    left, rel, right = atom
+    if rel in (">=", ">"):
+        left, right, rel = right, left, {">=": "<=", ">": "<"}[rel]
+    strict = 1 if rel == "<" else 0
+    if isinstance(left, Abs):  # |x| <= e: x <= e and -x <= e
+        x, e = linear(left.body), linear(right)
+        if x is None or e is None or e[0]:
+            return None
+        halves = [(x[0], x[1]), ({k: -c for k, c in x[0].items()}, -x[1])]
+        forms = [({k: -c for k, c in coefs.items()}, e[1] - k0) for coefs, k0 in halves]  # e - x >= 0
+    else:
+        if isinstance(right, Abs):
+            return None
+        lo, hi = linear(left), linear(right)
+        if lo is None or hi is None:
+            return None
+        coefs = dict(hi[0])
+        for k, c in lo[0].items():
+            coefs[k] = coefs.get(k, 0) - c
+        forms = [({k: c for k, c in coefs.items() if c}, hi[1] - lo[1])]  # right - left >= 0
+    out = []
+    for coefs, const in forms:  # v - u + const >= strict, i.e. u <= v + const - strict
+        if set(coefs) != {a, b} or sorted(coefs.values()) != [-1, 1]:
+            return None
+        u = a if coefs[a] == -1 else b
+        out.append((u, const - strict))
+    return out
+
+
+def window_mask(scope, node, cases, a, b, rows, cols, usage):
+    """The mask M_{ab} visible where every comparison of its row 0 holds (a window), as the sum of one causal
+    mask per comparison: an entry of the sum is 0 exactly where every summand's is. The other row must be
+    \\text{otherwise} (the complement of a window is not one comparison)."""
+    zero = next(c for v, c in cases.rows if v == "0")
+    other = next(c for v, c in cases.rows if v == "-inf")
+    if other is not None:
+        scope.fail(cases, f"the row -\\infty & {show(other)} of {node.text()}: the complement of the window "
+                   f"{show(zero)} is not read as a condition", "-\\infty & \\text{otherwise}")
+    masks = []
+    for atom in zero.atoms:
+        found = _visible_atoms(atom, a, b)
+        if found is None:
+            scope.fail(cases, f"{node.text()}: the comparison {show(atom)} of the window {show(zero)} does not compare "
+                       f"the two indices {a} and {b} up to a whole number (a width W or w/2 that is not a number "
+                       "is not read)", "a window of numbers, as in i - 2 \\le j \\le i or |i - j| \\le 1")
+        for lead, offset in found:
+            masks.append(D.CausalMask(cols, rows, offset).T if lead == b else D.CausalMask(rows, cols, offset))
+    total = masks[0]
+    for m in masks[1:]:
+        total = total + m
+    return total
+
+
 def window_refusal(cond) -> str | None:
-    """Why a mask whose visible entries satisfy ``cond`` is not read (a window: a conjunction), or None."""
+    """Why a mask whose hidden entries satisfy ``cond`` is not read (a conjunction: its complement, the visible
+    entries, is not one window), or None."""
     if not isinstance(cond, Conjunction):
         return None
-    return (f"the mask is visible where {cond.text()}: a window of positions (bounded on both sides), which is "
-            "not read as a mask; only a causal mask (one comparison of the two indices, as in j \\le i) or a "
-            "padding mask (an index against a length) is")
+    return (f"the mask is hidden where {cond.text()}: the visible entries are where one of these comparisons "
+            "fails, which is not read as a mask; write the visible entries as the row 0 (a window, as in "
+            "0 & i - W \\le j \\le i) and -\\infty & \\text{otherwise}")

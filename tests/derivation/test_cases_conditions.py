@@ -2,14 +2,15 @@ r"""Conditions of a cases row as papers write them: ``\le``/``\leq``/``\ge``/``\
 ``\text{if}``, chains ``i - W \le j \le i`` and absolute values ``|i - j| \le w``.
 
 One comparison of the two indices is a causal mask and is read with its meaning (a true step
-proved, a false one refuted); a chain or an absolute value is a window, read at parse and refused
-where it is used, never read as a causal mask."""
+proved, a false one refuted); a chain or an absolute value is a window, the sum of one causal mask per
+comparison, read with its meaning too; a window of a width that is not a number is refused where it is
+used, never read as a causal mask."""
 
 from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
+from symattn.derivation import ast, check_statements
 from symattn.derivation.conditions import Abs, Conjunction, show
 from symattn.derivation.latex import parse_latex
 from symattn.errors import ParseError
@@ -85,10 +86,58 @@ def test_one_comparison_stays_the_triple_a_causal_mask_reads():
     assert (left.text(), rel, right.text()) == ("j", "<=", "i")
 
 
-@pytest.mark.parametrize("window", [r"t - 2 \le s \le t", r"|t - s| \le 2", r"s \le t \text{ and } t - 2 \le s"])
-def test_a_window_mask_is_refused_where_it_is_used_never_read_as_causal(window):
+WINDOWS = (r"%: convention: row" "\n"
+           r"$$ Q, K, V \in \mathbb{R}^{n \times d} $$" "\n"
+           r"$$ M_{ij} = \begin{cases} 0 & |i - j| \le 1 \\ -\infty & \text{otherwise} \end{cases}, \quad "
+           r"N_{ij} = \begin{cases} 0 & OTHER \\ -\infty & \text{otherwise} \end{cases} $$" "\n"
+           r"$$ \mathrm{softmax}\left(Q K^T + M\right) V = \mathrm{softmax}\left(Q K^T + N\right) V $$")
+
+
+@pytest.mark.parametrize("other", [r"j - 1 \le i \le j + 1", r"i \le j + 1 \text{ and } j \le i + 1",
+                                   r"\text{if } |j - i| < 2", r"i + 1 \ge j \ge i - 1"])
+def test_a_window_written_otherwise_is_the_same_window(other):
+    assert [s.status for s in steps(WINDOWS.replace("OTHER", other))] == ["proved"]
+
+
+@pytest.mark.parametrize("other", [r"i - 1 \le j \le i", r"|i - j| \le 2", r"|i - j| < 1", r"j \le i"])
+def test_another_window_is_refuted_with_a_counterexample(other):
+    (s,) = steps(WINDOWS.replace("OTHER", other))
+    assert s.status == "refuted" and s.verdict.counterexample is not None
+
+
+@pytest.mark.parametrize("cond, visible", [
+    (r"|i - j| \le 1", lambda i, j: abs(i - j) <= 1),
+    (r"i - 2 \le j \le i", lambda i, j: i - 2 <= j <= i),
+    (r"j < i \text{ and } i \le j + 3", lambda i, j: j < i <= j + 3),
+])
+def test_a_window_mask_has_the_entries_its_condition_says(cond, visible):
+    import sympy as sp
+
+    from symattn.derivation.elaborate import Scope
+
+    (st,) = parse_latex(rf"$$ M_{{ij}} = \begin{{cases}} 0 & {cond} \\ -\infty & \text{{otherwise}} \end{{cases}} $$")
+    scope = Scope()
+    scope.define_mask(st)
+    mask = scope.mask(ast.Name(st.first.pos, "M"), 6, 6).as_explicit()
+    want = sp.Matrix(6, 6, lambda r, c: 0 if visible(r + 1, c + 1) else -sp.oo)
+    assert mask == want
+
+
+@pytest.mark.parametrize("window, message", [
+    (r"t - W \le s \le t", "a width W or w/2 that is not a number"),
+    (r"|t - s| \le \frac{w}{2}", "a width W or w/2 that is not a number"),
+    (r"|t - s| \ge 2", "does not compare"),
+])
+def test_a_window_that_is_not_read_says_why_never_read_as_causal(window, message):
     (s,) = steps(cache(mask=rf"0 & {window} \\ -\infty & \text{{otherwise}}"))
-    assert s.status == "ill-formed" and "a window of positions" in s.error, s.error
+    assert s.status == "ill-formed" and message in s.error, s.error
+
+
+def test_the_complement_of_a_window_is_not_read_as_a_condition():
+    (s,) = steps(cache(mask=r"0 & s \le t \\ -\infty & t - 2 \le s \le t"))
+    assert s.status == "ill-formed" and "is hidden where" in s.error, s.error
+    (s,) = steps(cache(mask=r"0 & t - 2 \le s \le t \\ -\infty & s > t"))
+    assert s.status == "ill-formed" and "complement of the window" in s.error, s.error
 
 
 @pytest.mark.parametrize("row, message", [
