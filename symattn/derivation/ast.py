@@ -469,6 +469,7 @@ class Declare(Node):
     index: str | None = None
     upper: Node | None = None
     positive: bool = False  # \delta > 0: a positive real scalar
+    sign: str | None = None  # k \ge 0: ">= 0" (also "> 0", "< 0", "<= 0"), a real scalar of that sign
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,10 @@ number (``i - W \le j \le i``) is refused where it is used, never read as a caus
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+import sympy as sp
 
 from .. import defs as D
 from . import ast
@@ -250,3 +253,43 @@ def window_refusal(cond) -> str | None:
     return (f"the mask is hidden where {cond.text()}: the visible entries are where one of these comparisons "
             "fails, which is not read as a mask; write the visible entries as the row 0 (a window, as in "
             "0 & i - W \\le j \\le i) and -\\infty & \\text{otherwise}")
+
+
+#: a stated sign of real scalars, ``k \\ge 0``: the SymPy assumptions it gives the symbol
+SIGNS = {"> 0": {"positive": True}, ">= 0": {"nonnegative": True}, "< 0": {"negative": True},
+         "<= 0": {"nonpositive": True}}
+SIGN_WORDS = {"> 0": "a positive real scalar", ">= 0": "a nonnegative real scalar", "< 0": "a negative real scalar",
+              "<= 0": "a nonpositive real scalar"}
+#: a comparison with 0 that ends a statement (``k \\ge 0,``), read by the lexer outside a cases row
+SIGN_AHEAD = re.compile(r"\s*0\s*(,|\$|\\\]|\\\)|\\quad|\\qquad|\\\\|\\end|\.(?!\d)|;|$)")
+
+
+def sign_statement(p, names):
+    """``k \\ge 0``, ``a, b > 0``, ``x < 0`` after the names ``names`` at the parser ``p``: the sign stated,
+    or None (the tokens are left as they are)."""
+    r = p.peek()
+    rel = r.value if (r.kind == "cmd" and r.value in ("<=", ">=")) or (r.kind == "op" and r.value in ("<", ">")) \
+        else None
+    if not names or rel is None or not p.at("num", "0", 1):
+        return None
+    if not (p.at_op(",", 2) or p.at("math", None, 2) or p.at("eof", None, 2) or p.at("end", None, 2)
+            or p.at("op", "\\\\", 2)):
+        return None
+    p.i += 2
+    return f"{rel} 0"
+
+
+def signed_symbol(name: str, sign: str | None):
+    """The real scalar ``name`` of the stated sign (None: any real)."""
+    if sign == "> 0":
+        return sp.Symbol(name, positive=True)
+    return sp.Symbol(name, real=True, **SIGNS.get(sign, {}))
+
+
+def sign_text(symbol) -> str | None:
+    """``k >= 0`` for a scalar declared of a sign, None for any real (what a step's scope says it assumed)."""
+    for rel, facts in SIGNS.items():
+        (fact,) = facts
+        if symbol.assumptions0.get(fact):
+            return f"{symbol.name} {rel}"
+    return None

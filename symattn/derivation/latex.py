@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
-from .conditions import read_condition
+from .conditions import read_condition, sign_statement
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
@@ -269,10 +269,9 @@ class LatexParser(Parser):
         names = self.name_list()
         if names and self.at_op(",") and self.at("dots", None, 1) and self.at_op(",", 2):
             return self.sequence(names, p)
-        if (names and len(names) == 1 and self.at_op(">") and self.at("num", "0", 1)
-                and (self.at_op(",", 2) or self.at("math", None, 2) or self.at("eof", None, 2))):
-            self.i += 2  # \delta > 0: a positive real scalar
-            return [ast.Declare(p, tuple(names), ast.Shape(p, None, None), positive=True)]
+        sign = sign_statement(self, names)  # \delta > 0, k \ge 0: real scalars of a sign (.conditions)
+        if sign is not None:
+            return [ast.Declare(p, tuple(names), ast.Shape(p, None, None), positive=sign == "> 0", sign=sign)]
         if names and self.at("cmd", "in"):
             self.next()
             return [ast.Declare(p, tuple(names), self.space())]

@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 from ..errors import ParseError
+from .conditions import SIGN_AHEAD
 from .maxima import INSTEAD, OVER_AN_INDEX
 from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
@@ -552,6 +553,9 @@ class Lexer:
             self.emit("ident", name, i)
             last = self.out[-1]
             self.out[-1] = Token(last.kind, last.value, last.line, last.col, "operatorname")
+            return
+        if name in ("le", "leq", "ge", "geq") and SIGN_AHEAD.match(self.s, self.i):  # k \ge 0: a stated sign
+            self.emit("cmd", CASES_COMMANDS[name], i)
             return
         if name in CASES_COMMANDS and self.cases > 0:
             self.emit("cmd", CASES_COMMANDS[name], i)
