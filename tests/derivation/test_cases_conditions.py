@@ -9,6 +9,8 @@ used, never read as a causal mask."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from symattn.derivation import ast, check_statements
 from symattn.derivation.conditions import Abs, Conjunction, show
@@ -148,3 +150,35 @@ def test_the_complement_of_a_window_is_not_read_as_a_condition():
 def test_a_condition_that_is_not_read_says_why(row, message):
     with pytest.raises(ParseError, match=message):
         condition(row)
+
+
+def _term(letter, c):
+    return letter if c == 0 else f"{letter} + {c}" if c > 0 else f"{letter} - {-c}"
+
+
+def _window_entries(cond, a="i", b="j", n=5):
+    import sympy as sp
+
+    from symattn.derivation.elaborate import Scope
+
+    (st,) = parse_latex(rf"$$ M_{{{a}{b}}} = \begin{{cases}} 0 & {cond} \\ -\infty & \text{{otherwise}} "
+                        r"\end{cases} $$")
+    scope = Scope()
+    scope.define_mask(st)
+    return scope.mask(ast.Name(st.first.pos, "M"), n, n).as_explicit().applyfunc(lambda x: 1 if x == 0 else 0), sp
+
+
+@settings(max_examples=15, deadline=None)
+@given(lo=hst.integers(-3, 3), width=hst.integers(0, 3), form=hst.sampled_from(["chain", "and", "flipped"]),
+       letters=hst.sampled_from([("i", "j"), ("t", "s"), ("u", "v")]))
+def test_any_window_of_numbers_has_the_entries_of_its_condition(lo, width, form, letters):
+    """j in [i + lo, i + lo + width], written as a chain, two comparisons, or the other way round, under any
+    index letters: the mask is visible exactly there."""
+    a, b = letters
+    hi = lo + width
+    cond = {"chain": rf"{_term(a, lo)} \le {b} \le {_term(a, hi)}",
+            "and": rf"{b} \le {_term(a, hi)} \text{{ and }} {_term(a, lo)} \le {b}",
+            "flipped": rf"{_term(a, hi)} \ge {b} \ge {_term(a, lo)}"}[form]
+    got, sp = _window_entries(cond, a, b)
+    want = sp.Matrix(5, 5, lambda r, c: 1 if lo <= int(c) - int(r) <= hi else 0)
+    assert got == want, cond
