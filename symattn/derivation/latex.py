@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
-from .conditions import read_condition, sign_statement
+from .conditions import alternatives_refusal, read_condition, sign_statement
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
@@ -121,6 +121,7 @@ class LatexParser(Parser):
                 self.i += 2
                 value = "-inf"
             else:
+                alternatives_refusal(self, v)  # score = \begin{cases} a & \text{dot} \\ ... (.conditions)
                 self.fail(f"found {v.show()} as a value of the cases environment: only a mask (entries 0 and "
                           "-\\infty) is read", usage, v)
             if self.at_op(","):

@@ -182,3 +182,17 @@ def test_any_window_of_numbers_has_the_entries_of_its_condition(lo, width, form,
     got, sp = _window_entries(cond, a, b)
     want = sp.Matrix(5, 5, lambda r, c: 1 if lo <= int(c) - int(r) <= hi else 0)
     assert got == want, cond
+
+
+def test_named_alternatives_are_refused_naming_them():
+    text = (r"$$ h, s \in \mathbb{R}^{d}, \quad W \in \mathbb{R}^{d \times d} $$"
+            r"$$ \mathrm{score}(h, s) = \begin{cases} h^\top s & \text{dot} \\ h^\top W s & \text{general} "
+            r"\end{cases} $$")
+    with pytest.raises(ParseError, match=r"named alternatives \(\\text\{dot\}, \\text\{general\}\)") as info:
+        parse_latex(text)
+    assert r"\mathrm{score}_{\mathrm{general}}" in info.value.expected
+
+
+def test_other_values_of_a_cases_row_are_refused_as_before():
+    with pytest.raises(ParseError, match="only a mask"):
+        parse_latex(r"$$ M_{ts} = \begin{cases} 1 & s \le t \\ 0 & s > t \end{cases} $$")
