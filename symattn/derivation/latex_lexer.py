@@ -548,7 +548,7 @@ class Lexer:
             return
         if name in ("max", "min"):  # \max(a, b) of numbers, read by .maxima; \max_j is refused there
             rest = self.s[self.i:].lstrip()
-            if rest.startswith(("_", "\\limits_")):
+            if rest.startswith(("_", "\\limits", "\\nolimits")):
                 self.fail(f"\\{name}_{{...}}: {OVER_AN_INDEX}", INSTEAD, i)
             self.emit("ident", name, i)
             last = self.out[-1]

@@ -56,6 +56,8 @@ def test_max_written_equal_to_something_is_a_step_not_a_definition():
 @pytest.mark.parametrize("text, message", [
     (r"$$ m = \max_i a_i $$", r"\max_{...}: an extremum over an index"),
     (r"$$ m = \min_{j} a_j $$", r"\min_{...}: an extremum over an index"),
+    (r"$$ m = \max\limits_{j} a_j $$", r"\max_{...}: an extremum over an index"),
+    (r"$$ m = \max\nolimits_{j} a_j $$", r"\max_{...}: an extremum over an index"),
 ])
 def test_an_extremum_over_an_index_is_refused_naming_it(text, message):
     with pytest.raises(DerivationError) as info:
