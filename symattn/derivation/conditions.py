@@ -322,3 +322,13 @@ def alternatives_refusal(p, v):
            "is not read, since the derivation does not say which one it uses",
            "a name for each alternative, as in \\mathrm{score}_{\\mathrm{" + labels[-1] + "}}(h, s) = ..., "
            "and that name where it is used", v)
+
+
+def stray_comparison(p, first):
+    """Refuse a comparison after the expression ``first`` (``Q^\\top Q \\le 0``, ``a + 1 \\ge 0``): outside a
+    cases row, an inequality is read only as the sign of real scalars (``k \\ge 0``)."""
+    r = p.peek()
+    if (r.kind == "cmd" and r.value in ("<=", ">=")) or (r.kind == "op" and r.value in ("<", ">")):
+        p.fail(f"the inequality {first.text()} {r.value} ...: outside a cases row an inequality is read only as "
+               "the sign of real scalars", "a sign k \\ge 0 (k > 0, k < 0, k \\le 0) of declared names, or a step "
+               "written as an equality", r)

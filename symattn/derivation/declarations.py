@@ -85,6 +85,9 @@ class Declarations:
             sign = st.sign or ("> 0" if st.positive else None)
             for n in st.names:
                 k = key_of(n)
+                if sign and (k in self.matrices or k in self.dims or k in self.features):
+                    self.fail(n, f"{n.text()} {sign}: a sign is read for a real scalar, and {n.text()} is declared "
+                              "otherwise (a matrix, a vector or a dimension)", "a sign of a real scalar, k \\ge 0")
                 if sign and k in self.scalars:  # c \in \mathbb{R}, then c > 0 (or c \ge 0)
                     self.scalars[k] = signed_symbol(k, sign)
                     self.notes.append(f"assumption: {n.text()} {sign} ({SIGN_WORDS[sign]})")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
-from .conditions import alternatives_refusal, read_condition, sign_statement
+from .conditions import alternatives_refusal, read_condition, sign_statement, stray_comparison
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
@@ -307,6 +307,7 @@ class LatexParser(Parser):
             return [ast.ScoreDecl(p, names[0].text(), tuple(domain), codomain)]
         self.i = save
         first, links = self.chain()
+        stray_comparison(self, first)  # a + 1 \ge 0: an inequality after an expression (.conditions)
         shape = None
         if self.at("cmd", "in"):
             self.next()

@@ -59,3 +59,18 @@ def test_a_sign_declares_a_scalar_on_its_own():
 def test_other_inequalities_stay_refused_naming_themselves(text):
     with pytest.raises(DerivationError, match=r"inequalities are read only as the conditions of a cases row"):
         report(text)
+
+
+@pytest.mark.parametrize("text, message", [
+    (r"$$ Q \in \mathbb{R}^{n \times d} $$ $$ Q^\top Q \le 0 $$", r"the inequality Q\^T Q <= \.\.\."),
+    (r"$$ a \in \mathbb{R} $$ $$ a + 1 \ge 0 $$", r"the inequality a \+ 1 >= \.\.\."),
+    (r"$$ Q \in \mathbb{R}^{n \times d}, \quad Q \ge 0 $$", r"a sign is read for a real scalar"),
+])
+def test_a_sign_of_anything_but_real_scalars_is_refused_naming_it(text, message):
+    with pytest.raises(DerivationError, match=message):
+        report(text)
+
+
+def test_several_scalars_take_one_sign():
+    text = r"$$ X \in \mathbb{R}^{n \times d}, \quad a, b \ge 0 $$" + "\n" + r"$$ \max(a + b, 0) = a + b $$"
+    assert [s.status for s in report(text).steps] == ["proved"]
