@@ -6,8 +6,8 @@ field writes the condition in several ways, all read here:
 - one comparison, ``j \le i``, ``s > t``, ``j \leq i``, ``i \geq j``, ``s < t + 1``;
 - a chain, ``i - W \le j \le i`` (a window: both comparisons hold);
 - an absolute value, ``|i - j| \le \frac{w}{2}`` (a band of half-width w/2 around the diagonal);
-- several comparisons joined by ``\text{and}`` or a comma, and ``\text{if}`` before the condition, as in
-  ``-\infty & \text{if } j > i``.
+- several comparisons joined by ``\text{and}`` or a comma, and ``\text{if}`` or ``\text{for}`` before the
+  condition, as in ``-\infty & \text{if } j > i``.
 
 One comparison is read as a triple (left, relation, right) of index nodes, the form the masks of
 :mod:`.positions` take (a causal mask, a padding mask). A chain, an absolute value or a joined
@@ -94,7 +94,7 @@ def read_condition(p):
     """The condition of a cases row at the parser ``p``: a triple for one comparison of indices,
     a :class:`Conjunction` for a chain, an absolute value or comparisons joined by ``\\text{and}`` or a comma."""
     start = p.peek()
-    if p.at("ident", "if"):  # \text{if } j \le i
+    if p.at("ident", "if") or p.at_op(","):  # \text{if } j \le i; \text{for } j \le i (a joining word, read as ',')
         p.next()
     chains = [_chain(p)]
     # \text{and} (read as ',') or a comma joins a second comparison; a comma before \\ or \end is punctuation

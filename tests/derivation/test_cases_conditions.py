@@ -41,6 +41,7 @@ def condition(row_condition):
 @pytest.mark.parametrize("mask", [
     r"0 & \text{if } s \le t \\ -\infty & \text{if } s > t",
     r"0 & s \leq t \\ -\infty & \text{otherwise}",
+    r"0 & \text{for } s \le t \\ -\infty & \text{for } s > t",
     r"0 & t \geq s \\ -\infty & t < s",
     r"0 & s < t + 1 \\ -\infty & s \ge t + 1",
 ])
