@@ -32,7 +32,6 @@ import sympy as sp
 from .. import defs as D
 from . import ast
 
-RELATIONS = ("<=", ">=", "<", ">")
 LATEX_REL = {"<=": r"\le", ">=": r"\ge", "<": "<", ">": ">"}
 
 
@@ -82,14 +81,6 @@ def show(cond) -> str:
     return f"{cond[0].text()} {cond[1]} {cond[2].text()}"
 
 
-def show_latex(cond) -> str:
-    if cond is None:
-        return r"\text{otherwise}"
-    if isinstance(cond, Conjunction):
-        return cond.latex()
-    return f"{cond[0].latex()} {LATEX_REL[cond[1]]} {cond[2].latex()}"
-
-
 def read_condition(p):
     """The condition of a cases row at the parser ``p``: a triple for one comparison of indices,
     a :class:`Conjunction` for a chain, an absolute value or comparisons joined by ``\\text{and}`` or a comma."""
@@ -119,7 +110,7 @@ def _chain(p) -> tuple:
         r = p.peek()
         p.fail(f"found {r.show()} in the condition of a cases row", "a comparison of indices: \\le, \\ge, < or >, "
                "as in j \\le i, i - W \\le j \\le i or |i - j| \\le w", r)
-    rels = {x for x in parts[1::2]}
+    rels = set(parts[1::2])
     if len(parts) > 3 and not (rels <= {"<=", "<"} or rels <= {">=", ">"}):
         p.fail(f"the chain {' '.join(x if isinstance(x, str) else x.text() for x in parts)} mixes the directions "
                "of its comparisons", "a chain that runs one way, as in a \\le j \\le b", p.peek())
@@ -221,7 +212,7 @@ def _visible_atoms(atom, a, b):
     return out
 
 
-def window_mask(scope, node, cases, a, b, rows, cols, usage):
+def window_mask(scope, node, cases, a, b, rows, cols):
     """The mask M_{ab} visible where every comparison of its row 0 holds (a window), as the sum of one causal
     mask per comparison: an entry of the sum is 0 exactly where every summand's is. The other row must be
     \\text{otherwise} (the complement of a window is not one comparison)."""

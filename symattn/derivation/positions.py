@@ -137,7 +137,7 @@ class Positions:
         if why:
             self.fail(cases, f"{node.text()}: {why}", usage)
         if isinstance(zero[0], Conjunction):  # i - W <= j <= i, |i - j| <= w: a window, one mask per comparison
-            return window_mask(self, node, cases, a, b, rows, cols, usage)
+            return window_mask(self, node, cases, a, b, rows, cols)
         visible = self.visible(zero[0], a, b, cases, usage)
         other = inf[0]
         if other is not None:
