@@ -200,7 +200,8 @@ class Cases(Node):
     def text(self):
         parts = []
         for value, cond in self.rows:
-            c = "otherwise" if cond is None else f"{cond[0].text()} {cond[1]} {cond[2].text()}"
+            c = "otherwise" if cond is None else cond.text() if hasattr(cond, "text") else \
+                f"{cond[0].text()} {cond[1]} {cond[2].text()}"  # a conjunction (.conditions) or one comparison
             parts.append(f"{value} if {c}")
         return "{" + "; ".join(parts) + "}"
 
@@ -209,7 +210,8 @@ class Cases(Node):
         rows = []
         for value, cond in self.rows:
             v = r"-\infty" if value == "-inf" else "0"
-            c = r"\text{otherwise}" if cond is None else f"{cond[0].latex()} {rel[cond[1]]} {cond[2].latex()}"
+            c = r"\text{otherwise}" if cond is None else cond.latex() if hasattr(cond, "latex") else \
+                f"{cond[0].latex()} {rel[cond[1]]} {cond[2].latex()}"
             rows.append(f"{v} & {c}")
         return r"\begin{cases} " + r" \\ ".join(rows) + r" \end{cases}"
 
@@ -467,6 +469,7 @@ class Declare(Node):
     index: str | None = None
     upper: Node | None = None
     positive: bool = False  # \delta > 0: a positive real scalar
+    sign: str | None = None  # k \ge 0: ">= 0" (also "> 0", "< 0", "<= 0"), a real scalar of that sign
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import NotationShapeError
 from . import ast
+from .conditions import SIGN_WORDS, sign_text, signed_symbol
+from .maxima import is_extremum
 from .symbols import ONES, TOP, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
 
 
@@ -80,17 +82,21 @@ class Declarations:
         for n in st.names:
             self.head_in_labels(n)
         if st.shape.rows is None:  # c \in \mathbb{R}: a real scalar
+            sign = st.sign or ("> 0" if st.positive else None)
             for n in st.names:
                 k = key_of(n)
-                if st.positive and k in self.scalars:  # c \in \mathbb{R}, then c > 0
-                    self.scalars[k] = sp.Symbol(k, positive=True)
-                    self.notes.append(f"assumption: {n.text()} > 0 (a positive real scalar)")
+                if sign and (k in self.matrices or k in self.dims or k in self.features):
+                    self.fail(n, f"{n.text()} {sign}: a sign is read for a real scalar, and {n.text()} is declared "
+                              "otherwise (a matrix, a vector or a dimension)", "a sign of a real scalar, k \\ge 0")
+                if sign and k in self.scalars:  # c \in \mathbb{R}, then c > 0 (or c \ge 0)
+                    self.scalars[k] = signed_symbol(k, sign)
+                    self.notes.append(f"assumption: {n.text()} {sign} ({SIGN_WORDS[sign]})")
                     continue
                 if k in self.scalars or k in self.matrices or k in self.dims or k in self.features:
                     self.fail(n, f"{n.text()} is declared twice", "one declaration per name")
-                self.scalars[k] = sp.Symbol(k, positive=True) if st.positive else sp.Symbol(k, real=True)
-                if st.positive:
-                    self.notes.append(f"assumption: {n.text()} > 0 (a positive real scalar)")
+                self.scalars[k] = signed_symbol(k, sign)
+                if sign:
+                    self.notes.append(f"assumption: {n.text()} {sign} ({SIGN_WORDS[sign]})")
             return
         rows, cols = self.dim(st.shape.rows), self.dim(st.shape.cols)
         if st.shape.vector and self.convention == "row":  # x \in \mathbb{R}^{d}: under the row convention a row
@@ -137,8 +143,8 @@ class Declarations:
         """The declared scalar ``k``; one declared positive (``\\delta > 0``) marks its assumption used, so
         that the steps it reaches say so in their scope."""
         v = self.scalars[k]
-        if v.is_positive:
-            text = f"{k} > 0"
+        text = sign_text(v)  # k > 0, k >= 0: the stated sign it is checked under
+        if text is not None:
             if text not in self.assumptions:
                 self.assumption_nodes[text] = None
             self.assumptions[text] = True
@@ -462,7 +468,7 @@ class Declarations:
             if t.base in VOCABULARY_ARITY:
                 return t.sub is None and len(n.args) != VOCABULARY_ARITY[t.base] and (
                     f"{t.base}/{len(n.args)}" not in self.defs)
-            return t.sub is None and self.is_undefined_name(t) and t.base not in ("exp", "log")
+            return t.sub is None and self.is_undefined_name(t) and t.base not in ("exp", "log") and not is_extremum(n)
         if not isinstance(n, ast.Name):
             return False
         if n.base in VOCABULARY_ARITY or n.base in ("exp", "log", ONES):

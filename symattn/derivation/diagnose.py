@@ -32,6 +32,7 @@ from ..proof.refute import search
 from ..proof.verdict import general_scope
 from . import ast
 from .mask_slips import mask_candidates
+from .maxima import as_scalar_claim
 from .operand_slips import operand_candidates
 
 MAX_CANDIDATES = 120  # tried in order until one is proved, within the budget
@@ -366,6 +367,7 @@ def verify_positions(scope, L, R, **kw):
     """verify(L, R) where a position t of a sequence of length n is read as n = t + s (s >= 1), and again
     at s = 0 (t = n): the first verdict that is not a proof, or the proof with both scopes."""
     positions = getattr(scope, "positions", None) or {}
+    L, R = as_scalar_claim(L, R)  # max(a, b) = ...: the numbers' claim, split by cases (.maxima)
     if not positions:
         return halves_as_written(scope, verify(L, R, **kw))
     L, R = L.xreplace(scope.subs), R.xreplace(scope.subs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import ast
+from .maxima import extremum, is_extremum
 from .symbols import is_matrix, key_of
 
 WORDS = ("rowsum", "colsum", "diag")
@@ -36,8 +37,11 @@ def gradient_symbol(scope, node, L):
 
 
 def vocabulary_call(scope, node, L):
-    """rowsum(X), colsum(X), diag(p) in a file with a backward pass; None for any other call."""
+    """rowsum(X), colsum(X), diag(p) in a file with a backward pass, \\max(a, b) and \\min(a, b) of numbers;
+    None for any other call."""
     name = node.target
+    if is_extremum(node) and key_of(name) not in scope.defs:  # \max(a, b), \min(k, x) of numbers (.maxima)
+        return extremum(scope, node, L)
     if (not getattr(scope, "gradient_names", None) or name.base not in WORDS or name.sub is not None
             or name.sup is not None or key_of(name) in scope.defs):
         return None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
+from .conditions import alternatives_refusal, read_condition, sign_statement, stray_comparison
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
@@ -120,6 +121,7 @@ class LatexParser(Parser):
                 self.i += 2
                 value = "-inf"
             else:
+                alternatives_refusal(self, v)  # score = \begin{cases} a & \text{dot} \\ ... (.conditions)
                 self.fail(f"found {v.show()} as a value of the cases environment: only a mask (entries 0 and "
                           "-\\infty) is read", usage, v)
             if self.at_op(","):
@@ -129,17 +131,7 @@ class LatexParser(Parser):
                 self.next()
                 cond = None
             else:
-                left = self.case_index()
-                r = self.peek()
-                if r.kind == "cmd" and r.value in ("<=", ">="):
-                    rel = r.value
-                elif r.kind == "op" and r.value in ("<", ">"):
-                    rel = r.value
-                else:
-                    self.fail(f"found {r.show()} in the condition of a cases row", "\\le, \\ge, < or > between "
-                              "two indices", r)
-                self.next()
-                cond = (left, rel, self.case_index())
+                cond = read_condition(self)  # j \le i; i - W \le j \le i; |i - j| \le w
             rows.append((value, cond))
             if self.at_op(",", "."):
                 self.next()
@@ -152,17 +144,6 @@ class LatexParser(Parser):
                 break
         self.leave()
         return ast.Cases((t.line, t.col), tuple(rows))
-
-    def case_index(self):
-        """An index of a cases condition: s, t, L, d_k, 1, t - 1."""
-        t = self.peek()
-        node = self.name(self.next()) if t.kind == "ident" else self.sub_atom()
-        if not isinstance(node, ast.Name) and t.kind == "ident":
-            self.fail(f"{node.text()} in the condition of a cases row", "an index or a length, as in s \\le t", t)
-        while self.at_op("+", "-"):
-            op = self.next()
-            node = ast.Index(node.pos, node, op.value, self.sub_atom())
-        return node
 
     def bracket(self, t: Token):
         """``[x]`` groups as parentheses do; ``[x_1, \\dots, x_N]`` is one block row, as in the notation."""
@@ -289,10 +270,9 @@ class LatexParser(Parser):
         names = self.name_list()
         if names and self.at_op(",") and self.at("dots", None, 1) and self.at_op(",", 2):
             return self.sequence(names, p)
-        if (names and len(names) == 1 and self.at_op(">") and self.at("num", "0", 1)
-                and (self.at_op(",", 2) or self.at("math", None, 2) or self.at("eof", None, 2))):
-            self.i += 2  # \delta > 0: a positive real scalar
-            return [ast.Declare(p, tuple(names), ast.Shape(p, None, None), positive=True)]
+        sign = sign_statement(self, names)  # \delta > 0, k \ge 0: real scalars of a sign (.conditions)
+        if sign is not None:
+            return [ast.Declare(p, tuple(names), ast.Shape(p, None, None), positive=sign == "> 0", sign=sign)]
         if names and self.at("cmd", "in"):
             self.next()
             return [ast.Declare(p, tuple(names), self.space())]
@@ -327,6 +307,7 @@ class LatexParser(Parser):
             return [ast.ScoreDecl(p, names[0].text(), tuple(domain), codomain)]
         self.i = save
         first, links = self.chain()
+        stray_comparison(self, first)  # a + 1 \ge 0: an inequality after an expression (.conditions)
         shape = None
         if self.at("cmd", "in"):
             self.next()

@@ -12,6 +12,8 @@ True
 from __future__ import annotations
 
 from ..errors import ParseError
+from .conditions import SIGN_AHEAD
+from .maxima import INSTEAD, OVER_AN_INDEX
 from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
 
@@ -61,6 +63,10 @@ MAX_EXPANSION = 2_000  # macro uses expanded in one file
 MAX_MACRO_ARGS = 9
 
 # Constructs of papers that are refused, each with what to write instead (listed in the README).
+INEQUALITY = ("inequalities are read only as the conditions of a cases row (a mask entry by entry) and as an "
+              "assumption \\delta > 0; a set of positions written by a condition, {j | i \\geq j}, is not read: "
+              "write the mask by cases, M_{ij} = \\begin{cases} 0 & j \\le i \\\\ -\\infty & \\text{otherwise} "
+              "\\end{cases}, or the step as an equality")
 REFUSED = {
     "max": "maxima are not read in a matrix derivation (a file of numbers and vectors that uses \\max goes to the "
            "scalar reader, docs/scalars.md): state the step with \\operatorname{softmax}, whose shift invariance "
@@ -80,10 +86,10 @@ REFUSED = {
     "int": "integrals are not read",
     "prod": "products over an index are not read: write the matrix product",
     "setminus": "set operations are not read",
-    "le": "inequalities are not read: a derivation is a chain of equalities",
-    "leq": "inequalities are not read: a derivation is a chain of equalities",
-    "ge": "inequalities are not read: a derivation is a chain of equalities",
-    "geq": "inequalities are not read: a derivation is a chain of equalities",
+    "le": INEQUALITY,
+    "leq": INEQUALITY,
+    "ge": INEQUALITY,
+    "geq": INEQUALITY,
     "approx": "approximations are not read: a derivation is a chain of equalities",
     "propto": "proportionality is not read: write the normalizing factor",
     "input": "files are not included: paste the formulas into the derivation",
@@ -539,6 +545,17 @@ class Lexer:
             return
         if name in ("cos", "sin") and self.matrix > 0:  # entries of a rotation R^d_{\Theta,m}
             self.emit("cmd", name, i)
+            return
+        if name in ("max", "min"):  # \max(a, b) of numbers, read by .maxima; \max_j is refused there
+            rest = self.s[self.i:].lstrip()
+            if rest.startswith(("_", "\\limits", "\\nolimits")):
+                self.fail(f"\\{name}_{{...}}: {OVER_AN_INDEX}", INSTEAD, i)
+            self.emit("ident", name, i)
+            last = self.out[-1]
+            self.out[-1] = Token(last.kind, last.value, last.line, last.col, "operatorname")
+            return
+        if name in ("le", "leq", "ge", "geq") and SIGN_AHEAD.match(self.s, self.i):  # k \ge 0: a stated sign
+            self.emit("cmd", CASES_COMMANDS[name], i)
             return
         if name in CASES_COMMANDS and self.cases > 0:
             self.emit("cmd", CASES_COMMANDS[name], i)

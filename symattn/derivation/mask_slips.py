@@ -29,6 +29,8 @@ def _show(cond) -> str:
 def variants(cases: ast.Cases):
     """(slip, how, rows) for each single change of the mask's conditions."""
     rows = cases.rows
+    if any(c is not None and not isinstance(c, tuple) for _, c in rows):
+        return  # a window (.conditions.Conjunction): refused where it is used, so no variant reads either
 
     def each(fn):
         return tuple((v, None if c is None else fn(c)) for v, c in rows)

@@ -10,6 +10,7 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import NotationShapeError, UnknownSymbolError
 from . import ast
+from .conditions import Conjunction, window_mask, window_refusal
 from .symbols import dimension_symbol, is_matrix, key_of
 
 
@@ -132,6 +133,11 @@ class Positions:
                  "or 0 & s \\le L \\\\ -\\infty & s > L (a padding mask of valid length L)")
         if len(cases.rows) != 2 or len(zero) != 1 or len(inf) != 1 or zero[0] is None:
             self.fail(cases, f"the cases of {node.text()} are not one row 0 and one row -\\infty", usage)
+        why = window_refusal(inf[0])
+        if why:
+            self.fail(cases, f"{node.text()}: {why}", usage)
+        if isinstance(zero[0], Conjunction):  # i - W <= j <= i, |i - j| <= w: a window, one mask per comparison
+            return window_mask(self, node, cases, a, b, rows, cols)
         visible = self.visible(zero[0], a, b, cases, usage)
         other = inf[0]
         if other is not None:

@@ -177,7 +177,7 @@ def test_a_list_in_brackets_names_its_own_bracket():
 @pytest.mark.parametrize("text, construct, instead", [
     (r"$$ A = (B \otimes C \otimes D) x $$", "three factors", "two factors"),
     (r"$$ a = \lceil b \rceil $$", r"\\lceil outside a subscript", "a subscript of a head family"),
-    (r"$$ m = \max(a, b) $$", r"\\max", "softmax"),
+    (r"$$ m = \max_i a_i $$", r"\\max_\{\.\.\.\}: an extremum over an index", "softmax"),
     (r"$$ R = \cos(a) $$", r"\\cos", "matrices"),
     (r"$$ d_j \leftarrow d $$", r"\\leftarrow", ":= or ="),
     (r"$$ M_{ts} = \begin{cases} 1 & s \le t \\ 0 & s > t \end{cases} $$", "value of the cases environment",
