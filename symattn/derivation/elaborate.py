@@ -31,8 +31,10 @@ from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownS
 from . import ast, operators, vectors
 from .declarations import Declarations
 from .grad_names import gradient_symbol, vocabulary_call
+from .label_subscripts import labelled_name
 from .patterns import anti_unify, short_text, show_pattern, substitute
 from .positions import Positions
+from .softmax_axis import softmax_axis
 from .symbols import (
     HOLE,
     MAX_MATRIX_POWER,
@@ -468,8 +470,7 @@ class Scope(Declarations, Positions):
         if isinstance(node.sub, ast.ParamIndex):
             if key_of(ast.Name(node.pos, node.base, None, node.sup, node.font)) in self.rotations:
                 return self.rotation_at(node, L)
-            self.fail(node, f"{node.text()}: a subscript with a label and a position is read only for a rotation "
-                      "defined by its pmatrix", "R^d_{\\Theta,m} = \\begin{pmatrix} ... \\end{pmatrix} before its use")
+            node = labelled_name(self, node)  # W_{Q,h} declared as a name of its own (label_subscripts)
         if isinstance(node.sub, ast.Slice) or (isinstance(node.sub, ast.RowIndex) and self.dialect == "latex"
                                                and self.resolve(node.base) in self.matrices):
             return self.sliced(node, L)
@@ -638,7 +639,7 @@ class Scope(Declarations, Positions):
                           "not read as such",
                           "the softmax of the whole column of scores, as in softmax(X^T q), whose entries are the "
                           "weights; a step is never checked under a reading the paper did not intend")
-            axis = {"col": 0, "row": 1}.get(node.axis, 0 if self.convention == "column" else 1)
+            axis = softmax_axis(self, node)  # refuses softmax(A B^T) with no convention set (softmax_axis)
             return D.softmax(X, axis)
         if base == "Attention" and name.sub is None:
             Q, K, V = self.args(node, L, 3)

@@ -46,6 +46,10 @@ ANNOTATED = {"underbrace": (0, "_"), "overbrace": (0, "^"), "underset": (1, ""),
              "vphantom": (None, ""), "mathclap": (0, ""), "mathllap": (0, ""), "mathrlap": (0, "")}
 # marks a superscript may hold as a label: v^*, v^{\ast}, W^{\star}
 STAR_COMMANDS = ("ast", "star")
+# arrows a subscript holds as a label: Performers' bidirectional and unidirectional Att_{\leftrightarrow},
+# Att_{\rightarrow}
+ARROW_LABELS = {"leftrightarrow": "\u2194", "rightarrow": "\u2192", "leftarrow": "\u2190",
+                "to": "\u2192", "uparrow": "\u2191", "downarrow": "\u2193"}
 TOP = ("top", "intercal", "mathsf{T}")
 GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho "
          "sigma tau upsilon phi varphi chi psi omega "
@@ -266,6 +270,13 @@ class Lexer:
         return bool(out) and ((out[-1].kind == "op" and out[-1].value == "^") or (
             len(out) > 1 and out[-1].kind == "op" and out[-1].value == "{" and out[-2].kind == "op"
             and out[-2].value == "^"))
+
+    def in_subscript(self) -> bool:
+        """Whether the next token is right after '_' or '_{'."""
+        out = self.out
+        return bool(out) and ((out[-1].kind == "op" and out[-1].value == "_") or (
+            len(out) > 1 and out[-1].kind == "op" and out[-1].value == "{" and out[-2].kind == "op"
+            and out[-2].value == "_"))
 
     def argument(self, what: str) -> str:
         """The argument of a command: ``{...}``, or one letter, digit or command (``\\hat x``)."""
@@ -536,6 +547,9 @@ class Lexer:
             return
         if name in STAR_COMMANDS and self.in_superscript():
             self.emit("ident", "*", i)
+            return
+        if name in ARROW_LABELS and self.in_subscript():  # Att_{\leftrightarrow}: a label, not a relation
+            self.emit("ident", ARROW_LABELS[name], i)
             return
         if name in ("cos", "sin") and self.matrix > 0:  # entries of a rotation R^d_{\Theta,m}
             self.emit("cmd", name, i)

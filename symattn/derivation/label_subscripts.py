@@ -1,0 +1,38 @@
+"""Subscripts that mix a label and an index, read as one label of a name of its own.
+
+Papers name per-head weights with a label and the head's index in one subscript: Dong et al. write
+``W_{Q,h}``, ``b_{V,h}`` for head h's query weights and value bias. The grammar reads ``{Q,h}`` (an
+upper-case label, then a letter) as a label and a position, the form of Su et al.'s rotation
+``R^d_{\\Theta,m}``. Where no rotation of that name is defined but the file declares the whole name
+``W_{Q,h}`` (as it declares ``W_{k,E}``), the subscript is the name's label: ``W_{Q,h}`` is a matrix of
+its own, as the paper declares it, not the h-th member of a family.
+
+>>> from symattn.derivation import ast
+>>> n = ast.Name(0, "W", ast.ParamIndex(0, ast.Name(0, "Q", None, None), ast.Name(0, "h", None, None)), None)
+>>> as_labels(n).sub.text()
+'Q,h'
+"""
+
+from __future__ import annotations
+
+from . import ast
+from .symbols import key_of
+
+
+def as_labels(node: ast.Name) -> ast.Name:
+    """``node`` with its label-and-position subscript ``{Q,h}`` read as the compound label ``{Q,h}``."""
+    sub = node.sub
+    return ast.Name(node.pos, node.base, ast.Labels(sub.pos, (sub.label, sub.index)), node.sup, node.font)
+
+
+def labelled_name(el, node: ast.Name) -> ast.Name:
+    """``W_{Q,h}`` as the declared name ``W_{Q,h}`` (a compound label); refuse it where the file declares no
+    such name, since ``{label,position}`` is otherwise read only for a rotation defined by its pmatrix."""
+    named = as_labels(node)
+    k = el.resolve(key_of(named))
+    if any(k in table for table in (el.matrices, el.scalars, el.dims, el.defs, el.partitions)):
+        return named
+    el.fail(node, f"{node.text()}: a subscript with a label and a position is read as a name of its own only "
+            f"when the file declares {node.text()} with its shape, and otherwise only for a rotation defined by "
+            "its pmatrix", f"a declaration {node.text()} \\in \\mathbb{{R}}^{{...}}, or "
+            "R^d_{\\Theta,m} = \\begin{pmatrix} ... \\end{pmatrix} before its use")
