@@ -52,6 +52,7 @@ from .symbols import (
     shape_text,
 )
 from .tokens import PINV
+from .trig import trig_call
 
 
 class Scope(Declarations, Positions):
@@ -540,7 +541,7 @@ class Scope(Declarations, Positions):
         grad = gradient_symbol(self, node, L)  # dO in a backward pass (grad_names)
         if grad is not None:
             return grad
-        self.unknown(node, k)
+        return self.unknown(node, k)
 
     def resolve(self, key: str) -> str:
         """The name ``key`` stands for under the assumptions (d_v = d_k, W^K = W^Q); marks the
@@ -552,6 +553,8 @@ class Scope(Declarations, Positions):
         return key
 
     def unknown(self, node, k):
+        if k == "pi" and self.dialect == "latex":
+            return sp.pi  # \pi the file does not declare: the number (trig)
         names = self.known_names()
         hint = ""
         for a in names:  # QW written for Q W
@@ -614,10 +617,8 @@ class Scope(Declarations, Positions):
     def _call(self, node, L):
         name = node.target
         base = name.base
-        if base in ("cos", "sin") and name.sub is None:
-            self.fail(node, f"\\{base} is read only in a rotation R^d_{{\\Theta,m}} = \\begin{{pmatrix}} \\cos{{m"
-                      "\\theta_1}} & -\\sin{{m\\theta_1}} & \\cdots ... \\end{{pmatrix}} as Su et al. typeset it",
-                      "the rotation as a whole, defined by that pmatrix")
+        if base in ("cos", "sin") and name.sub is None and name.sup is None:
+            return trig_call(self, node, L)  # of a number (trig)
         own = f"{base}/{len(node.args)}"
         if own in self.defs and name.sub is None:  # the document's Attention(X)
             d = self.defs[own]

@@ -28,6 +28,7 @@ class Parser:
     """Expression parser over a token list. Subclasses add the statement level."""
 
     dialect = "notation"
+    in_shape = False  # inside M^{r \times c}, where \times separates the sides (elsewhere a product, \pi \times x)
 
     def __init__(self, tokens: list[Token]):
         self.toks = tokens
@@ -143,7 +144,7 @@ class Parser:
         while True:
             if isinstance(factors[-1], ast.Sum):
                 break  # the body of a sum took the rest of the product
-            if self.at_op("*") or self.at("cmd", "cdot"):
+            if self.at_op("*") or self.at("cmd", "cdot") or (self.at("cmd", "times") and not self.in_shape):
                 self.next()
                 factors.append(self.factor())
             elif self.at_op("/"):

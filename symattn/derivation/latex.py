@@ -39,7 +39,7 @@ class LatexParser(Parser):
     def starts_primary(self) -> bool:
         if self.at("begin") and (self.peek().value in MATRIX_ENVS or self.peek().value == "cases"):
             return True
-        if self.at_op("⟨"):
+        if self.at_op("⟨") or self.at("cmd", "cos") or self.at("cmd", "sin"):
             return True
         if self.at_op("‖"):  # a norm opens here unless it closes one: \|x\| \|y\|
             return self.norms_open % 2 == 0
@@ -266,7 +266,11 @@ class LatexParser(Parser):
             rows = self.sub_atom()  # \mathbb{R}^n
             return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1), True)
         self.next()
-        rows = self.expr()
+        self.in_shape, outer = True, self.in_shape
+        try:
+            rows = self.expr()
+        finally:
+            self.in_shape = outer
         if self.at_op("}"):
             self.next()
             return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1), True)

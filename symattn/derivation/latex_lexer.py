@@ -46,6 +46,7 @@ ANNOTATED = {"underbrace": (0, "_"), "overbrace": (0, "^"), "underset": (1, ""),
              "vphantom": (None, ""), "mathclap": (0, ""), "mathllap": (0, ""), "mathrlap": (0, "")}
 # marks a superscript may hold as a label: v^*, v^{\ast}, W^{\star}
 STAR_COMMANDS = ("ast", "star")
+TRIG = ("cos", "sin")  # the cosine and sine of a number (and in a rotation's pmatrix)
 # arrows a subscript holds as a label: Performers' bidirectional and unidirectional Att_{\leftrightarrow},
 # Att_{\rightarrow}
 ARROW_LABELS = {"leftrightarrow": "\u2194", "rightarrow": "\u2192", "leftarrow": "\u2190",
@@ -70,10 +71,6 @@ REFUSED = {
            "scalar reader, docs/scalars.md): state the step with \\operatorname{softmax}, whose shift invariance "
            "is proved",
     "min": "minima are not read: state the step with matrices and softmax",
-    "cos": "entries of rotations are read only in a rotation's pmatrix: define the rotation R^d_{\\Theta,m} by "
-           "its pmatrix (as Su et al. typeset it) and state the claim about the matrices",
-    "sin": "entries of rotations are read only in a rotation's pmatrix: define the rotation R^d_{\\Theta,m} by "
-           "its pmatrix (as Su et al. typeset it) and state the claim about the matrices",
     "infty": "infinite entries are not read (causal masks): write the masked attention without its entries",
     "leftarrow": "algorithm assignments are not read in a matrix derivation (a file of numbers that uses \\leftarrow "
                  "goes to the scalar reader, docs/scalars.md): write a definition with := or =",
@@ -551,8 +548,8 @@ class Lexer:
         if name in ARROW_LABELS and self.in_subscript():  # Att_{\leftrightarrow}: a label, not a relation
             self.emit("ident", ARROW_LABELS[name], i)
             return
-        if name in ("cos", "sin") and self.matrix > 0:  # entries of a rotation R^d_{\Theta,m}
-            self.emit("cmd", name, i)
+        if name in TRIG:  # Q^{\cos}: a label; \cos x: the cosine (read by .trig, refused on matrices)
+            self.emit(*(("ident", name) if self.in_superscript() else ("cmd", name)), i)
             return
         if name in CASES_COMMANDS and self.cases > 0:
             self.emit("cmd", CASES_COMMANDS[name], i)
