@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
+from .complex_notation import conjugate_refusal
 from .tokens import MAX_DEPTH, PINV, Token
 
 AXES = {"row": "row", "rows": "row", "col": "col", "column": "col", "columns": "col"}
@@ -191,6 +192,8 @@ class Parser:
                 node = ast.Name(node.pos, node.base, node.sub, label)
                 if self.label_transposed:
                     node = ast.T((caret.line, caret.col), node)
+            elif label == "*":  # (W_k x_n)^*: a conjugate (complex_notation)
+                self.fail(*conjugate_refusal(f"{node.text()}^*"), caret)
             else:
                 self.fail(f"the superscript ^{label} can only label a name", "^T or ^\\top (transpose)",
                           caret)

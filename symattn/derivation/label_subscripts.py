@@ -32,7 +32,7 @@ def labelled_name(el, node: ast.Name) -> ast.Name:
     k = el.resolve(key_of(named))
     if any(k in table for table in (el.matrices, el.scalars, el.dims, el.defs, el.partitions)):
         return named
-    el.fail(node, f"{node.text()}: a subscript with a label and a position is read as a name of its own only "
-            f"when the file declares {node.text()} with its shape, and otherwise only for a rotation defined by "
-            "its pmatrix", f"a declaration {node.text()} \\in \\mathbb{{R}}^{{...}}, or "
+    el.fail(node, f"{node.text()}: a subscript with a label and a position is read only for a rotation defined by "
+            f"its pmatrix, or as a name of its own that the file declares ({node.text()} is not declared)",
+            f"a declaration {node.text()} \\in \\mathbb{{R}}^{{...}}, or "
             "R^d_{\\Theta,m} = \\begin{pmatrix} ... \\end{pmatrix} before its use")

@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 from ..errors import ParseError
+from .complex_notation import conjugate_refusal
 from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
 
@@ -301,6 +302,8 @@ class Lexer:
         toks = self.out[start:]
         if not toks or toks[0].kind != "ident" or (len(toks) > 1 and not (
                 toks[1].kind == "op" and toks[1].value in ("_", "^"))):
+            if name in ("bar", "overline"):  # \overline{f(k, n)}: a conjugate (complex_notation)
+                self.fail(*conjugate_refusal(f"\\{name}{{{text[:30]}}}"), i)
             self.fail(f"\\{name}{{{text[:30]}}} decorates more than a name",
                       f"\\{name} over one name, as in \\{name}{{x}}", i)
         first = toks[0]

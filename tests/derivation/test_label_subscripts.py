@@ -33,7 +33,7 @@ def test_the_two_labelled_names_are_different_matrices():
 def test_an_undeclared_label_and_index_name_is_refused_with_what_to_write():
     (s,) = check(decl() + r"$$ X W_{V,h} = X W_{V,h} $$").steps
     assert s.status == "ill-formed"
-    assert "W_{V,h}: a subscript with a label and a position" in s.error and "declares W_{V,h}" in s.error
+    assert "W_{V,h}: a subscript with a label and a position" in s.error and "W_{V,h} is not declared" in s.error
 
 
 @settings(max_examples=5, deadline=None)
