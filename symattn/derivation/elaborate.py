@@ -30,6 +30,7 @@ from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
 from . import ast, operators, vectors
 from .declarations import Declarations
+from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
 from .label_subscripts import labelled_name
 from .patterns import anti_unify, short_text, show_pattern, substitute
@@ -296,9 +297,7 @@ class Scope(Declarations, Positions):
         if not is_matrix(v):
             return sp.Pow(v, sp.Rational(node.num, node.den))
         if node.den != 1 or node.num < 1:
-            self.fail(node, f"the power ^{{{node.exponent()}}} of the matrix {node.base.text()}",
-                      "a positive whole power of a square matrix (A^2 = A A); inverses and roots of matrices are "
-                      "not part of the notation")
+            return inverse_power(self, node, v)  # D^{-1} of D = diag(v), else refused (diagonal)
         if node.num > MAX_MATRIX_POWER:
             self.fail(node, f"the power ^{{{node.num}}} of the matrix {node.base.text()}: whole powers of a matrix are "
                       f"read up to ^{{{MAX_MATRIX_POWER}}}", "a smaller power, or the claim about the matrix itself")

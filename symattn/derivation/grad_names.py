@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import ast
+from .diagonal import diag_call
 from .symbols import is_matrix, key_of
 
 WORDS = ("rowsum", "colsum", "diag")
@@ -38,6 +39,8 @@ def gradient_symbol(scope, node, L):
 def vocabulary_call(scope, node, L):
     """rowsum(X), colsum(X), diag(p) in a file with a backward pass; None for any other call."""
     name = node.target
+    if name.base == "diag" and name.sub is None and name.sup is None and key_of(name) not in scope.defs:
+        return diag_call(scope, node, L)  # diag(v) in any file (diagonal)
     if (not getattr(scope, "gradient_names", None) or name.base not in WORDS or name.sub is not None
             or name.sup is not None or key_of(name) in scope.defs):
         return None

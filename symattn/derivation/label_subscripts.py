@@ -5,7 +5,8 @@ Papers name per-head weights with a label and the head's index in one subscript:
 upper-case label, then a letter) as a label and a position, the form of Su et al.'s rotation
 ``R^d_{\\Theta,m}``. Where no rotation of that name is defined but the file declares the whole name
 ``W_{Q,h}`` (as it declares ``W_{k,E}``), the subscript is the name's label: ``W_{Q,h}`` is a matrix of
-its own, as the paper declares it, not the h-th member of a family.
+its own, as the paper declares it, not the h-th member of a family. A function named with a word below,
+``K_{\\mathrm{gauss}}(x, y) = ...``, is defined by the file as ``f(x, y) = ...`` is (:func:`word_label`).
 
 >>> from symattn.derivation import ast
 >>> n = ast.Name(0, "W", ast.ParamIndex(0, ast.Name(0, "Q", None, None), ast.Name(0, "h", None, None)), None)
@@ -17,6 +18,20 @@ from __future__ import annotations
 
 from . import ast
 from .symbols import key_of
+
+
+def word_label(sub) -> bool:
+    """Whether the subscript ``sub`` is a word or a mark, a label such as ``gauss`` in Choromanski et al.'s kernel
+    ``K_{\\mathrm{gauss}}(x, y)``: a function so named is the file's own function (defined as ``f(x, y)`` is),
+    while a subscript letter (``F_h``, ``f_q``) stays an index or a one-letter label."""
+    return (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None
+            and (len(sub.base) > 1 or not sub.base.isalnum()))  # gauss, or an arrow: Att_{\leftrightarrow}
+
+
+def new_labelled_name(el, t: ast.Name) -> bool:
+    """Whether nothing declares or defines the whole name ``t`` (``K_{gauss}``, the base K may be a matrix)."""
+    k = key_of(t)
+    return not any(k in table for table in (el.matrices, el.scalars, el.dims, el.defs, el.functions, el.partitions))
 
 
 def as_labels(node: ast.Name) -> ast.Name:

@@ -43,8 +43,6 @@ REFUSED: dict[str, tuple[int, str]] = {
     'chen2023_corrupted.tex': (9, "the complex conjugate \\overline{f'(\\mathbf{k}"),
     'child2019.tex': (8, 'unsupported LaTeX command \\max: maxima are no'),
     'child2019_corrupted.tex': (8, 'unsupported LaTeX command \\max: maxima are no'),
-    'choromanski2021.tex': (8, 'diag is a function whose meaning changes the'),
-    'choromanski2021_corrupted.tex': (8, 'diag is a function whose meaning changes the'),
     'dao2024.tex': (5, "found ','"),
     'dao2024_corrupted.tex': (5, "found ','"),
     'deepseek2024.tex': (8, 'unknown symbol q_t,i^C (a double subscript: q'),
@@ -116,6 +114,8 @@ REFUSED: dict[str, tuple[int, str]] = {
 UNREAD: dict[str, tuple[int, str, str]] = {
     'abnar2020.tex': (6, 'ill-formed', 'the left side A(l_1) is ill-formed: line 6, c'),
     'abnar2020_corrupted.tex': (6, 'ill-formed', 'the left side A(l_1) is ill-formed: line 6, c'),
+    'choromanski2021.tex': (16, 'ill-formed', 'verify(lhs, rhs): the two sides have differen'),
+    'choromanski2021_corrupted.tex': (16, 'ill-formed', 'verify(lhs, rhs): the two sides have differen'),
     'he2021.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
     'he2021_corrupted.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
     'liu2021.tex': (5, 'ill-formed', 'the left side Omega(W-MSA) is ill-formed: lin'),

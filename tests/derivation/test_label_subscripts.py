@@ -43,3 +43,13 @@ def test_renaming_the_label_or_the_index_changes_no_verdict(index, label):
                  rf"X W_{{{label},{index}}} + X W_{{K,{index}}} $$")
     false = check(decl(label, index) + rf"$$ X W_{{{label},{index}}} = X W_{{K,{index}}} $$")
     assert [s.status for s in true.steps] == ["proved"] and [s.status for s in false.steps] == ["refuted"]
+
+
+def test_a_function_named_with_a_word_below_is_the_files_own_function():
+    decl = r"$$ K \in \mathbb{R}^{d \times d}, \quad x, y \in \mathbb{R}^{d} $$" + "\n"
+    gauss = r"$$ K_{\mathrm{gauss}}(x, y) = \exp\left(-\frac{\|x - y\|^2}{2}\right) $$" + "\n"
+    left = r"$$ \exp(x^\top y) = \exp\left(\frac{\|x\|^2}{2}\right) K_{\mathrm{gauss}}(x, y) "
+    true = left + r"\exp\left(\frac{\|y\|^2}{2}\right) $$"
+    false = left + r"\exp\left(\|y\|^2\right) $$"
+    assert [s.status for s in check(decl + gauss + true).steps] == ["proved"]
+    assert [s.status for s in check(decl + gauss + false).steps] == ["refuted"]
