@@ -352,7 +352,8 @@ class LatexParser(Parser):
         last = self.name(self.next()) if t.kind == "ident" else None
         usage = ("a sequence written x_1, \\ldots, x_N \\in S, the first member indexed 1 and the last by a "
                  "single capital letter N (or write n = 1, \\ldots, N and x_n \\in S)")
-        if not (len(names) == 1 and isinstance(last, ast.Name) and isinstance(first.sub, ast.Num)
+        plain = names[:-1]  # x, y, w_1, \ldots, w_D \in S: names of S, then the sequence
+        if not (all(n.sub is None for n in plain) and isinstance(last, ast.Name) and isinstance(first.sub, ast.Num)
                 and first.sub.value == 1 and isinstance(last.sub, ast.Name) and last.sub.sub is None
                 and last.sub.sup is None and len(last.sub.base) == 1 and last.sub.base.isupper()
                 and (last.base, last.sup) == (first.base, first.sup)):
@@ -365,7 +366,8 @@ class LatexParser(Parser):
         upper = last.sub
         letter = upper.base.lower()
         member = ast.Name(first.pos, first.base, ast.Name(first.pos, letter), first.sup, first.font)
-        return [ast.Declare(p, (member,), self.space(), letter, upper)]
+        space = self.space()
+        return [ast.Declare(p, tuple(plain), space)] * bool(plain) + [ast.Declare(p, (member,), space, letter, upper)]
 
     def mapsto(self, name, domain, codomain, p):
         """After a signature: ``, (Q, K, V) \\mapsto body`` (the next row of an align), or None."""
