@@ -26,7 +26,7 @@ from __future__ import annotations
 from ..errors import ParseError
 from . import ast
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
-from .grammar import Parser, chain_or_definition
+from .grammar import Parser, chain_or_definition, pos_of
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
 from .notation import NotationParser
 from .tokens import Token, tokenize_plain
@@ -230,8 +230,12 @@ class LatexParser(Parser):
                 arg = self.braced_expr(f"the argument of \\{t.value}")
             elif self.at_op("("):
                 arg = self.primary()
-            else:
-                arg = self.factor()
+            else:  # \cos m\theta: the product that follows, up to the next \cos, \sin, \exp or \log
+                factors = [self.factor()]
+                while self.starts_primary() and not (self.at("cmd", "cos") or self.at("cmd", "sin")
+                                                     or self.at("ident", "exp") or self.at("ident", "log")):
+                    factors.append(self.factor())
+                arg = factors[0] if len(factors) == 1 else ast.Mul(pos_of(factors[0]), tuple(factors))
             self.leave()
             return ast.Call(p, ast.Name(p, t.value), (arg,))
         self.fail(f"found \\{t.value}", "a name, a number, '(' or a block matrix")

@@ -3,8 +3,10 @@ r"""The cosine and sine of a number: ``\cos x``, ``\sin(\frac{\pi i}{2M})``, ``\
 Papers apply cos and sin to numbers: cosFormer's re-weighting ``\cos(\frac{\pi}{2} \times \frac{i - j}{M})``,
 the random features ``\sin(w_i \cdot x)`` of Rahimi & Recht and Peng et al., the entries of RoPE's
 rotation. The argument is a number (a declared scalar, an arithmetic of them, or a 1 × 1 product such as
-``w^\top x``); its cosine is SymPy's ``cos``, so that cos(a - b) = cos a cos b + sin a sin b is proved
-by the rewriting rule ``expand_trig_entries`` (docs/theorems.md). The cosine of a matrix (an entrywise
+``w^\top x``; without parentheses, the product that follows up to the next \cos, \sin, \exp or \log, as
+``\cos m\theta`` is cos(mθ) and ``\cos a \cos b`` is cos(a) cos(b)); its cosine is SymPy's ``cos``, so
+that cos(a - b) = cos a cos b + sin a sin b is proved by the rewriting rule ``expand_trig_entries``
+(docs/theorems.md). The cosine of a matrix (an entrywise
 cosine, or the matrix function) is refused with what to write instead.
 
 >>> import sympy as sp
@@ -37,6 +39,8 @@ def trig_call(scope, node, L):
         if tuple(v.shape) != (1, 1):
             scope.fail(node, f"\\{base} of the {sp.sstr(v.rows)} × {sp.sstr(v.cols)} matrix {arg.text()}: the "
                        f"cosine and sine are read only of numbers (an entrywise \\{base} of a matrix is not read)",
-                       f"\\{base} of a number, as in \\{base}(w^\\top x) or \\{base}(m\\theta)")
+                       f"\\{base} of a number, as in \\{base}(w^\\top x) or \\{base}(m\\theta); without parentheses "
+                       f"the argument is the whole product that follows (write \\{base}(m\\theta) A, not "
+                       f"\\{base} m\\theta A)")
         v = v[0, 0]
     return cosine_of(base, v)

@@ -69,3 +69,11 @@ def test_renaming_the_angles_changes_no_verdict(names):
     bad = rf"$$ \cos({a} - {b}) A = (\cos {a} \cos {b} - \sin {a} \sin {b}) A $$"
     d = rf"$$ {a}, {b} \in \mathbb{{R}}, \quad A \in \mathbb{{R}}^{{n \times n}} $$" + "\n"
     assert statuses(d + good) == ["proved"] and statuses(d + bad) == ["refuted"]
+
+
+def test_without_parentheses_the_argument_is_the_product_that_follows():
+    d = r"$$ m, \theta, a, b \in \mathbb{R}, \quad A \in \mathbb{R}^{n \times n} $$" + "\n"
+    assert statuses(d + r"$$ A \cos m\theta = \cos(m \theta) A $$") == ["proved"]
+    assert statuses(d + r"$$ A \cos m\theta = \cos(m) \theta A $$") == ["refuted"]
+    (s,) = check(d + r"$$ \cos m\theta A = \cos(m \theta) A $$").steps  # cos of the whole product m theta A
+    assert s.status == "ill-formed" and "write \\cos(m\\theta) A" in s.error
