@@ -223,8 +223,13 @@ class LatexParser(Parser):
         if t.value == "sum":
             self.next()
             return self.sum(t)
-        if t.value in ("cos", "sin"):  # \cos{m\theta_1}, \cos(m\theta_1): an entry of a rotation
+        if t.value in ("cos", "sin"):  # \cos{m\theta_1}, \cos(m\theta_1), \sin^2 x (trig)
             self.next()
+            power = self.power() if self.at_op("^") and self.power_ahead() else None
+            if power is not None and (power[0] < 1 or power[1] != 1):
+                self.fail(f"\\{t.value}^{{{power[0]}{'' if power[1] == 1 else '/' + str(power[1])}}}: only a positive "
+                          f"whole power of \\{t.value} is read (\\{t.value}^{{-1}} would be the inverse function)",
+                          f"\\{t.value}^2 x, or 1 / \\{t.value}(x)", t)
             self.enter()
             if self.at_op("{"):
                 arg = self.braced_expr(f"the argument of \\{t.value}")
@@ -237,7 +242,8 @@ class LatexParser(Parser):
                     factors.append(self.factor())
                 arg = factors[0] if len(factors) == 1 else ast.Mul(pos_of(factors[0]), tuple(factors))
             self.leave()
-            return ast.Call(p, ast.Name(p, t.value), (arg,))
+            call = ast.Call(p, ast.Name(p, t.value), (arg,))
+            return call if power is None else ast.Power(p, call, *power)
         self.fail(f"found \\{t.value}", "a name, a number, '(' or a block matrix")
 
     def braced_expr(self, what):

@@ -5,11 +5,13 @@ refused."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symattn.derivation import check_statements
 from symattn.derivation.latex import parse_latex
+from symattn.errors import ParseError
 
 
 def check(text):
@@ -77,3 +79,14 @@ def test_without_parentheses_the_argument_is_the_product_that_follows():
     assert statuses(d + r"$$ A \cos m\theta = \cos(m) \theta A $$") == ["refuted"]
     (s,) = check(d + r"$$ \cos m\theta A = \cos(m \theta) A $$").steps  # cos of the whole product m theta A
     assert s.status == "ill-formed" and "write \\cos(m\\theta) A" in s.error
+
+
+def test_a_power_written_on_the_function_is_a_power_of_its_value():
+    d = r"$$ a \in \mathbb{R}, \quad A \in \mathbb{R}^{n \times n} $$" + "\n"
+    assert statuses(d + r"$$ (\cos^2 a + \sin^{2} a) A = A $$") == ["proved"]
+    assert statuses(d + r"$$ (\cos^2 a - \sin^{2} a) A = A $$") == ["refuted"]
+
+
+def test_the_inverse_function_notation_is_refused():
+    with pytest.raises(ParseError, match=r"\\cos\^\{-1\}: only a positive whole power"):
+        parse_latex(r"$$ b = \cos^{-1} a $$")
