@@ -13,6 +13,7 @@ from ..defs.shapes import same_dim
 from ..errors import NotationShapeError
 from . import ast
 from .conditions import SIGN_WORDS, sign_text, signed_symbol
+from .label_subscripts import new_labelled_name, word_label
 from .maxima import is_extremum
 from .symbols import ONES, TOP, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
 
@@ -468,6 +469,8 @@ class Declarations:
             if t.base in VOCABULARY_ARITY:
                 return t.sub is None and len(n.args) != VOCABULARY_ARITY[t.base] and (
                     f"{t.base}/{len(n.args)}" not in self.defs)
+            if word_label(t.sub):  # K_{gauss}(x, y): the file's own function, even beside a declared K
+                return new_labelled_name(self, t)
             return t.sub is None and self.is_undefined_name(t) and t.base not in ("exp", "log") and not is_extremum(n)
         if not isinstance(n, ast.Name):
             return False

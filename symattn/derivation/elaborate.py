@@ -30,9 +30,12 @@ from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
 from . import ast, operators, vectors
 from .declarations import Declarations
+from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
+from .label_subscripts import labelled_name
 from .patterns import anti_unify, short_text, show_pattern, substitute
 from .positions import Positions
+from .softmax_axis import softmax_axis
 from .symbols import (
     HOLE,
     MAX_MATRIX_POWER,
@@ -50,6 +53,7 @@ from .symbols import (
     shape_text,
 )
 from .tokens import PINV
+from .trig import trig_call
 
 
 class Scope(Declarations, Positions):
@@ -293,9 +297,7 @@ class Scope(Declarations, Positions):
         if not is_matrix(v):
             return sp.Pow(v, sp.Rational(node.num, node.den))
         if node.den != 1 or node.num < 1:
-            self.fail(node, f"the power ^{{{node.exponent()}}} of the matrix {node.base.text()}",
-                      "a positive whole power of a square matrix (A^2 = A A); inverses and roots of matrices are "
-                      "not part of the notation")
+            return inverse_power(self, node, v)  # D^{-1} of D = diag(v), else refused (diagonal)
         if node.num > MAX_MATRIX_POWER:
             self.fail(node, f"the power ^{{{node.num}}} of the matrix {node.base.text()}: whole powers of a matrix are "
                       f"read up to ^{{{MAX_MATRIX_POWER}}}", "a smaller power, or the claim about the matrix itself")
@@ -468,8 +470,7 @@ class Scope(Declarations, Positions):
         if isinstance(node.sub, ast.ParamIndex):
             if key_of(ast.Name(node.pos, node.base, None, node.sup, node.font)) in self.rotations:
                 return self.rotation_at(node, L)
-            self.fail(node, f"{node.text()}: a subscript with a label and a position is read only for a rotation "
-                      "defined by its pmatrix", "R^d_{\\Theta,m} = \\begin{pmatrix} ... \\end{pmatrix} before its use")
+            node = labelled_name(self, node)  # W_{Q,h} declared as a name of its own (label_subscripts)
         if isinstance(node.sub, ast.Slice) or (isinstance(node.sub, ast.RowIndex) and self.dialect == "latex"
                                                and self.resolve(node.base) in self.matrices):
             return self.sliced(node, L)
@@ -539,7 +540,7 @@ class Scope(Declarations, Positions):
         grad = gradient_symbol(self, node, L)  # dO in a backward pass (grad_names)
         if grad is not None:
             return grad
-        self.unknown(node, k)
+        return self.unknown(node, k)
 
     def resolve(self, key: str) -> str:
         """The name ``key`` stands for under the assumptions (d_v = d_k, W^K = W^Q); marks the
@@ -551,6 +552,8 @@ class Scope(Declarations, Positions):
         return key
 
     def unknown(self, node, k):
+        if k == "pi" and self.dialect == "latex":
+            return sp.pi  # \pi the file does not declare: the number (trig)
         names = self.known_names()
         hint = ""
         for a in names:  # QW written for Q W
@@ -613,10 +616,8 @@ class Scope(Declarations, Positions):
     def _call(self, node, L):
         name = node.target
         base = name.base
-        if base in ("cos", "sin") and name.sub is None:
-            self.fail(node, f"\\{base} is read only in a rotation R^d_{{\\Theta,m}} = \\begin{{pmatrix}} \\cos{{m"
-                      "\\theta_1}} & -\\sin{{m\\theta_1}} & \\cdots ... \\end{{pmatrix}} as Su et al. typeset it",
-                      "the rotation as a whole, defined by that pmatrix")
+        if base in ("cos", "sin") and name.sub is None and name.sup is None:
+            return trig_call(self, node, L)  # of a number (trig)
         own = f"{base}/{len(node.args)}"
         if own in self.defs and name.sub is None:  # the document's Attention(X)
             d = self.defs[own]
@@ -638,7 +639,7 @@ class Scope(Declarations, Positions):
                           "not read as such",
                           "the softmax of the whole column of scores, as in softmax(X^T q), whose entries are the "
                           "weights; a step is never checked under a reading the paper did not intend")
-            axis = {"col": 0, "row": 1}.get(node.axis, 0 if self.convention == "column" else 1)
+            axis = softmax_axis(self, node)  # refuses softmax(A B^T) with no convention set (softmax_axis)
             return D.softmax(X, axis)
         if base == "Attention" and name.sub is None:
             Q, K, V = self.args(node, L, 3)

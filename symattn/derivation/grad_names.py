@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import ast
+from .diagonal import diag_call
 from .maxima import extremum, is_extremum
 from .symbols import is_matrix, key_of
 
@@ -42,6 +43,8 @@ def vocabulary_call(scope, node, L):
     name = node.target
     if is_extremum(node) and key_of(name) not in scope.defs:  # \max(a, b), \min(k, x) of numbers (.maxima)
         return extremum(scope, node, L)
+    if name.base == "diag" and name.sub is None and name.sup is None and key_of(name) not in scope.defs:
+        return diag_call(scope, node, L)  # diag(v) in any file (diagonal)
     if (not getattr(scope, "gradient_names", None) or name.base not in WORDS or name.sub is not None
             or name.sup is not None or key_of(name) in scope.defs):
         return None

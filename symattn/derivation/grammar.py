@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast
+from .complex_notation import conjugate_refusal
 from .tokens import MAX_DEPTH, PINV, Token
 
 AXES = {"row": "row", "rows": "row", "col": "col", "column": "col", "columns": "col"}
@@ -28,6 +29,7 @@ class Parser:
     """Expression parser over a token list. Subclasses add the statement level."""
 
     dialect = "notation"
+    in_shape = False  # inside M^{r \times c}, where \times separates the sides (elsewhere a product, \pi \times x)
 
     def __init__(self, tokens: list[Token]):
         self.toks = tokens
@@ -143,7 +145,7 @@ class Parser:
         while True:
             if isinstance(factors[-1], ast.Sum):
                 break  # the body of a sum took the rest of the product
-            if self.at_op("*") or self.at("cmd", "cdot"):
+            if self.at_op("*") or self.at("cmd", "cdot") or (self.at("cmd", "times") and not self.in_shape):
                 self.next()
                 factors.append(self.factor())
             elif self.at_op("/"):
@@ -190,6 +192,8 @@ class Parser:
                 node = ast.Name(node.pos, node.base, node.sub, label)
                 if self.label_transposed:
                     node = ast.T((caret.line, caret.col), node)
+            elif label == "*":  # (W_k x_n)^*: a conjugate (complex_notation)
+                self.fail(*conjugate_refusal(f"{node.text()}^*"), caret)
             else:
                 self.fail(f"the superscript ^{label} can only label a name", "^T or ^\\top (transpose)",
                           caret)

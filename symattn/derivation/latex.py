@@ -27,7 +27,7 @@ from ..errors import ParseError
 from . import ast
 from .conditions import alternatives_refusal, read_condition, sign_statement, stray_comparison
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
-from .grammar import Parser, chain_or_definition
+from .grammar import Parser, chain_or_definition, pos_of
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
 from .notation import NotationParser
 from .tokens import Token, tokenize_plain
@@ -40,7 +40,7 @@ class LatexParser(Parser):
     def starts_primary(self) -> bool:
         if self.at("begin") and (self.peek().value in MATRIX_ENVS or self.peek().value == "cases"):
             return True
-        if self.at_op("⟨"):
+        if self.at_op("⟨") or self.at("cmd", "cos") or self.at("cmd", "sin"):
             return True
         if self.at_op("‖"):  # a norm opens here unless it closes one: \|x\| \|y\|
             return self.norms_open % 2 == 0
@@ -204,17 +204,27 @@ class LatexParser(Parser):
         if t.value == "sum":
             self.next()
             return self.sum(t)
-        if t.value in ("cos", "sin"):  # \cos{m\theta_1}, \cos(m\theta_1): an entry of a rotation
+        if t.value in ("cos", "sin"):  # \cos{m\theta_1}, \cos(m\theta_1), \sin^2 x (trig)
             self.next()
+            power = self.power() if self.at_op("^") and self.power_ahead() else None
+            if power is not None and (power[0] < 1 or power[1] != 1):
+                self.fail(f"\\{t.value}^{{{power[0]}{'' if power[1] == 1 else '/' + str(power[1])}}}: only a positive "
+                          f"whole power of \\{t.value} is read (\\{t.value}^{{-1}} would be the inverse function)",
+                          f"\\{t.value}^2 x, or 1 / \\{t.value}(x)", t)
             self.enter()
             if self.at_op("{"):
                 arg = self.braced_expr(f"the argument of \\{t.value}")
             elif self.at_op("("):
                 arg = self.primary()
-            else:
-                arg = self.factor()
+            else:  # \cos m\theta: the product that follows, up to the next \cos, \sin, \exp or \log
+                factors = [self.factor()]
+                while self.starts_primary() and not (self.at("cmd", "cos") or self.at("cmd", "sin")
+                                                     or self.at("ident", "exp") or self.at("ident", "log")):
+                    factors.append(self.factor())
+                arg = factors[0] if len(factors) == 1 else ast.Mul(pos_of(factors[0]), tuple(factors))
             self.leave()
-            return ast.Call(p, ast.Name(p, t.value), (arg,))
+            call = ast.Call(p, ast.Name(p, t.value), (arg,))
+            return call if power is None else ast.Power(p, call, *power)
         self.fail(f"found \\{t.value}", "a name, a number, '(' or a block matrix")
 
     def braced_expr(self, what):
@@ -247,7 +257,11 @@ class LatexParser(Parser):
             rows = self.sub_atom()  # \mathbb{R}^n
             return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1), True)
         self.next()
-        rows = self.expr()
+        self.in_shape, outer = True, self.in_shape
+        try:
+            rows = self.expr()
+        finally:
+            self.in_shape = outer
         if self.at_op("}"):
             self.next()
             return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1), True)
@@ -329,7 +343,8 @@ class LatexParser(Parser):
         last = self.name(self.next()) if t.kind == "ident" else None
         usage = ("a sequence written x_1, \\ldots, x_N \\in S, the first member indexed 1 and the last by a "
                  "single capital letter N (or write n = 1, \\ldots, N and x_n \\in S)")
-        if not (len(names) == 1 and isinstance(last, ast.Name) and isinstance(first.sub, ast.Num)
+        plain = names[:-1]  # x, y, w_1, \ldots, w_D \in S: names of S, then the sequence
+        if not (all(n.sub is None for n in plain) and isinstance(last, ast.Name) and isinstance(first.sub, ast.Num)
                 and first.sub.value == 1 and isinstance(last.sub, ast.Name) and last.sub.sub is None
                 and last.sub.sup is None and len(last.sub.base) == 1 and last.sub.base.isupper()
                 and (last.base, last.sup) == (first.base, first.sup)):
@@ -342,7 +357,8 @@ class LatexParser(Parser):
         upper = last.sub
         letter = upper.base.lower()
         member = ast.Name(first.pos, first.base, ast.Name(first.pos, letter), first.sup, first.font)
-        return [ast.Declare(p, (member,), self.space(), letter, upper)]
+        space = self.space()
+        return [ast.Declare(p, tuple(plain), space)] * bool(plain) + [ast.Declare(p, (member,), space, letter, upper)]
 
     def mapsto(self, name, domain, codomain, p):
         """After a signature: ``, (Q, K, V) \\mapsto body`` (the next row of an align), or None."""

@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 from ..errors import ParseError
+from .complex_notation import conjugate_refusal
 from .conditions import SIGN_AHEAD
 from .maxima import INSTEAD, OVER_AN_INDEX
 from .symbols import ONES
@@ -48,6 +49,11 @@ ANNOTATED = {"underbrace": (0, "_"), "overbrace": (0, "^"), "underset": (1, ""),
              "vphantom": (None, ""), "mathclap": (0, ""), "mathllap": (0, ""), "mathrlap": (0, "")}
 # marks a superscript may hold as a label: v^*, v^{\ast}, W^{\star}
 STAR_COMMANDS = ("ast", "star")
+TRIG = ("cos", "sin")  # the cosine and sine of a number (and in a rotation's pmatrix)
+# arrows a subscript holds as a label: Performers' bidirectional and unidirectional Att_{\leftrightarrow},
+# Att_{\rightarrow}
+ARROW_LABELS = {"leftrightarrow": "\u2194", "rightarrow": "\u2192", "leftarrow": "\u2190",
+                "to": "\u2192", "uparrow": "\u2191", "downarrow": "\u2193"}
 TOP = ("top", "intercal", "mathsf{T}")
 GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho "
          "sigma tau upsilon phi varphi chi psi omega "
@@ -72,10 +78,6 @@ REFUSED = {
            "scalar reader, docs/scalars.md): state the step with \\operatorname{softmax}, whose shift invariance "
            "is proved",
     "min": "minima are not read: state the step with matrices and softmax",
-    "cos": "entries of rotations are read only in a rotation's pmatrix: define the rotation R^d_{\\Theta,m} by "
-           "its pmatrix (as Su et al. typeset it) and state the claim about the matrices",
-    "sin": "entries of rotations are read only in a rotation's pmatrix: define the rotation R^d_{\\Theta,m} by "
-           "its pmatrix (as Su et al. typeset it) and state the claim about the matrices",
     "infty": "infinite entries are not read (causal masks): write the masked attention without its entries",
     "leftarrow": "algorithm assignments are not read in a matrix derivation (a file of numbers that uses \\leftarrow "
                  "goes to the scalar reader, docs/scalars.md): write a definition with := or =",
@@ -273,6 +275,13 @@ class Lexer:
             len(out) > 1 and out[-1].kind == "op" and out[-1].value == "{" and out[-2].kind == "op"
             and out[-2].value == "^"))
 
+    def in_subscript(self) -> bool:
+        """Whether the next token is right after '_' or '_{'."""
+        out = self.out
+        return bool(out) and ((out[-1].kind == "op" and out[-1].value == "_") or (
+            len(out) > 1 and out[-1].kind == "op" and out[-1].value == "{" and out[-2].kind == "op"
+            and out[-2].value == "_"))
+
     def argument(self, what: str) -> str:
         """The argument of a command: ``{...}``, or one letter, digit or command (``\\hat x``)."""
         s, j = self.s, self.i
@@ -299,6 +308,8 @@ class Lexer:
         toks = self.out[start:]
         if not toks or toks[0].kind != "ident" or (len(toks) > 1 and not (
                 toks[1].kind == "op" and toks[1].value in ("_", "^"))):
+            if name in ("bar", "overline"):  # \overline{f(k, n)}: a conjugate (complex_notation)
+                self.fail(*conjugate_refusal(f"\\{name}{{{text[:30]}}}"), i)
             self.fail(f"\\{name}{{{text[:30]}}} decorates more than a name",
                       f"\\{name} over one name, as in \\{name}{{x}}", i)
         first = toks[0]
@@ -543,8 +554,11 @@ class Lexer:
         if name in STAR_COMMANDS and self.in_superscript():
             self.emit("ident", "*", i)
             return
-        if name in ("cos", "sin") and self.matrix > 0:  # entries of a rotation R^d_{\Theta,m}
-            self.emit("cmd", name, i)
+        if name in ARROW_LABELS and self.in_subscript():  # Att_{\leftrightarrow}: a label, not a relation
+            self.emit("ident", ARROW_LABELS[name], i)
+            return
+        if name in TRIG:  # Q^{\cos}: a label; \cos x: the cosine (read by .trig, refused on matrices)
+            self.emit(*(("ident", name) if self.in_superscript() else ("cmd", name)), i)
             return
         if name in ("max", "min"):  # \max(a, b) of numbers, read by .maxima; \max_j is refused there
             rest = self.s[self.i:].lstrip()

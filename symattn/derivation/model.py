@@ -261,6 +261,7 @@ def _setting(scope: Scope, st):
     if isinstance(st, ast.Setting):
         if st.key == "convention":
             scope.convention = st.value
+            scope.convention_set = True  # written by the file (softmax_axis reads it)
         elif st.key == "score":
             scope.score = None if st.value == "scaled_dot" else "dot"
     elif isinstance(st, ast.ScoreDecl):

@@ -210,12 +210,26 @@ def has_bare_ones(node) -> bool:
                for n in ast.nodes_of(node))
 
 
+def sized_by_itself(scope, term, L):
+    """The value of ``term`` when every vector of ones in it is sized inside it (by an inner sum, as in
+    ``P (\\mathbf{1} x^T + R) W``), else None."""
+    if not any(isinstance(n, ast.Add) for n in ast.nodes_of(term)):
+        return None
+    try:
+        return scope._expr(term, L)
+    except DerivationError:
+        return None
+
+
 def sized_ones_term(scope, term, L, terms):
     """``dP - D \\mathbf{1}^\\top`` with D of N × 1 and dP of N × N: the ones vector of the term has the
     length that makes the term the shape of the sum's other terms (here N). Refused when no other term
     fixes it, or when the length is not a side of the term (1^T X: the product alone does not say)."""
     usage = "\\mathbf{1}_N (N entries), or a term beside it whose shape fixes the length"
-    others = [u for u in terms if u is not term and not has_bare_ones(u)]
+    alone = sized_by_itself(scope, term, L)
+    if alone is not None:  # P (1 x^T + R) W: the ones sized inside the term, by the inner sum's R
+        return alone
+    others = [u for u in terms if u is not term and (not has_bare_ones(u) or sized_by_itself(scope, u, L) is not None)]
     ref = scope._expr(others[0], L) if others else None
     if not (ref is not None and getattr(ref, "is_Matrix", False)):
         scope.fail(term, f"the vector of ones without its length in {term.text()}, and no other term of the "

@@ -51,9 +51,10 @@ The rules, each a true identity of matrix algebra (the trust base):
   c·I on the diagonal and zero blocks elsewhere; repeat_kv's RᵀR = n_rep I).
 - ``power_of_block_diagonal``: diag(B_1, ..., B_p)^k = diag(B_1^k, ..., B_p^k) for an integer
   k >= 1 (SymPy folds R·R into R**2 when the claim is built).
-- ``expand_trig_entries``: in explicit matrices, cos(x + y) = cos x cos y - sin x sin y and
-  sin(x + y) = sin x cos y + cos x sin y (SymPy's ``expand(trig=True)``), cos(-x) = cos x,
-  sin(-x) = -sin x, and sin(x)^2 = 1 - cos(x)^2 (so no square of a sine is left).
+- ``expand_trig_entries``: in explicit matrices and in the scalar coefficients of products,
+  cos(x + y) = cos x cos y - sin x sin y and sin(x + y) = sin x cos y + cos x sin y (SymPy's
+  ``expand(trig=True)``), cos(-x) = cos x, sin(-x) = -sin x, and sin(x)^2 = 1 - cos(x)^2 (so no
+  square of a sine is left).
 
 Two expressions with the same canonical form are equal for every value of the
 dimension symbols. Different canonical forms prove nothing.
@@ -442,12 +443,26 @@ def _trig_entry(y):
     return _lower_sine_powers(sp.expand(y, trig=True))
 
 
+def _trig_coefficient(m) -> bool:
+    return isinstance(m, sp.MatMul) and m.as_coeff_matrices()[0].has(sp.cos, sp.sin)
+
+
+def _expand_coefficient(m):
+    c, mats = m.as_coeff_matrices()
+    new = _trig_entry(c)
+    return m if new == c else sp.MatMul(new, *mats)
+
+
 def expand_trig_entries(e):
-    """Expand cos and sin of sums in every explicit matrix inside ``e``; sin^2 = 1 - cos^2."""
+    """Expand cos and sin of sums in every explicit matrix inside ``e``, in the scalar coefficient of every
+    product (cos(a - b) A, cosFormer's re-weighting) and in a scalar ``e``; sin^2 = 1 - cos^2."""
     if isinstance(e, sp.MatrixBase):
         return sp.ImmutableMatrix(e.applyfunc(_trig_entry))
-    return e.replace(lambda x: isinstance(x, sp.ImmutableMatrix) and x.has(sp.cos, sp.sin),
-                     lambda x: x.applyfunc(_trig_entry))
+    if not _is_matrix(e):
+        return _trig_entry(e) if isinstance(e, sp.Expr) and not e.has(MatrixExpr) else e
+    e = e.replace(lambda x: isinstance(x, sp.ImmutableMatrix) and x.has(sp.cos, sp.sin),
+                  lambda x: x.applyfunc(_trig_entry))
+    return e.replace(_trig_coefficient, _expand_coefficient)
 
 
 def _round(e):

@@ -99,7 +99,8 @@ TRUST_BASE: list[Rule] = [
           F._multiply_block_diagonals, ("p", "a", "b", "c")),
     _rule("expand_trig_entries", f"{C}.expand_trig_entries",
           "cos(x + y) = cos x cos y - sin x sin y, sin(x + y) = sin x cos y + cos x sin y, cos(-x) = cos x, "
-          "sin(-x) = -sin x, sin²x = 1 - cos²x (at x, y = aπ/12, bπ/12)", F._trig, "ab",
+          "sin(-x) = -sin x, sin²x = 1 - cos²x, in explicit entries and products' coefficients "
+          "(at x, y = aπ/12, bπ/12)", F._trig, "ab",
           exact={"a": range(-4, 5), "b": range(-4, 5)}, numeric={"a": range(-24, 25), "b": range(-24, 25)}),
     _rule("split_softmax_over_blocks", f"{C}.split_softmax_over_blocks",
           "Softmax([A B], 0) = [Softmax(A, 0) Softmax(B, 0)], Softmax([C; D], 1) = [Softmax(C, 1); Softmax(D, 1)], "

@@ -215,7 +215,11 @@ def _trig(a, b):
                                + sp.cos(X) * sp.sin(Y), sp.cos(X), -sp.sin(X), 1 - sp.cos(X) ** 2,
                                (1 - sp.cos(X) ** 2) * sp.sin(X)]])
     at = {x: X, y: Y}
-    return [Case(M.xreplace(at), rhs, rew.xreplace(at))]
+    A = sp.MatrixSymbol("A", 2, 2)  # a coefficient of a product: cos(x + y) A + sin(x)^2 A
+    lhs = sp.cos(x + y) * A + sp.sin(x) ** 2 * A
+    coefficient = (sp.cos(X) * sp.cos(Y) - sp.sin(X) * sp.sin(Y)) * A + (1 - sp.cos(X) ** 2) * A
+    return [Case(M.xreplace(at), rhs, rew.xreplace(at)),
+            Case(lhs.xreplace(at), coefficient, canon.expand_trig_entries(lhs).xreplace(at))]
 
 
 def _split_softmax_over_blocks(m, a, b):

@@ -178,7 +178,7 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ A = (B \otimes C \otimes D) x $$", "three factors", "two factors"),
     (r"$$ a = \lceil b \rceil $$", r"\\lceil outside a subscript", "a subscript of a head family"),
     (r"$$ m = \max_i a_i $$", r"\\max_\{\.\.\.\}: an extremum over an index", "softmax"),
-    (r"$$ R = \cos(a) $$", r"\\cos", "matrices"),
+    (r"$$ A \in \mathbb{R}^{n \times n} $$ $$ R = \cos(A) $$", r"\\cos of the n × n matrix", "of a number"),
     (r"$$ d_j \leftarrow d $$", r"\\leftarrow", ":= or ="),
     (r"$$ M_{ts} = \begin{cases} 1 & s \le t \\ 0 & s > t \end{cases} $$", "value of the cases environment",
      "a mask entry by entry"),
@@ -468,9 +468,10 @@ def test_a_pmatrix_that_is_not_that_rotation_is_refused_by_its_cell(old, new, me
     assert "as Su et al. typeset it" in info.value.expected
 
 
-def test_cos_outside_the_rotation_and_a_labelled_subscript_without_it_are_refused():
-    with pytest.raises(ParseError, match=r"\\cos: entries of rotations are read only in a rotation's pmatrix"):
-        parse_latex(r"$$ a = \cos{m} $$")
+def test_cos_of_a_matrix_and_a_labelled_subscript_without_a_rotation_are_refused():
+    text = r"$$ A \in \mathbb{R}^{d \times d} $$ $$ A = \cos{A} $$"
+    (s,) = check(text).steps
+    assert s.status == "ill-formed" and "read only of numbers" in s.error, s.error
     text = r"$$ A \in \mathbb{R}^{d \times d} $$ $$ A = R_{\Theta,m} $$"
     (s,) = check(text).steps
     assert s.status == "ill-formed" and "read only for a rotation defined by its pmatrix" in s.error, s.error
