@@ -29,6 +29,7 @@ from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
 from .notation import NotationParser
+from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_refusal, is_plain_index
 from .tokens import Token, tokenize_plain
 
 
@@ -199,9 +200,11 @@ class LatexParser(Parser):
         if self.at_op("_") and isinstance(node, ast.Group):  # [softmax(...) V]_{t,:}: row t of a result
             op = self.next()
             sub = self.subscript()
+            if is_plain_index(sub):  # [softmax(...) V]_n: the n-th vector of a result (result_parts)
+                return PartOf(node.pos, node.body, sub)
             if not isinstance(sub, ast.RowIndex):
-                self.fail(f"a subscript after [{node.body.text()}]: only a row [\\cdot]_{{t,:}} of a result is read",
-                          "[\\cdot]_{t,:} (row t), or the whole matrix", op)
+                self.fail(entry_refusal(node.body), "[\\cdot]_n or [\\cdot]_{t,:} (one vector), or the whole matrix",
+                          op)
             node = ast.RowOf(node.pos, node, sub.index)
         return node
 
@@ -418,6 +421,8 @@ class LatexParser(Parser):
             if self.at_op(","):
                 self.next()
                 continue
+            if not end() and self.at_op("_") and self.i > 0 and self.toks[self.i - 1].value == ")":
+                self.fail(*PAREN_SUBSCRIPT, self.peek())  # (P_l)_{h,h'}, (softmax(K) \odot V)_{t'}
             if not end():
                 self.fail(f"found {self.peek().show()} after the end of the statement",
                           "',' between statements, or the end of the formula")

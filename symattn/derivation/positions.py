@@ -10,11 +10,13 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import NotationShapeError, UnknownSymbolError
 from . import ast
+from .result_parts import ResultParts
 from .symbols import dimension_symbol, is_matrix, key_of
 
 
-class Positions:
-    """Indices, positions, slices and masks for :class:`~.elaborate.Scope`."""
+class Positions(ResultParts):
+    """Indices, positions, slices and masks for :class:`~.elaborate.Scope` (one vector ``[E]_n`` of a result
+    from :class:`~.result_parts.ResultParts`)."""
 
     def index_value(self, node, L):
         if isinstance(node, ast.Arith):  # a compound subscript: (g - 1) h / G + j
