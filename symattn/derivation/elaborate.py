@@ -258,7 +258,7 @@ class Scope(Declarations, Positions):
                         self.fail(t, f"the mask {t.text()} beside no matrix", "scores + mask")
                     shape = other.shape
                 v = self.mask(t, *shape)
-            elif self.ones is None and vectors.has_bare_ones(t):
+            elif vectors.needs_size(self, t):  # an unsized 1 (this module) or I (identity.py)
                 v = vectors.sized_ones_term(self, t, L, plain)
             else:
                 v = self._expr(t, L)
@@ -374,6 +374,8 @@ class Scope(Declarations, Positions):
         return out if vec is None else self.multiply(out, f, vec.T, f)
 
     def _kron(self, node, L):
+        if (outer := operators.outer_product(self, node, L)) is not None:  # u \otimes v of two vectors: u v^T
+            return outer
         sides = []
         for n in (node.left, node.right):
             if isinstance(n, ast.Name) and n.base == "Id" and n.sub is None and n.sup is None \

@@ -29,6 +29,7 @@ from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
 from .notation import NotationParser
+from .point_values import PointValue
 from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_refusal, is_plain_index
 from .tokens import Token, tokenize_plain
 
@@ -337,9 +338,7 @@ class LatexParser(Parser):
         if not links and shape is None and self.mentions:
             return []  # "$d_k$" in a sentence names a symbol: a mention, not a statement
         if not links and shape is not None and isinstance(first, ast.Call):  # \phi(k) \in \mathbb{R}^{d}
-            self.fail(f"{first.text()} \\in ... declares the value of {first.target.text()} at {first.args[0].text()}, "
-                      "which is not read", f"the map declared instead ({first.target.text()} : \\mathbb{{R}}^{{d_k}} "
-                      "\\to \\mathbb{R}^{d}), or a name of its own for the value", t)
+            return [PointValue(p, first, shape)]  # the value of phi at k (point_values)
         return chain_or_definition(first, links, p, shape)
 
     def sequence(self, names, p):

@@ -23,6 +23,7 @@ from ..proof import Verdict
 from . import ast, operators
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
+from .point_values import read_point_values
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 
@@ -438,7 +439,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     scope = Scope()
     scope.dialect = dialect
     stmts, gradient_claims = split_gradient_claims(scope, stmts)  # dX = F: backward steps (gradients.py)
-    stmts = _stated_equalities(stmts)
+    stmts = read_point_values(_stated_equalities(stmts))  # phi(k) \in R^d: a value of its own (point_values)
     redefined = _declared_then_defined(stmts)
     for st in stmts:
         if isinstance(st, ast.Assume):

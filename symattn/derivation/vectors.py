@@ -28,7 +28,7 @@ from ..defs.feature_map import FeatureMap
 from ..defs.numeric_nodes import DivideRows, ScaleRows
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError
-from . import ast
+from . import ast, identity
 from .symbols import ONES
 
 
@@ -224,10 +224,17 @@ def has_bare_ones(node) -> bool:
                for n in ast.nodes_of(node))
 
 
+def needs_size(scope, term) -> bool:
+    """True when the sum's term ``term`` holds a 1 (no ones declared) or an identity I written without size."""
+    return (scope.ones is None and has_bare_ones(term)) or identity.has_bare_identity(scope, term)
+
+
 def sized_ones_term(scope, term, L, terms):
     """``dP - D \\mathbf{1}^\\top`` with D of N × 1 and dP of N × N: the ones vector of the term has the
     length that makes the term the shape of the sum's other terms (here N). Refused when no other term
     fixes it, or when the length is not a side of the term (1^T X: the product alone does not say)."""
+    if not (scope.ones is None and has_bare_ones(term)):
+        return identity.sized_identity_term(scope, term, L, terms)
     usage = "\\mathbf{1}_N (N entries), or a term beside it whose shape fixes the length"
     others = [u for u in terms if u is not term and not has_bare_ones(u)]
     ref = scope._expr(others[0], L) if others else None

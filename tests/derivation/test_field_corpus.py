@@ -81,8 +81,6 @@ REFUSED: dict[str, tuple[int, str]] = {
     'rabe2021_corrupted.tex': (5, '\\le is not read: an inequality is not part of'),
     'ramsauer2021.tex': (9, 'unsupported LaTeX command \\nabla'),
     'ramsauer2021_corrupted.tex': (9, 'unsupported LaTeX command \\nabla'),
-    'schlag2021.tex': (5, 'phi(k_i) \\in ... declares the value of phi at'),
-    'schlag2021_corrupted.tex': (5, 'phi(k_i) \\in ... declares the value of phi at'),
     'shaw2018.tex': (15, 'unsupported LaTeX command \\max: maxima are no'),
     'shaw2018_corrupted.tex': (15, 'unsupported LaTeX command \\max: maxima are no'),
     'shazeer2020.tex': (10, 'a Kronecker product of three factors'),
