@@ -417,9 +417,9 @@ class Scope(Declarations, Positions):
                 self.fail(node, f"the sum over {node.index} has no range, and {node.index} has none declared",
                           f"\\sum_{{{node.index}=1}}^{{H}}, or a range {node.index} = 1, \\dots, H", UnknownSymbolError)
             count = self.counts[node.index]
-        elif (isinstance(up, ast.Name) and up.sub is None and up.sup is None and up.base not in L
-                and up.base not in self.counts and self.resolve(up.base) in self.dims):
-            count = self.dims[self.resolve(up.base)]  # a sum over positions 1..N (a dimension)
+        elif (isinstance(up, ast.Name) and up.sup is None and up.base not in L
+                and up.base not in self.counts and self.resolve(key_of(up)) in self.dims):
+            count = self.dims[self.resolve(key_of(up))]  # a sum over positions 1..N (a dimension; T_x too)
         elif isinstance(up, ast.Name) and up.base not in L and up.base not in self.counts:
             self.fail(node, f"the sum over {node.index} runs to {up.text()}, which is neither a number of heads "
                       "nor a declared dimension",
