@@ -30,7 +30,7 @@ from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
 from .notation import NotationParser
 from .point_values import PointValue
-from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_refusal, is_plain_index
+from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_of, entry_refusal, is_plain_index
 from .tokens import Token, tokenize_plain
 
 
@@ -66,7 +66,11 @@ class LatexParser(Parser):
             return ast.Block((t.line, t.col), rows)
         if t.kind == "begin" and t.value == "cases":
             return self.cases(t)
-        return super().primary()
+        node = super().primary()
+        if isinstance(node, ast.Group) and self.at_op("_"):  # (P_l)_{h,h'}: an entry (result_parts)
+            op = self.next()
+            return entry_of(node, self.subscript(), lambda: self.fail(*PAREN_SUBSCRIPT, op))
+        return node
 
     def inner(self, t: Token):
         """``\\langle q, k \\rangle``: an inner product of two vectors (or matrices) of one shape."""

@@ -90,7 +90,7 @@ class Positions(ResultParts):
                     self.fail(node, f"the position {node.base} runs to {sp.sstr(n)}, and here indexes "
                               f"{sp.sstr(length)} positions", "one length per position")
                 return t
-            if node.base in L or node.base in self.counts or len(node.base) != 1:
+            if node.base in L or node.base in self.counts or len(node.base.rstrip("'")) != 1:
                 self.fail(node, f"{node.text()} is not a position", "a number, a dimension or a letter such as t")
             if self.positions:
                 self.fail(node, f"a second position {node.base} beside {next(iter(self.positions))}",

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sympy as sp
+
 from . import ast
 from .symbols import is_matrix, shape_text
 
@@ -42,6 +44,43 @@ def is_plain_index(sub) -> bool:
     return isinstance(sub, ast.Name) and sub.sub is None and len(sub.base) == 1
 
 
+@dataclass(frozen=True)
+class EntryOf(ast.Node):
+    """``(P_l)_{h,h'}``: the entry (row, column) of a matrix the file declares (Shazeer et al. 2020 write
+    the mixing weights of talking-heads attention so): the 1 × 1 slice, a scalar where it multiplies."""
+
+    matrix: ast.Node
+    row: ast.Node
+    col: ast.Node
+
+    def text(self):
+        return f"({self.matrix.text()})_{{{self.row.text()},{self.col.text()}}}"
+
+    def latex(self):
+        return f"({self.matrix.latex()})_{{{self.row.latex()},{self.col.latex()}}}"
+
+
+def _index_letter(sub) -> bool:
+    """One index of an entry: a number, a letter (primed or not: h, h'), or such an index plus or minus one."""
+    if isinstance(sub, ast.Num):
+        return True
+    if isinstance(sub, ast.Index):
+        return _index_letter(sub.left) and _index_letter(sub.right)
+    return (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base.rstrip("'")) == 1
+            and sub.base[0].isalpha())
+
+
+def entry_of(group, sub, refuse):
+    """The node for ``(X)_{sub}`` after parentheses: an entry (X)_{i,j} of a named matrix X, or ``refuse()``."""
+    body = group.body
+    if isinstance(sub, ast.ParamIndex):  # {H,h'}: a capital first index is parsed as a label
+        sub = ast.Labels(sub.pos, (sub.label, sub.index))
+    if (isinstance(body, ast.Name) and isinstance(sub, ast.Labels) and len(sub.parts) == 2
+            and all(_index_letter(p) for p in sub.parts)):
+        return EntryOf(group.pos, body, *sub.parts)
+    return refuse()
+
+
 class ResultParts:
     """The elaboration of :class:`PartOf` for :class:`~.elaborate.Scope`."""
 
@@ -63,6 +102,29 @@ class ResultParts:
         if note not in self.notes:
             self.notes.append(note)
         return v[k - 1:k, :] if rows else v[:, k - 1:k]
+
+
+    def _entryof(self, node, L):
+        """``(P_l)_{h,h'}``: entry (h, h') of the declared matrix P_l, h bound by a sum over the heads (or a
+        number), h' a free position 1 <= h' <= the rows (or columns) it indexes."""
+        if not self.is_declared_matrix(node.matrix):
+            self.fail(node, f"{node.text()} is an entry of {node.matrix.text()}, which the file does not declare as "
+                      "a matrix", "an entry (A)_{i,j} of a declared matrix A")
+        v = self._expr(node.matrix, L)
+        ks = []
+        for sub, length in ((node.row, v.rows), (node.col, v.cols)):
+            if isinstance(sub, ast.Name) and sub.base in L:
+                k = L[sub.base]
+                if not isinstance(k, sp.Expr):
+                    self.fail(sub, f"{sub.text()} in {node.text()} is not an index", "an index bound by a sum")
+            else:
+                k = self.position_value(sub, length, L)
+                self.check_positions(node, k, k, length)
+            ks.append(k)
+        note = f"({node.matrix.text()})_{{i,j}} is the entry (i, j) of the declared {node.matrix.text()}, a scalar"
+        if note not in self.notes:
+            self.notes.append(note)
+        return v[ks[0] - 1:ks[0], ks[1] - 1:ks[1]]  # 1 × 1, read as a scalar where it multiplies
 
 
 def entry_refusal(node) -> str:

@@ -81,8 +81,6 @@ REFUSED: dict[str, tuple[int, str]] = {
     'shaw2018_corrupted.tex': (15, 'unsupported LaTeX command \\max: maxima are no'),
     'shazeer2020.tex': (10, 'a Kronecker product of three factors'),
     'shazeer2020_corrupted.tex': (10, 'a Kronecker product of three factors'),
-    'shazeer2020_talking.tex': (6, 'a subscript after parentheses, (\\cdot)_{i} o'),
-    'shazeer2020_talking_corrupted.tex': (6, 'a subscript after parentheses, (\\cdot)_{i} o'),
     'so2021.tex': (5, "the sum starts at '0': sums run over heads an"),
     'so2021_corrupted.tex': (5, "the sum starts at '0': sums run over heads an"),
     'su2021_complex.tex': (6, 'the superscript ^* can only label a name'),

@@ -62,7 +62,7 @@ def test_a_pair_of_indices_after_a_bracket_is_refused_saying_what_is_read():
 
 
 def test_a_subscript_after_parentheses_is_refused_saying_what_to_write():
-    for formula in (r"$$ L_{h'} = \sum_{h=1}^{H} (P_l)_{h,h'} J_h $$", r"$$ C_n = (A B)_n $$"):
+    for formula in (r"$$ C_n = (A B)_n $$", r"$$ C_n = (A B)_{n,m} A_n $$"):
         with pytest.raises(DerivationError, match=r"a subscript after parentheses") as info:
             parse_latex(ROW + DECL + formula)
         assert r"[\cdot]_n" in info.value.expected
