@@ -672,7 +672,7 @@ class Scope(Declarations, Positions):
         word = vocabulary_call(self, node, L)  # rowsum(X) in a backward pass (grad_names)
         if word is not None:
             return word
-        if self.is_function_name(name) and len(node.args) == 1 and not isinstance(node.args[0], ast.Dots):
+        if self.is_function_name(name) and vectors.one_argument(self, node):  # MultiHeadAtt(x, X): refused
             return vectors.pseudo_inverse(self, node, L) if node.target.base == PINV else self.uninterpreted(node, L)
         target = self._name(name, L)
         if len(node.args) != 1:

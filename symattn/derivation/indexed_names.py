@@ -102,11 +102,12 @@ def _function_at_points(scope, first, body):
 def read_indexed_definitions(scope, stmts) -> list:
     """The statements with each function defined at indexed points a definition of that function, and each
     use ``e_{ik}`` of a name defined as ``e_{ij} = ...`` that definition with its letters renamed."""
-    out = []
+    out, defined = [], set()  # a function defined once: a later f(x_i, y_j) = ... is a claim about it
     for k, st in enumerate(stmts):
         if isinstance(st, ast.Chain) and st.links and st.links[0][0] == "=" and not st.bind:
             d = _function_at_points(scope, st.first, st.links[0][2])
-            if d is not None:
+            if d is not None and key_of(d.target) not in defined:
+                defined.add(key_of(d.target))
                 out.append(d)
                 if len(st.links) > 1:
                     out.append(ast.Chain(st.links[1][1], st.first, st.links[1:], st.shape))
@@ -115,7 +116,8 @@ def read_indexed_definitions(scope, stmts) -> list:
         if (isinstance(st, ast.Define) and not st.params and isinstance(nxt, ast.Chain) and nxt.first == st.target
                 and nxt.links and nxt.links[0][0] == "="):  # e := F'(a_i, b_j) := body (the parser's split)
             d = _function_at_points(scope, st.body, nxt.links[0][2])
-            if d is not None:
+            if d is not None and key_of(d.target) not in defined:
+                defined.add(key_of(d.target))
                 out.append(d)
         out.append(st)
     return _rename_indexed_uses(scope, out)

@@ -224,6 +224,19 @@ def has_bare_ones(node) -> bool:
                for n in ast.nodes_of(node))
 
 
+def one_argument(scope, node) -> bool:
+    r"""True for ``f(X)``, a function the file does not define applied to one argument (an uninterpreted map
+    of X); a call of such a function on several arguments (``\mathrm{MultiHeadAtt}(x, [x_1, \cdots, x_n])``,
+    Xiong et al. 2020) is refused by name: the shape of its value is not read from the file."""
+    if len(node.args) == 1 and not isinstance(node.args[0], ast.Dots):
+        return True
+    f = node.target.text()
+    scope.fail(node, f"{f} is not defined by the file and is applied to {len(node.args)} arguments: a function "
+               "the file does not define is read only as a map of one matrix or vector, of its argument's shape",
+               f"a definition of {f} ({f}(X, Y) := ..., or {f}(x_i, y_j) = ... at declared arguments), or {f} of one "
+               "argument")
+
+
 def needs_size(scope, term) -> bool:
     """True when the sum's term ``term`` holds a 1 (no ones declared) or an identity I written without size."""
     return (scope.ones is None and has_bare_ones(term)) or identity.has_bare_identity(scope, term)

@@ -48,3 +48,14 @@ def test_renaming_the_index_letters_changes_no_verdict():
 def test_a_function_at_undeclared_indexed_arguments_is_not_defined():
     r = check(r"$$ h_j \in \mathbb{R}^{n} $$" "\n" r"$$ a(x_i, h_j) = h_j $$")
     assert r.steps and r.steps[0].status == "ill-formed" and "unknown symbol a" in r.steps[0].error
+
+
+def test_an_undefined_function_of_two_arguments_is_refused_by_name():
+    text = (r"$$ x \in \mathbb{R}^{d}, \quad X \in \mathbb{R}^{d \times n} $$" "\n"
+            r"$$ 2 \mathrm{MultiHeadAtt}(x, X) = \mathrm{MultiHeadAtt}(x, X) + \mathrm{MultiHeadAtt}(x, X) $$")
+    s = check(text).steps[0]
+    assert s.status == "ill-formed" and "MultiHeadAtt is not defined by the file and is applied to 2" in s.error
+    defined = (r"$$ x_i \in \mathbb{R}^{d}, \quad X_j \in \mathbb{R}^{d \times n} $$" "\n"
+               r"$$ \mathrm{Att}(x_i, X_j) = X_j^\top x_i $$" "\n"
+               r"$$ \mathrm{Att}(x_i, X_j) = (x_i^\top X_j)^\top $$")
+    assert statuses(defined) == ["proved"]  # defined at indexed arguments: read with its meaning
