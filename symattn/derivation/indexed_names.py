@@ -95,6 +95,9 @@ def _function_at_points(scope, first, body):
         return None
     if len(set(args)) != len(args):
         return None
+    indices = {n.base for a in args for n in ast.names_of(a.sub)}
+    if _binds(body, indices):  # f(h_j) = sum_j h_j: the body's j is not the argument's
+        return None
     params = tuple(ast.Name(a.pos, a.text()) for a in args)
     return ast.Define(first.pos, t, params, _replace_nodes(body, dict(zip(args, params))))
 
@@ -155,7 +158,8 @@ def _rename_indexed_uses(scope, stmts) -> list:
         if isinstance(n, ast.Name) and n.sub is not None and id(n) not in targets:
             letters = _letters(n.sub)
             entry = defs.get((n.base, n.sup, len(letters))) if letters else None
-            if entry is not None and len(set(letters)) == len(letters) and depth < 20:
+            if (entry is not None and len(set(letters)) == len(letters) and depth < 20
+                    and scope.is_undefined_name(n)):  # a name the file declares (W_{kq}) is its own
                 own, body, _ = entry
                 return ast.Group(n.pos, visit(_rename_letters(body, dict(zip(own, letters))), depth + 1))
             return n

@@ -59,3 +59,10 @@ def test_an_undefined_function_of_two_arguments_is_refused_by_name():
                r"$$ \mathrm{Att}(x_i, X_j) = X_j^\top x_i $$" "\n"
                r"$$ \mathrm{Att}(x_i, X_j) = (x_i^\top X_j)^\top $$")
     assert statuses(defined) == ["proved"]  # defined at indexed arguments: read with its meaning
+
+
+def test_a_declared_name_with_other_letters_is_not_renamed():
+    text = (r"$$ W_q, W_k \in \mathbb{R}^{d \times d}, \quad W_{kq} \in \mathbb{R}^{d \times d} $$" "\n"
+            r"$$ W_{qk} = W_q W_k^\top $$" "\n" r"$$ W_{kq} = W_k W_q^\top $$")
+    s = check(text).steps[0]
+    assert s.status == "refuted"  # W_{kq} is the file's own matrix, free, not W_{qk} renamed
