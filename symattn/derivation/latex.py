@@ -341,6 +341,10 @@ class LatexParser(Parser):
             shape = self.space()
         if not links and shape is None and self.mentions:
             return []  # "$d_k$" in a sentence names a symbol: a mention, not a statement
+        if not links and shape is None and isinstance(first, ast.Power) and self.at_op("_"):  # x^1_p, \ldots
+            self.fail(f"{first.text()}_... indexed on top is not read: a member of a sequence indexed on top "
+                      "(x^1_p, \\ldots, x^N_p, Dosovitskiy et al.) would be read as a power",
+                      "x_1, \\ldots, x_N \\in S, the index below (or n = 1, \\ldots, N and x_n \\in S)", t)
         if not links and shape is not None and isinstance(first, ast.Call):  # \phi(k) \in \mathbb{R}^{d}
             return [PointValue(p, first, shape)]  # the value of phi at k (point_values)
         return chain_or_definition(first, links, p, shape)

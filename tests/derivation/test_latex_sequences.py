@@ -100,3 +100,9 @@ def test_a_declared_value_of_a_function_at_a_declared_point_is_refused_with_the_
     with pytest.raises(ParseError, match=r"declares the value of phi at k, which names k declared") as e:
         check(r"$$ k \in \mathbb{R}^{d_k}, \quad \phi(k) \in \mathbb{R}^{d} $$")
     assert "phi : " in e.value.expected
+
+
+def test_a_sequence_indexed_on_top_is_refused_by_name():
+    with pytest.raises(ParseError, match=r"indexed on top is not read") as e:
+        parse_latex(r"$$ \mathbf{x}^1_p, \ldots, \mathbf{x}^N_p \in \mathbb{R}^{d} $$")
+    assert r"x_1, \ldots, x_N" in e.value.expected
