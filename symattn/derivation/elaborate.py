@@ -262,7 +262,7 @@ class Scope(Declarations, Positions):
                         self.fail(t, f"the mask {t.text()} beside no matrix", "scores + mask")
                     shape = other.shape
                 v = self.mask(t, *shape)
-            elif self.ones is None and vectors.has_bare_ones(t):
+            elif vectors.needs_size(self, t):  # an unsized 1 (this module) or I (identity.py)
                 v = vectors.sized_ones_term(self, t, L, plain)
             else:
                 v = self._expr(t, L)
@@ -376,6 +376,8 @@ class Scope(Declarations, Positions):
         return out if vec is None else self.multiply(out, f, vec.T, f)
 
     def _kron(self, node, L):
+        if (outer := operators.outer_product(self, node, L)) is not None:  # u \otimes v of two vectors: u v^T
+            return outer
         sides = []
         for n in (node.left, node.right):
             if isinstance(n, ast.Name) and n.base == "Id" and n.sub is None and n.sup is None \
@@ -417,9 +419,9 @@ class Scope(Declarations, Positions):
                 self.fail(node, f"the sum over {node.index} has no range, and {node.index} has none declared",
                           f"\\sum_{{{node.index}=1}}^{{H}}, or a range {node.index} = 1, \\dots, H", UnknownSymbolError)
             count = self.counts[node.index]
-        elif (isinstance(up, ast.Name) and up.sub is None and up.sup is None and up.base not in L
-                and up.base not in self.counts and self.resolve(up.base) in self.dims):
-            count = self.dims[self.resolve(up.base)]  # a sum over positions 1..N (a dimension)
+        elif (isinstance(up, ast.Name) and up.sup is None and up.base not in L
+                and up.base not in self.counts and self.resolve(key_of(up)) in self.dims):
+            count = self.dims[self.resolve(key_of(up))]  # a sum over positions 1..N (a dimension; T_x too)
         elif isinstance(up, ast.Name) and up.base not in L and up.base not in self.counts:
             self.fail(node, f"the sum over {node.index} runs to {up.text()}, which is neither a number of heads "
                       "nor a declared dimension",
@@ -671,7 +673,7 @@ class Scope(Declarations, Positions):
         word = vocabulary_call(self, node, L)  # rowsum(X) in a backward pass (grad_names)
         if word is not None:
             return word
-        if self.is_function_name(name) and len(node.args) == 1 and not isinstance(node.args[0], ast.Dots):
+        if self.is_function_name(name) and vectors.one_argument(self, node):  # MultiHeadAtt(x, X): refused
             return vectors.pseudo_inverse(self, node, L) if node.target.base == PINV else self.uninterpreted(node, L)
         target = self._name(name, L)
         if len(node.args) != 1:

@@ -30,6 +30,8 @@ from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition, pos_of
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
 from .notation import NotationParser
+from .point_values import PointValue
+from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_of, entry_refusal, is_plain_index
 from .tokens import Token, tokenize_plain
 
 
@@ -65,7 +67,11 @@ class LatexParser(Parser):
             return ast.Block((t.line, t.col), rows)
         if t.kind == "begin" and t.value == "cases":
             return self.cases(t)
-        return super().primary()
+        node = super().primary()
+        if isinstance(node, ast.Group) and self.at_op("_"):  # (P_l)_{h,h'}: an entry (result_parts)
+            op = self.next()
+            return entry_of(node, self.subscript(), lambda: self.fail(*PAREN_SUBSCRIPT, op))
+        return node
 
     def inner(self, t: Token):
         """``\\langle q, k \\rangle``: an inner product of two vectors (or matrices) of one shape."""
@@ -180,9 +186,11 @@ class LatexParser(Parser):
         if self.at_op("_") and isinstance(node, ast.Group):  # [softmax(...) V]_{t,:}: row t of a result
             op = self.next()
             sub = self.subscript()
+            if is_plain_index(sub):  # [softmax(...) V]_n: the n-th vector of a result (result_parts)
+                return PartOf(node.pos, node.body, sub)
             if not isinstance(sub, ast.RowIndex):
-                self.fail(f"a subscript after [{node.body.text()}]: only a row [\\cdot]_{{t,:}} of a result is read",
-                          "[\\cdot]_{t,:} (row t), or the whole matrix", op)
+                self.fail(entry_refusal(node.body), "[\\cdot]_n or [\\cdot]_{t,:} (one vector), or the whole matrix",
+                          op)
             node = ast.RowOf(node.pos, node, sub.index)
         return node
 
@@ -328,10 +336,12 @@ class LatexParser(Parser):
             shape = self.space()
         if not links and shape is None and self.mentions:
             return []  # "$d_k$" in a sentence names a symbol: a mention, not a statement
+        if not links and shape is None and isinstance(first, ast.Power) and self.at_op("_"):  # x^1_p, \ldots
+            self.fail(f"{first.text()}_... indexed on top is not read: a member of a sequence indexed on top "
+                      "(x^1_p, \\ldots, x^N_p, Dosovitskiy et al.) would be read as a power",
+                      "x_1, \\ldots, x_N \\in S, the index below (or n = 1, \\ldots, N and x_n \\in S)", t)
         if not links and shape is not None and isinstance(first, ast.Call):  # \phi(k) \in \mathbb{R}^{d}
-            self.fail(f"{first.text()} \\in ... declares the value of {first.target.text()} at {first.args[0].text()}, "
-                      "which is not read", f"the map declared instead ({first.target.text()} : \\mathbb{{R}}^{{d_k}} "
-                      "\\to \\mathbb{R}^{d}), or a name of its own for the value", t)
+            return [PointValue(p, first, shape)]  # the value of phi at k (point_values)
         return chain_or_definition(first, links, p, shape)
 
     def sequence(self, names, p):
@@ -415,6 +425,8 @@ class LatexParser(Parser):
             if self.at_op(","):
                 self.next()
                 continue
+            if not end() and self.at_op("_") and self.i > 0 and self.toks[self.i - 1].value == ")":
+                self.fail(*PAREN_SUBSCRIPT, self.peek())  # (P_l)_{h,h'}, (softmax(K) \odot V)_{t'}
             if not end():
                 self.fail(f"found {self.peek().show()} after the end of the statement",
                           "',' between statements, or the end of the formula")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..errors import ParseError
 from .complex_notation import conjugate_refusal
 from .conditions import SIGN_AHEAD
+from .decimals import decimal_tokens
 from .maxima import INSTEAD, OVER_AN_INDEX
 from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
@@ -208,6 +209,13 @@ class Lexer:
                 while j < n and s[j].isdigit():
                     j += 1
                 line, col = self.at or (self.line, self.col(i))
+                if s.startswith(".", j) and j + 1 < n and s[j + 1].isdigit():  # 0.5: the fraction 5/10 (decimals)
+                    k = j + 1
+                    while k < n and s[k].isdigit():
+                        k += 1
+                    self.out.extend(decimal_tokens(s[i:j], s[j + 1:k], line, col))
+                    self.i = k
+                    continue
                 self.out.append(number(s[i:j], line, col))
                 self.i = j
             elif s.startswith(":=", i):

@@ -23,6 +23,8 @@ from ..proof import Verdict
 from . import ast, operators
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
+from .indexed_names import read_indexed_definitions
+from .point_values import read_point_values
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 
@@ -439,7 +441,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     scope = Scope()
     scope.dialect = dialect
     stmts, gradient_claims = split_gradient_claims(scope, stmts)  # dX = F: backward steps (gradients.py)
-    stmts = _stated_equalities(stmts)
+    stmts = read_point_values(_stated_equalities(stmts))  # phi(k) \in R^d: a value of its own (point_values)
     redefined = _declared_then_defined(stmts)
     for st in stmts:
         if isinstance(st, ast.Assume):
@@ -458,6 +460,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             declare_feature_map(scope, st)
     if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
+    stmts = read_indexed_definitions(scope, stmts)  # a(s_{i-1}, h_j) = ...; e_{ik} from e_{ij} = ... (indexed_names)
     named = {id(st) for st in stmts if isinstance(st, ast.Chain) and len(st.links) == 1
              and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}
     scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in ast.nodes_of(st))

@@ -21,6 +21,7 @@ import sympy as sp
 
 from .. import defs as D
 from . import ast
+from .outer_products import is_outer_product, outer_product  # noqa: F401 (outer_product: for the elaborator)
 from .symbols import KronOp, dimension_symbol, is_matrix, key_of
 
 PROBE = "\u27e8X\u27e9"  # the generic matrix an operator is applied to (cannot be typed)
@@ -35,7 +36,9 @@ def is_operator(scope, node, depth: int = 0) -> bool:
     """True when ``node`` stands for an operator (it contains a Kronecker product acting on nothing)."""
     if depth > 50:
         return False
-    if isinstance(node, ast.Kron) or is_identity(scope, node):
+    if isinstance(node, ast.Kron):
+        return not is_outer_product(scope, node)  # u \otimes v of two vectors is a matrix (outer_products)
+    if is_identity(scope, node):
         return True
     if isinstance(node, ast.Name):
         d = scope.defs.get(key_of(node))

@@ -11,11 +11,13 @@ from ..defs.shapes import same_dim
 from ..errors import NotationShapeError, UnknownSymbolError
 from . import ast
 from .conditions import Conjunction, window_mask, window_refusal
+from .result_parts import ResultParts
 from .symbols import dimension_symbol, is_matrix, key_of
 
 
-class Positions:
-    """Indices, positions, slices and masks for :class:`~.elaborate.Scope`."""
+class Positions(ResultParts):
+    """Indices, positions, slices and masks for :class:`~.elaborate.Scope` (one vector ``[E]_n`` of a result
+    from :class:`~.result_parts.ResultParts`)."""
 
     def index_value(self, node, L):
         if isinstance(node, ast.Arith):  # a compound subscript: (g - 1) h / G + j
@@ -89,7 +91,7 @@ class Positions:
                     self.fail(node, f"the position {node.base} runs to {sp.sstr(n)}, and here indexes "
                               f"{sp.sstr(length)} positions", "one length per position")
                 return t
-            if node.base in L or node.base in self.counts or len(node.base) != 1:
+            if node.base in L or node.base in self.counts or len(node.base.rstrip("'")) != 1:
                 self.fail(node, f"{node.text()} is not a position", "a number, a dimension or a letter such as t")
             if self.positions:
                 self.fail(node, f"a second position {node.base} beside {next(iter(self.positions))}",

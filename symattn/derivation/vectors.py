@@ -28,7 +28,7 @@ from ..defs.feature_map import FeatureMap
 from ..defs.numeric_nodes import DivideRows, ScaleRows
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError
-from . import ast
+from . import ast, identity
 from .symbols import ONES
 
 
@@ -102,16 +102,18 @@ def rewrite_feature_calls(node, names):
 
 
 def row_vector(scope, node: ast.Name, L):
-    """``Q_i``: row i of the declared matrix Q as a column vector, or None when ``node`` is not such a row.
+    """``Q_i``: row i of the declared (or defined) matrix Q as a column vector, or as a row under the row
+    convention, or None when ``node`` is not such a row.
 
     The subscript is a letter: an index bound by a sum over the rows of Q (``\\sum_{j=1}^{N} K_j``), or
     an undeclared letter, read as a position 1 <= i <= N (see ``Scope.position_value``)."""
     sub = node.sub
-    if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base) == 1):
-        return None
+    if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base.rstrip("'")) == 1):
+        return None  # a letter, primed or not (K_{m'} in a sum over m')
     whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
     key = scope.resolve(whole.text())
-    if (key not in scope.matrices or sub.base in scope.counts or scope.resolve(sub.base) in scope.dims
+    if (not (key in scope.matrices or defined_matrix(scope, key)) or sub.base in scope.counts
+            or scope.resolve(sub.base) in scope.dims
             or sub.base in scope.family_letters.values() or scope.dialect != "latex"):
         return None  # a head index, a dimension, or the plain notation (which names rows Q_{t,:})
     X = scope._expr(whole, L)
@@ -127,13 +129,25 @@ def row_vector(scope, node: ast.Name, L):
     else:
         k = scope.position_value(sub, X.rows, L)
         scope.check_positions(node, k, k, X.rows)
+    scope.rows_read += 1
+    if scope.convention == "row":  # vectors are rows: Q_n K_m^T (Jaegle et al.) multiplies two rows' entries
+        note = f"{node.base}_{sub.base} and the like are rows of the matrices, read as rows (the row convention)"
+        if note not in scope.notes and not any(n.endswith("read as rows (the row convention)") for n in scope.notes):
+            scope.notes.append(note)
+        return X[k - 1:k, :]
     note = (f"{node.base}_{sub.base} and the like are rows of the declared matrices, each read as a column vector "
             f"(row {sub.base} of {whole.text()}, transposed), as Katharopoulos et al. write them")
     if note not in scope.notes and not any(n.endswith("as Katharopoulos et al. write them") for n in scope.notes):
         scope.notes.append(note)
     scope.row_vectors = True
-    scope.rows_read += 1
     return X[k - 1:k, :].T
+
+
+def defined_matrix(scope, key: str) -> bool:
+    """True when ``key`` is a matrix the file defines by an expression (``Q = L W_Q``), not a function of
+    parameters nor a "where" clause: its rows ``Q_n`` are read as a declared matrix's are."""
+    d = scope.defs.get(key)
+    return d is not None and not d.params and not d.open
 
 
 def _one_by_one(x) -> bool:
@@ -221,10 +235,30 @@ def sized_by_itself(scope, term, L):
         return None
 
 
+def one_argument(scope, node) -> bool:
+    r"""True for ``f(X)``, a function the file does not define applied to one argument (an uninterpreted map
+    of X); a call of such a function on several arguments (``\mathrm{MultiHeadAtt}(x, [x_1, \cdots, x_n])``,
+    Xiong et al. 2020) is refused by name: the shape of its value is not read from the file."""
+    if len(node.args) == 1 and not isinstance(node.args[0], ast.Dots):
+        return True
+    f = node.target.text()
+    scope.fail(node, f"{f} is not defined by the file and is applied to {len(node.args)} arguments: a function "
+               "the file does not define is read only as a map of one matrix or vector, of its argument's shape",
+               f"a definition of {f} ({f}(X, Y) := ..., or {f}(x_i, y_j) = ... at declared arguments), or {f} of one "
+               "argument")
+
+
+def needs_size(scope, term) -> bool:
+    """True when the sum's term ``term`` holds a 1 (no ones declared) or an identity I written without size."""
+    return (scope.ones is None and has_bare_ones(term)) or identity.has_bare_identity(scope, term)
+
+
 def sized_ones_term(scope, term, L, terms):
     """``dP - D \\mathbf{1}^\\top`` with D of N × 1 and dP of N × N: the ones vector of the term has the
     length that makes the term the shape of the sum's other terms (here N). Refused when no other term
     fixes it, or when the length is not a side of the term (1^T X: the product alone does not say)."""
+    if not (scope.ones is None and has_bare_ones(term)):
+        return identity.sized_identity_term(scope, term, L, terms)
     usage = "\\mathbf{1}_N (N entries), or a term beside it whose shape fixes the length"
     alone = sized_by_itself(scope, term, L)
     if alone is not None:  # P (1 x^T + R) W: the ones sized inside the term, by the inner sum's R

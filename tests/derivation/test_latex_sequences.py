@@ -95,7 +95,14 @@ def test_without_the_positivity_the_step_is_refuted_and_with_it_a_false_step_sti
     assert s.status == "refuted"
 
 
-def test_a_declared_value_of_a_function_is_refused_with_the_map_declaration_to_write():
-    with pytest.raises(ParseError, match=r"declares the value of phi at k") as e:
-        parse_latex(r"$$ \phi(k) \in \mathbb{R}^{d} $$")
+def test_a_declared_value_of_a_function_at_a_declared_point_is_refused_with_the_map_declaration_to_write():
+    # the value at an argument the file never declares is a vector of its own (test_point_values.py)
+    with pytest.raises(ParseError, match=r"declares the value of phi at k, which names k declared") as e:
+        check(r"$$ k \in \mathbb{R}^{d_k}, \quad \phi(k) \in \mathbb{R}^{d} $$")
     assert "phi : " in e.value.expected
+
+
+def test_a_sequence_indexed_on_top_is_refused_by_name():
+    with pytest.raises(ParseError, match=r"indexed on top is not read") as e:
+        parse_latex(r"$$ \mathbf{x}^1_p, \ldots, \mathbf{x}^N_p \in \mathbb{R}^{d} $$")
+    assert r"x_1, \ldots, x_N" in e.value.expected
