@@ -166,3 +166,24 @@ def test_lengths_errors_name_what_is_wrong():
     seq_first = MultiheadAttention(E, H, dtype=DT)
     with pytest.raises(InputError, match="batch_first=True"):
         seq_first(nt, nt, nt)
+
+
+def test_lengths_trace_in_one_graph():
+    """``torch.compile(fullgraph=True)`` with a lengths tensor: the same output and a backward."""
+    if not hasattr(torch, "compile"):
+        pytest.skip("torch.compile is not available")
+    import torch._dynamo as dynamo
+
+    if not dynamo.is_dynamo_supported():
+        pytest.skip("torch.compile is not supported on this platform")
+    dynamo.reset()
+    ours, _ = pair(seed=10)
+    x = torch.randn(3, 6, E, dtype=DT, requires_grad=True)
+    lengths = torch.tensor(LENGTHS)
+    compiled = torch.compile(lambda t, n: ours(t, t, t, lengths=n, need_weights=False)[0], fullgraph=True,
+                             backend="aot_eager")
+    got = compiled(x, lengths)
+    torch.testing.assert_close(got, ours(x, x, x, lengths=lengths, need_weights=False)[0], **TOL)
+    assert torch.all(got[2, 1:] == 0)
+    got.sum().backward()
+    assert x.grad is not None and torch.all(x.grad[2, 1:] == 0)
