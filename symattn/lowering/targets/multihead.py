@@ -80,7 +80,9 @@ def kernel(name: str, target: str):
     (projections), qkv_weights, qkv_bias_row, qkv_apply, qkv_apply_bias (the fused projection in two
     steps: the scaled weights side by side, then X W_cat (+ 1 b_cat)), core, core_mask, core_causal
     (softmax(Q Kᵀ [+ M | + causal mask]) V), weights, weights_mask (the softmax alone: the attention
-    weights), output, output_bias."""
+    weights), each of these five with ``_lhs`` appended (core_lhs, ..., weights_mask_lhs: the same from
+    the lhs of ``scale_folds_into_query_projection``, Q unscaled and the scale 1/sqrt(d_k) applied to
+    the scores), output, output_bias."""
     return _lowered(name, target)[0]
 
 
