@@ -403,7 +403,10 @@ class MultiheadAttention(nn.Module):
                              "sequences; give neither")
         padded_q, q_lengths = varlen.from_nested(query, "query")
         padded_k, k_lengths = (padded_q, q_lengths) if key is query else varlen.from_nested(key, "key")
-        padded_v = padded_k if value is key else varlen.from_nested(value, "value")[0]
+        padded_v, v_lengths = (padded_k, k_lengths) if value is key else varlen.from_nested(value, "value")
+        if v_lengths != k_lengths:
+            raise ShapeError(f"key and value: their sequences should have the same lengths, got {k_lengths} and "
+                             f"{v_lengths}")
         out, weights = self.forward(padded_q, padded_k, padded_v, None, need_weights, attn_mask, average_attn_weights,
                                     is_causal, lengths=(q_lengths, k_lengths))
         return varlen.to_nested(out, q_lengths, query.layout), weights

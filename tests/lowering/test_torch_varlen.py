@@ -161,6 +161,9 @@ def test_lengths_errors_name_what_is_wrong():
     nt = torch.nested.nested_tensor([torch.randn(n, E, dtype=DT) for n in LENGTHS])
     with pytest.raises(InputError, match="give neither"):
         ours(nt, nt, nt, lengths=LENGTHS)
+    other = torch.nested.nested_tensor([torch.randn(n, E, dtype=DT) for n in (6, 4, 1)])
+    with pytest.raises(ShapeError, match="the same lengths"):
+        ours(nt, nt, other)
     with pytest.raises(InputError, match="all three as nested tensors or none"):
         ours(nt, x, x)
     seq_first = MultiheadAttention(E, H, dtype=DT)
