@@ -1,13 +1,15 @@
 """symattn.torch.MultiheadAttention against torch.nn.MultiheadAttention and SDPA with its projections.
 
-    python benchmarks/bench_torch_module.py                      # S1 S2 S3 and (4, 1024, 256, 8), both dtypes
-    python benchmarks/bench_torch_module.py --shapes S1 --dtypes float32 --rounds 9 --backward
+    python benchmarks/bench_torch_module.py                      # S1 S2 S3 P4, float32 and float64, fwd and fwd+bwd
+    python benchmarks/bench_torch_module.py --shapes S1 --dtypes float32 --rounds 9 --forward-only
 
-Interleaved in one process: each round times every implementation once, in turn, on the same
-inputs and weights (symattn's module loads the state_dict of torch's), so a slow moment of the
-machine hits all of them. Prints the median wall time of each and the ratios symattn / torch MHA
-and symattn / SDPA (forward, and forward + backward with ``--backward``); need_weights=False, the
-call a model makes when it does not read the weights. Not a test: nothing here asserts a time.
+Interleaved in one process: each round times every implementation in turn (the order rotates from
+round to round), each on the same inputs and weights (symattn's module loads the state_dict of
+torch's), ``--reps`` calls per timing, so a slow moment of the machine hits all of them. Prints, for
+the forward and for forward + backward (``.sum().backward()`` of the output, gradients flowing to
+the input and every parameter), the median time of each implementation and the medians over the
+rounds of the per-round ratios symattn / torch MHA and symattn / SDPA; need_weights=False, the call
+a model makes when it does not read the weights. Not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import torch.nn.functional as F
 
 from symattn.torch import MultiheadAttention
 
+#: (batch N, length L, embed_dim E, num_heads H)
 SHAPES = {"S1": (8, 128, 256, 4), "S2": (8, 512, 512, 8), "S3": (1, 2048, 512, 8), "P4": (4, 1024, 256, 8)}
 
 
@@ -34,15 +37,16 @@ def sdpa_with_projections(mha, x):
     return F.linear(z.transpose(1, 2).reshape(b, n, e), mha.out_proj.weight, mha.out_proj.bias)
 
 
-def timed(fn, backward):
+def timed(fn, backward, reps):
     start = time.perf_counter()
-    out = fn()
-    if backward:
-        out.sum().backward()
-    return time.perf_counter() - start
+    for _ in range(reps):
+        out = fn()
+        if backward:
+            out.sum().backward()
+    return (time.perf_counter() - start) / reps
 
 
-def bench(shape, dtype, rounds, backward):
+def bench(shape, dtype, rounds, reps, backward):
     b, n, e, h = SHAPES[shape]
     torch.manual_seed(0)
     ref = torch.nn.MultiheadAttention(e, h, batch_first=True, dtype=dtype)
@@ -55,34 +59,44 @@ def bench(shape, dtype, rounds, backward):
         "torch MHA": lambda: ref(x, x, x, need_weights=False)[0],
         "SDPA + projections": lambda: sdpa_with_projections(ref, x),
     }
+    names = list(fns)
     times = {k: [] for k in fns}
     with grad():
         for fn in fns.values():  # warm up
-            timed(fn, backward)
-        for _ in range(rounds):
-            for k, fn in fns.items():
-                times[k].append(timed(fn, backward))
+            timed(fn, backward, 1)
+        for r in range(rounds):
+            for k in names[r % 3:] + names[:r % 3]:
+                times[k].append(timed(fns[k], backward, reps))
+            for mod in (ours, ref):
+                mod.zero_grad(set_to_none=True)
     med = {k: statistics.median(v) for k, v in times.items()}
-    what = "forward + backward" if backward else "forward"
-    print(f"{shape} {SHAPES[shape]} {str(dtype).removeprefix('torch.')} {what}: "
-          + ", ".join(f"{k} {1e3 * t:.2f} ms" for k, t in med.items())
-          + f"; symattn / torch MHA {med['symattn'] / med['torch MHA']:.3f}, "
-          f"symattn / SDPA {med['symattn'] / med['SDPA + projections']:.3f}")
+    ratio = {k: statistics.median(a / o for a, o in zip(times["symattn"], times[k])) for k in names[1:]}
+    what = "fwd+bwd" if backward else "fwd    "
+    print(f"{shape} {str(SHAPES[shape]):18} {str(dtype).removeprefix('torch.'):7} {what}: "
+          + ", ".join(f"{k} {1e3 * t:8.2f} ms" for k, t in med.items())
+          + f"; symattn / torch MHA {ratio['torch MHA']:.3f}, symattn / SDPA {ratio['SDPA + projections']:.3f}",
+          flush=True)
+    return ratio
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shapes", default="S1,S2,S3,P4")
     ap.add_argument("--dtypes", default="float32,float64")
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--backward", action="store_true", help="also time forward + backward")
+    ap.add_argument("--rounds", type=int, default=9, help="timings of each implementation (medians over these)")
+    ap.add_argument("--reps", type=int, default=3, help="calls per timing")
+    ap.add_argument("--forward-only", action="store_true", help="time the forward alone")
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default); one "
+                    "thread keeps the timings steady on a loaded machine")
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     for shape in args.shapes.split(","):
         for name in args.dtypes.split(","):
             dtype = getattr(torch, name)
-            bench(shape, dtype, args.rounds, False)
-            if args.backward:
-                bench(shape, dtype, args.rounds, True)
+            bench(shape, dtype, args.rounds, args.reps, False)
+            if not args.forward_only:
+                bench(shape, dtype, args.rounds, args.reps, True)
 
 
 if __name__ == "__main__":

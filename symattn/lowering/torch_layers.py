@@ -11,6 +11,12 @@ The steps and what justifies each (``MultiheadAttention.provenance`` lists them 
 - the attention core softmax(Q Kᵀ [+ M]) V with the heads as an array axis: the rhs of
   ``scale_folds_into_query_projection`` (claim 0 without a mask, 1 with an additive mask M, 2 with
   the causal mask), which the torch printer lowers to one ``scaled_dot_product_attention`` call;
+- where a gradient flows through the packed in-projection parameters (training), the fold is not
+  made: the one GEMM takes ``in_proj_weight``ᵀ and ``in_proj_bias`` as they are and the core is the
+  lhs of ``scale_folds_into_query_projection`` (the scale applied to the scores inside SDPA). The
+  scaled weights would have to be packed anew on every call, and their backward joined and scaled
+  again, which costs more than the fold saves; autograd then runs plain ``addmm`` and SDPA
+  backwards, as for ``nn.MultiheadAttention``;
 - when the weights are returned (or dropped out): the softmax of that rhs alone (its subexpression
   softmax(Q Kᵀ [+ M])), then the product with V, which is code;
 - the output projection after the heads are side by side (``heads_concatenate_before_output_projection``).
@@ -36,6 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import HeadError, InputError, ShapeError
+from . import torch_varlen as varlen
 from .steps import Step
 from .targets.multihead import _lowered
 
@@ -177,11 +184,16 @@ class MultiheadAttention(nn.Module):
             Step("layout", "always", None, note="batch-first or sequence-first and unbatched inputs are "
                  "moved to (N, L, E) and back by transposes"),
             _from_kernel("in-projection weights side by side, [W^Q/sqrt(d_k) W^K W^V]", "query is key is value, "
-                         "kdim = vdim = embed_dim; once per version of the weights when no gradient flows "
-                         "through them, else on every call", "qkv_weights"),
+                         "kdim = vdim = embed_dim, no gradient through the in-projection parameters; once per "
+                         "version of the weights (on every call under torch.compile)", "qkv_weights"),
             _from_kernel("in-projection, one GEMM for query, key and value, X W_cat (+ 1 b_cat)",
                          "query is key is value, kdim = vdim = embed_dim", "qkv_apply" + b,
-                         "the scale 1/sqrt(d_k) folded into W^Q and b^Q"),
+                         "the scale 1/sqrt(d_k) folded into W^Q and b^Q, except where a gradient flows through "
+                         "the in-projection parameters: there W_cat is in_proj_weightᵀ itself and b_cat "
+                         "in_proj_bias (the claim holds for every W^Q, so for W^Q/sqrt(d_k) standing for torch's "
+                         "unscaled block) and the scale is left to the attention core, the theorem's lhs: "
+                         "packing the scaled weights anew on every call, and its backward, would cost more "
+                         "than the fold saves"),
         ]
         if self._bias:
             steps.insert(2, _from_kernel("in-projection bias row, [b^Q/sqrt(d_k) b^K b^V]", "as the weights",
@@ -216,6 +228,14 @@ class MultiheadAttention(nn.Module):
                  note="the top-left causal mask of scaled_dot_product_attention's is_causal, built by hand"),
             _from_kernel("attention weights softmax(Q Kᵀ)", "need_weights or dropout, no mask", "weights"),
             _from_kernel("attention weights softmax(Q Kᵀ + M)", "need_weights or dropout, a mask", "weights_mask"),
+        ]
+        steps += [_from_kernel(f"{what}, the scale applied to the scores (Q unscaled)", "as above, with a gradient "
+                               "through the packed in-projection parameters", name + "_lhs")
+                  for what, name in (("attention core", "core"), ("attention core with an additive mask", "core_mask"),
+                                     ("attention core with the causal mask", "core_causal"),
+                                     ("attention weights", "weights"), ("attention weights with a mask",
+                                                                        "weights_mask"))]
+        steps += [
             Step("dropout of the weights", "training with dropout > 0", None,
                  note="torch.nn.functional.dropout on the weights, as nn.MultiheadAttention"),
             Step("weights times values", "need_weights or dropout", None,
@@ -223,8 +243,7 @@ class MultiheadAttention(nn.Module):
             Step("weights averaged over heads", "need_weights and average_attn_weights", None, note="mean"),
             _from_kernel("output projection after the heads are side by side", "always", "output" + b),
         ]
-        for name in ("core", "core_mask", "core_causal", "weights", "weights_mask", "output" + b, "qkv_weights",
-                     "qkv_bias_row", "qkv_apply" + b):
+        for name in ("output" + b, "qkv_weights", "qkv_bias_row", "qkv_apply" + b):
             _lowered(name, _TARGET)
         return tuple(steps)
 
@@ -248,7 +267,7 @@ class MultiheadAttention(nn.Module):
     # -- forward -----------------------------------------------------------------------------------
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-                average_attn_weights=True, is_causal=False):
+                average_attn_weights=True, is_causal=False, *, lengths=None):
         """As ``nn.MultiheadAttention.forward``: returns (attn_output, attn_weights or None).
 
         query (L, N, E), key (S, N, kdim), value (S, N, vdim), or (N, L, E) ... with ``batch_first``,
@@ -258,10 +277,23 @@ class MultiheadAttention(nn.Module):
         padding mask and without weights the causal mask is applied and attn_mask ignored). Unlike
         torch, ``is_causal`` without ``attn_mask`` is accepted: the causal mask (top-left, as
         ``scaled_dot_product_attention``) is built.
+
+        Variable-length batches (:mod:`symattn.lowering.torch_varlen`): ``lengths`` (N,) gives the
+        number of valid positions at the start of each batch element's query, key and value (the
+        rest is padding), or a pair (query lengths, key/value lengths) for cross-attention; the
+        padding keys are masked (merged with ``key_padding_mask``) and the output and weights are 0
+        at the padding queries. Nested tensors (``torch.nested``, strided or jagged, batch-first) are
+        accepted too and the output is nested in the same layout (the weights, if asked for, padded).
         """
+        if query.is_nested or key.is_nested or value.is_nested:
+            return self._nested(query, key, value, key_padding_mask, need_weights, attn_mask,
+                                average_attn_weights, is_causal, lengths)
         same = query is key and key is value
         batched = query.dim() == 3
         self._check(query, key, value, key_padding_mask, attn_mask, batched)
+        query_pad = None
+        if lengths is not None:
+            key_padding_mask, query_pad = self._padding(lengths, query, key, key_padding_mask, batched)
         if not batched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
             if key_padding_mask is not None:
@@ -272,7 +304,9 @@ class MultiheadAttention(nn.Module):
         N, L, _ = query.shape
         S = key.shape[1]
         H, G = self.num_heads, self.num_kv_heads
-        q, k, v = self._project(query, key, value, same)  # (N, L, E), (N, S, G·d), (N, S, G·d)
+        # (N, L, E), (N, S, G·d), (N, S, G·d); scaled: whether q carries the scale 1/sqrt(d_k)
+        q, k, v, scaled = self._project(query, key, value, same)
+        side = "" if scaled else "_lhs"
         attn = attention_mask(attn_mask, dtype)
         pad = attention_mask(key_padding_mask, dtype, name="key_padding_mask")
         causal_hint = is_causal and pad is None and not need_weights
@@ -312,20 +346,22 @@ class MultiheadAttention(nn.Module):
         if mask is not None:
             mask = mask.expand(*mask.shape[:-2], L, keys)
         if use_weights:
-            weights = self._call("weights" if mask is None else "weights_mask", Q=q, K=k,
+            weights = self._call(("weights" if mask is None else "weights_mask") + side, Q=q, K=k,
                                  **({} if mask is None else {"M": mask}))  # (N, H, L, keys)
             if self.training and self.dropout > 0.0:
                 weights = F.dropout(weights, p=self.dropout)
             heads = weights @ v
         else:
             name = "core_causal" if causal else "core" if mask is None else "core_mask"
-            heads = self._call(name, Q=q, K=k, V=v, **({} if mask is None else {"M": mask}))
+            heads = self._call(name + side, Q=q, K=k, V=v, **({} if mask is None else {"M": mask}))
             weights = None
         z = _from_heads(heads)  # (N, L, H·d)
         arrays = {"Z": z, "W^O": self.out_proj.weight.mT}
         if self._bias:
             arrays["b^O"] = self.out_proj.bias[None]
         out = self._call("output_bias" if self._bias else "output", **arrays)
+        if query_pad is not None:
+            out, weights = varlen.zero_padded_queries(out, weights if need_weights else None, query_pad)
         if not batched:
             out = out.squeeze(0)
         elif not self.batch_first:
@@ -336,6 +372,45 @@ class MultiheadAttention(nn.Module):
             weights = weights.mean(dim=1)
         return out, weights.squeeze(0) if not batched else weights
 
+    def _padding(self, lengths, query, key, key_padding_mask, batched):
+        """(the key padding mask merged with that of ``lengths``, the (N, L) padding of the queries)."""
+        if not batched:
+            raise ShapeError(f"lengths: needs a batched input, got an unbatched query {tuple(query.shape)}")
+        seq = 1 if self.batch_first else 0
+        N, L, S = query.shape[1 - seq], query.shape[seq], key.shape[seq]
+        if isinstance(lengths, (tuple, list)) and len(lengths) == 2 and not isinstance(lengths[0], int):
+            q_lengths, k_lengths = lengths
+        elif L != S:
+            raise ShapeError(f"lengths: one set of lengths is for query, key and value alike, but the query has "
+                             f"{L} positions and the key {S}; give (query lengths, key lengths)")
+        else:
+            q_lengths = k_lengths = lengths
+        q_len = varlen.lengths_tensor(q_lengths, N, L, query.device)
+        k_len = q_len if k_lengths is q_lengths else varlen.lengths_tensor(k_lengths, N, S, query.device)
+        pad = varlen.padding_of(k_len, S)
+        return varlen.merged_key_padding(pad, key_padding_mask), varlen.padding_of(q_len, L)
+
+    def _nested(self, query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights,
+                is_causal, lengths):
+        """The forward on nested tensors: padded, run with their lengths, nested again."""
+        if not (query.is_nested and key.is_nested and value.is_nested):
+            raise InputError("query, key and value: give all three as nested tensors or none")
+        if not self.batch_first:
+            raise InputError("nested tensors are batch-first (sequence i is nt[i]): construct the module with "
+                             "batch_first=True, as nn.MultiheadAttention's fast path requires")
+        if lengths is not None or key_padding_mask is not None:
+            raise InputError("lengths and key_padding_mask: a nested tensor already says the lengths of its "
+                             "sequences; give neither")
+        padded_q, q_lengths = varlen.from_nested(query, "query")
+        padded_k, k_lengths = (padded_q, q_lengths) if key is query else varlen.from_nested(key, "key")
+        padded_v, v_lengths = (padded_k, k_lengths) if value is key else varlen.from_nested(value, "value")
+        if v_lengths != k_lengths:
+            raise ShapeError(f"key and value: their sequences should have the same lengths, got {k_lengths} and "
+                             f"{v_lengths}")
+        out, weights = self.forward(padded_q, padded_k, padded_v, None, need_weights, attn_mask, average_attn_weights,
+                                    is_causal, lengths=(q_lengths, k_lengths))
+        return varlen.to_nested(out, q_lengths, query.layout), weights
+
     def _call(self, name, **arrays):
         fn, order, sizes = self._direct(name)
         return fn(*[arrays[a] for a in order], **sizes)
@@ -343,8 +418,9 @@ class MultiheadAttention(nn.Module):
     def _packed_weights(self):
         """W_cat = [W^Q/sqrt(d_k) W^K W^V] and b_cat = [b^Q/sqrt(d_k) b^K b^V] (kernels ``qkv_weights``,
         ``qkv_bias_row``), kept while the parameters keep their storage and version (an optimizer step,
-        ``load_state_dict`` or ``.to`` makes them anew). Made on every call when a gradient flows
-        through the parameters, or under ``torch.compile`` (which traces them into its graph)."""
+        ``load_state_dict`` or ``.to`` makes them anew). Made on every call under ``torch.compile``
+        (which traces them into its graph); not called when a gradient flows through the parameters
+        (``_project`` then takes the parameters unscaled)."""
         params = [self.in_proj_weight] + ([self.in_proj_bias] if self._bias else [])
         keep = not torch.compiler.is_compiling() and not (
             torch.is_grad_enabled() and any(p.requires_grad for p in params))
@@ -368,32 +444,37 @@ class MultiheadAttention(nn.Module):
 
     def _weights(self):
         """W^Q, W^K, W^V as (in_features, out_features) views (``x @ w``) and the bias rows."""
-        E, kv = self.embed_dim, self.num_kv_heads * self.head_dim
+        widths = [self.embed_dim] + 2 * [self.num_kv_heads * self.head_dim]
+        # split rather than three slices: autograd then joins the three gradients with one cat, where
+        # each slice's backward would write its gradient into a zero tensor of the whole parameter
         if self._qkv_same_embed_dim:
-            W = self.in_proj_weight
-            w = (W[:E].mT, W[E:E + kv].mT, W[E + kv:].mT)
+            w = tuple(part.mT for part in self.in_proj_weight.split(widths))
         else:
             w = (self.q_proj_weight.mT, self.k_proj_weight.mT, self.v_proj_weight.mT)
         if self.in_proj_bias is None:
             return w, (None, None, None)
-        b = self.in_proj_bias
-        return w, (b[None, :E], b[None, E:E + kv], b[None, E + kv:])
+        return w, tuple(self.in_proj_bias[None].split(widths, dim=-1))
 
     def _project(self, query, key, value, same):
+        """(q, k, v, whether q carries the scale 1/sqrt(d_k))."""
         b = "_bias" if self._bias else ""
         if same and self._qkv_same_embed_dim:
-            w_cat, b_cat = self._packed_weights()
+            params = [self.in_proj_weight] + ([self.in_proj_bias] if self._bias else [])
+            scaled = not (torch.is_grad_enabled() and any(p.requires_grad for p in params))
+            if scaled:
+                w_cat, b_cat = self._packed_weights()
+            else:  # torch's packed parameters as they are: one GEMM whose backward is a plain addmm's
+                w_cat, b_cat = self.in_proj_weight.mT, self.in_proj_bias[None] if self._bias else None
             arrays = {"X": query, "W_cat": w_cat} if b_cat is None else {"X": query, "W_cat": w_cat, "b_cat": b_cat}
             qkv = self._call("qkv_apply" + b, **arrays)
-            E = self.embed_dim
-            return qkv[..., :E], qkv[..., E:2 * E], qkv[..., 2 * E:]
+            return (*qkv.split(self.embed_dim, dim=-1), scaled)  # one cat in the backward, not three slices
         (w_q, w_k, w_v), (b_q, b_k, b_v) = self._weights()
         out = []
         for part, x, w, bias in (("q", query, w_q, b_q), ("k", key, w_k, b_k), ("v", value, w_v, b_v)):
             P = part.upper()
             arrays = {"X": x, f"W^{P}": w, **({f"b^{P}": bias} if self._bias else {})}
             out.append(self._call(f"proj_{part}{b}", **arrays))
-        return tuple(out)
+        return (*out, True)
 
     def _check(self, query, key, value, key_padding_mask, attn_mask, batched):
         """ShapeErrors that name the operand and its shape (torch raises AssertionError or

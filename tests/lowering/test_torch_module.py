@@ -470,3 +470,32 @@ def test_the_in_projection_is_made_on_every_call_when_a_gradient_flows_through_i
     ours(x, x, x, need_weights=False)[0].sum().backward()  # a second backward: a graph of its own
     torch.testing.assert_close(ours.in_proj_weight.grad, 2 * ref.in_proj_weight.grad, **TOL)
     torch.testing.assert_close(ours.in_proj_bias.grad, 2 * ref.in_proj_bias.grad, **TOL)
+
+
+def _backward_nodes(t):
+    """The names of the autograd nodes behind t."""
+    seen, todo, names = set(), [t.grad_fn], []
+    while todo:
+        fn = todo.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        names.append(type(fn).__name__)
+        todo += [nxt for nxt, _ in fn.next_functions]
+    return names
+
+
+def test_with_gradients_the_backward_is_two_addmms_and_sdpas_own():
+    """Training: the graph of the self-attention forward holds two GEMMs (in- and out-projection), the
+    fused attention's own backward, a split, and views; no packing of scaled weights (cat, mul), no
+    slices whose backward zero-fills, no copies."""
+    for bias in (True, False):
+        ours, ref = pair(batch_first=True, bias=bias)
+        x = torch.randn(N, L, E, dtype=DT, requires_grad=True)
+        names = _backward_nodes(ours(x, x, x, need_weights=False)[0])
+        views = ("View", "UnsafeView", "Transpose", "Unsqueeze", "AccumulateGrad")
+        work = sorted(nm for nm in names if not nm.startswith(views))
+        gemm = "AddmmBackward0" if bias else "MmBackward0"
+        assert len(work) == 4 and work[:2] == [gemm] * 2 and work[3] == "SplitBackward0", work
+        assert "ScaledDotProduct" in work[2], work
+        assert names.count("AccumulateGrad") == len(list(ours.parameters())) + 1  # and x

@@ -34,15 +34,21 @@ def _spec(name: str):
     import symattn.proofs.rewrites as R
 
     if name.startswith(("core", "weights")):
+        # "..._lhs": the left-hand side, the scale 1/sqrt(d_k) applied to the scores (Q unscaled),
+        # else the right-hand side, the scale already folded into Q
+        side = "lhs" if name.endswith("_lhs") else "rhs"
+        base = name.removesuffix("_lhs")
         q, k, v = R.head_inputs(True)
-        masked = name.endswith("_mask")
-        claim = 2 if name == "core_causal" else 1 if masked else 0
+        if side == "lhs":
+            q = R.X * R.HEAD_W["Q"] + R.ones(R.n) * R.HEAD_B["Q"]
+        masked = base.endswith("_mask")
+        claim = 2 if base == "core_causal" else 1 if masked else 0
         opts = {"inputs": {q: R.Q, k: R.K, v: R.V}, "args": [R.Q, R.K, R.V] + ([R.M] if masked else [])}
-        if name.startswith("weights"):  # the softmax of that side: the attention weights, softmax(Q Kᵀ [+ M])
-            rhs = R.scale_fold_sides(R.M if masked else None, True)[1]
-            opts["part"] = next(x for x in sp.preorder_traversal(rhs) if isinstance(x, Softmax))
+        if base.startswith("weights"):  # the softmax of that side: the attention weights, softmax(Q Kᵀ [+ M])
+            expr = R.scale_fold_sides(R.M if masked else None, True)[side == "rhs"]
+            opts["part"] = next(x for x in sp.preorder_traversal(expr) if isinstance(x, Softmax))
             opts["args"] = [R.Q, R.K] + ([R.M] if masked else [])
-        return ("scale_folds_into_query_projection", claim, "rhs", opts)
+        return ("scale_folds_into_query_projection", claim, side, opts)
     if name in ("qkv_weights", "qkv_bias_row", "qkv_apply", "qkv_apply_bias"):  # the fused projection in two
         # steps: the scaled weights side by side, then X W_cat (+ 1 b_cat)
         W, b = R.FUSED_W, R.FUSED_B
@@ -74,7 +80,9 @@ def kernel(name: str, target: str):
     (projections), qkv_weights, qkv_bias_row, qkv_apply, qkv_apply_bias (the fused projection in two
     steps: the scaled weights side by side, then X W_cat (+ 1 b_cat)), core, core_mask, core_causal
     (softmax(Q Kᵀ [+ M | + causal mask]) V), weights, weights_mask (the softmax alone: the attention
-    weights), output, output_bias."""
+    weights), each of these five with ``_lhs`` appended (core_lhs, ..., weights_mask_lhs: the same from
+    the lhs of ``scale_folds_into_query_projection``, Q unscaled and the scale 1/sqrt(d_k) applied to
+    the scores), output, output_bias."""
     return _lowered(name, target)[0]
 
 
