@@ -11,7 +11,8 @@ call. :func:`verify_layers` (which :func:`symattn.verify` calls on such a claim)
   symbol: when one side of the claim is a stack S (or Sᵀ) that the other side does not hold, the
   hypothesis says S = (the other side), and that is substituted; the claim after one more layer
   (each stack S_{L+1} = layer(S_L), with the weights of layer L + 1) is then proved by ``verify``
-  for every value of those symbols and of the weights, which is stronger than needed;
+  for every value of those symbols and of the weights, which is stronger than needed; a claim
+  without such a side (S + S = 2 S) is proved for every value of the stacks instead;
 - then the claim holds for every L >= 1, and the proof kernel
   (:func:`symattn.proof.kernel.conclude_by_induction`) audits it again at L = 1, 2, 3 unfolded,
   at random exact instances, before sealing the verdict, which carries both sub-verdicts
@@ -118,16 +119,18 @@ def _solved(lhs, rhs, symbols):
 
 
 def step_claim(lhs, rhs, stacks):
-    """(hypothesis text, step lhs, step rhs), or (reason, None, None) when the hypothesis cannot be
-    solved for a stack. Each stack after L layers is a fresh symbol S_L; the step's sides are the
-    claim after layer L + 1, with the hypothesis substituted."""
+    """(what the step assumes, step lhs, step rhs). Each stack after L layers is a fresh symbol S_L;
+    the step's sides are the claim after layer L + 1, with the hypothesis substituted. When the
+    hypothesis cannot be solved for a stack, the step is the claim with each stack a fresh symbol
+    (for every value of the stacks), which holds at L + 1 when it holds for all values."""
     taken = _names(lhs, rhs, *[s.unfold(1) for s in stacks])
     after = {s: _fresh(s.shape, taken, "S_L" if len(stacks) == 1 else f"S{k + 1}_L") for k, s in enumerate(stacks)}
     hyp_l, hyp_r = lhs.xreplace(after), rhs.xreplace(after)
     solved = _solved(hyp_l, hyp_r, set(after.values()))
-    if solved is None:
-        return ("the hypothesis (the claim at L) is not of the form S = E with a stack S (or Sᵀ) on one side "
-                "and not on the other, so the step cannot use it"), None, None
+    if solved is None:  # no hypothesis to use: the claim must hold whatever the stacks are
+        named = "; ".join(f"{after[s]} = {sp.sstr(s)[:200]}" for s in stacks)
+        return (f"the stacks after L + 1 layers are fresh matrices ({named}); the claim (not of the form S = E "
+                "with a stack S, or Sᵀ, on one side only) is shown for every value of them"), hyp_l, hyp_r
     P, value = solved
     nxt = {s: s.layer.xreplace({s.placeholder: after[s]}) for s in stacks}  # layer L + 1 on S_L
     step_l = lhs.xreplace(nxt).xreplace({P: value})

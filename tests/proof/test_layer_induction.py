@@ -119,6 +119,13 @@ def test_layers_that_commute_only_with_each_other_are_left_unknown():
     assert v.status == "unknown", v.explain()
 
 
+def test_a_claim_that_holds_whatever_the_stacks_are():
+    row, col = attention_stacks(L)
+    v = sa.verify(row + row, 2 * row)
+    assert v.proved and v.scope == "all dimensions (d_model, n) and every L >= 1", v.explain()
+    assert any("shown for every value of them" in t for t in v.trace)
+
+
 def test_a_concrete_depth_is_unfolded():
     row, col = attention_stacks(3)
     v = sa.verify(row, col.T)
