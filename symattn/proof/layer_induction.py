@@ -128,16 +128,16 @@ def step_claim(lhs, rhs, stacks):
     hyp_l, hyp_r = lhs.xreplace(after), rhs.xreplace(after)
     solved = _solved(hyp_l, hyp_r, set(after.values()))
     if solved is None:  # no hypothesis to use: the claim must hold whatever the stacks are
-        named = "; ".join(f"{after[s]} = {sp.sstr(s)[:200]}" for s in stacks)
+        named = "; ".join(f"{after[s]} = {sp.sstr(s)}" for s in stacks)
         return (f"the stacks after L + 1 layers are fresh matrices ({named}); the claim (not of the form S = E "
                 "with a stack S, or Sᵀ, on one side only) is shown for every value of them"), hyp_l, hyp_r
     P, value = solved
     nxt = {s: s.layer.xreplace({s.placeholder: after[s]}) for s in stacks}  # layer L + 1 on S_L
     step_l = lhs.xreplace(nxt).xreplace({P: value})
     step_r = rhs.xreplace(nxt).xreplace({P: value})
-    named = "; ".join(f"{after[s]} = {sp.sstr(s)[:200]}" for s in stacks)
+    named = "; ".join(f"{after[s]} = {sp.sstr(s)}" for s in stacks)
     text = (f"the stacks after L layers are fresh matrices ({named}); hypothesis (the claim at L): "
-            f"{sp.sstr(P)} = {sp.sstr(value)[:200]}")
+            f"{sp.sstr(P)} = {sp.sstr(value)}")
     return text, step_l, step_r
 
 

@@ -55,6 +55,12 @@ class LayerStack(MatrixExpr):
         renamed = {W: sp.MatrixSymbol(f"{W.name}_{layer}", *W.shape) for W in self.weights}
         return _residual_first(self.layer, self.placeholder).xreplace({self.placeholder: below, **renamed})
 
+    def _latex(self, printer):
+        weights = ", ".join(printer._print(W) for W in self.weights)
+        return (rf"\operatorname{{stack}}_{{{printer._print(self.depth)}}}\left({printer._print(self.placeholder)}"
+                rf" \mapsto {printer._print(self.layer)};\ {printer._print(self.start)}\right)"
+                + (rf"_{{\text{{weights }} {weights}}}" if weights else ""))
+
     def _sympystr(self, printer):
         weights = ", ".join(printer._print(W) for W in self.weights)
         return (f"stack_{printer._print(self.depth)}({printer._print(self.placeholder)} -> "
