@@ -169,7 +169,7 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
                 f"  lhs: {show_shape(lhs)}   {show(lhs, 50)}\n  rhs: {show_shape(rhs)}   {show(rhs, 50)}"
             )
     if has_stacks(lhs, rhs):  # a claim about a stack of L layers: by induction on L
-        return verify_layers(lhs, rhs, budget=budget, at=at, verify=verify)
+        return verify_layers(lhs, rhs, budget=budget, at=at, verify=verify, search_counterexample=search_counterexample)
     dims = dimension_symbols(lhs, rhs)
     at = check_request(lhs, rhs, dims, at, budget)
     B = Budget(budget)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
+from functools import partial
 
 import sympy as sp
 
@@ -141,10 +142,11 @@ def step_claim(lhs, rhs, stacks):
     return text, step_l, step_r
 
 
-def verify_layers(lhs, rhs, *, budget: float, at=None, verify=None):
+def verify_layers(lhs, rhs, *, budget: float, at=None, verify=None, search_counterexample: bool = True):
     """The verdict on a claim about layer stacks (see the module docstring); ``verify``: the
-    engine's verify, for the sub-claims."""
+    engine's verify, for the sub-claims (``search_counterexample`` is passed on to it)."""
     start = time.perf_counter()
+    verify = partial(verify, search_counterexample=search_counterexample)
     stacks = stacks_of(lhs, rhs)
     L = _check_claim(lhs, rhs, stacks)
     if not L.is_Symbol:  # a concrete depth: the claim unfolded is an ordinary claim

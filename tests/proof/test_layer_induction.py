@@ -84,6 +84,11 @@ def test_layers_that_do_not_commute_swapped_are_refuted_at_L_2():
     assert any("not proved for every L" in t for t in v.trace)
 
 
+def test_without_the_search_a_false_claim_is_unknown_never_proved():
+    v = sa.verify(*swapped_layers(L), search_counterexample=False)
+    assert v.status == "unknown", v.explain()
+
+
 def test_a_claim_false_at_one_layer_is_refuted_at_L_1():
     X, A, S = (sp.MatrixSymbol(s, n, n) for s in "XAS")
     v = sa.verify(sa.layer_stack(S * A, S, X, L, weights=[A]), sa.layer_stack(A * S, S, X, L, weights=[A]))
