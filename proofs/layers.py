@@ -45,3 +45,24 @@ def _():
     col = layer_stack(column_layer(S_col), S_col, X, L, weights=WEIGHTS)
     row = layer_stack(row_layer(S_row), S_row, X.T, L, weights=WEIGHTS)
     return [(row, col.T)]
+
+
+W = sp.MatrixSymbol("W", n, n)
+S_lin = sp.MatrixSymbol("S", n, n)
+
+
+@theorem(
+    "mistake_layers_composed_in_reading_order",
+    "L linear layers S <- W_l S, composed in the order they are listed: W_1 W_2 ⋯ W_L (for W_L ⋯ W_1), "
+    "for every L",
+    expect="refuted", budget=10.0,
+    explanation="The slip: layer l acts after the layers below it, so the composite of L linear layers is "
+                "W_L ⋯ W_1, the first layer's matrix rightmost. Written in reading order, W_1 W_2 ⋯ W_L, it "
+                "agrees at one layer (W_1 = W_1) and is refuted at L = 2, since W_2 W_1 ≠ W_1 W_2: the "
+                "induction on L finds no proof, and the claim unfolded at two layers has a counterexample.",
+)
+def _():
+    identity = sp.Identity(n)
+    composite = layer_stack(W * S_lin, S_lin, identity, L, weights=[W])       # W_L ⋯ W_2 W_1
+    reading_order = layer_stack(S_lin * W, S_lin, identity, L, weights=[W])   # W_1 W_2 ⋯ W_L
+    return [(reading_order, composite)]
