@@ -158,7 +158,7 @@ def verify_layers(lhs, rhs, *, budget: float, at=None, verify=None, search_count
     trace = [f"induction on the number of layers {L}"]
     base = verify(unfold(lhs, 1, stacks), unfold(rhs, 1, stacks), budget=share)
     trace += [f"base {L} = 1: {base.status} ({base.scope}) by {base.method}"]
-    trace += [f"  base: {t}" for t in base.trace]
+    trace += ["  base: " + t for t in base.trace]  # a TraceLine stays one (its readable form)
     if base.status == "refuted":
         return _at_depth(base, L, 1, trace, start)
     step = None
@@ -168,7 +168,7 @@ def verify_layers(lhs, rhs, *, budget: float, at=None, verify=None, search_count
         if step_l is not None:
             step = verify(step_l, step_r, budget=share)
             trace += [f"step: the claim after layer {L} + 1: {step.status} ({step.scope}) by {step.method}"]
-            trace += [f"  step: {t}" for t in step.trace]
+            trace += ["  step: " + t for t in step.trace]
     if base.proved and step is not None and step.proved:
         dims = set().union(*(set(v.over[0]) for v in (base, step)))
         scalars = set().union(*(set(v.over[2]) for v in (base, step)))
@@ -185,7 +185,7 @@ def verify_layers(lhs, rhs, *, budget: float, at=None, verify=None, search_count
         v = verify(unfold(lhs, k, stacks), unfold(rhs, k, stacks), budget=share / 2)
         trace.append(f"at {L} = {k}: {v.status} ({v.scope}) by {v.method}")
         if v.status == "refuted":
-            trace += [f"  {L} = {k}: {t}" for t in v.trace]
+            trace += [f"  {L} = {k}: " + t for t in v.trace]
             return _at_depth(v, L, k, trace, start)
     return replace(unknown(trace), seconds=time.perf_counter() - start, lhs=lhs, rhs=rhs)
 
