@@ -40,6 +40,11 @@ from .proof import Verdict as Verdict
 from .proof import verify as verify
 
 # isort: split
+# claims about a stack of L layers, for every L (proved by induction on L)
+from .proof import LayerStack as LayerStack
+from .proof import layer_stack as layer_stack
+
+# isort: split
 # gradients: the VJP rules and verify_gradient
 from .errors import GradientError as GradientError
 from .grad import verify_gradient as verify_gradient

@@ -5,6 +5,8 @@
 from . import evaluate_nodes as _evaluate_nodes  # noqa: F401
 from . import print_precedence as _print_precedence
 from .engine import verify as verify
+from .layer_stack import LayerStack as LayerStack
+from .layer_stack import layer_stack as layer_stack
 from .verdict import Counterexample as Counterexample
 from .verdict import Verdict as Verdict
 

@@ -13,7 +13,9 @@ shares no code with the strategies' evaluation and substitution:
   index value), a random permutation for each symbolic permutation, integers for free scalars
   (respecting their assumptions), each score function instantiated in turn as a bilinear
   Kᵀ M Q, the elementwise square of Kᵀ Q, and the elementwise exp of Kᵀ M Q, and small
-  rationals for uninterpreted scalar functions such as RoPE's θ(i);
+  rationals for uninterpreted scalar functions such as RoPE's θ(i); once an instance's
+  enclosures are too wide to decide at every precision (a stack of many attention layers, whose
+  values grow with each layer), that instance and the next are drawn with entries k/16 instead;
 - values exact where possible and certified intervals (mpmath.iv, outward rounding) where
   exp, sqrt, cos or sin enter, at 128 bits and, when an enclosure is too wide to decide, at
   256 and 512 bits.
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from fractions import Fraction
 
 import sympy as sp
 from mpmath import iv
@@ -64,6 +67,14 @@ DEFAULT_SECONDS = 30.0
 #: where much is degenerate (one key: every softmax is 1; one row: every matrix has rank 1)
 DIMENSIONS = ((2, 3), (1, 2, 3))
 _NAMES_NOT_SYMBOLS = (FamilyMember, Permutation, Score, PermIndex)
+#: the reason an instance is skipped when its enclosures stay too wide at every precision
+WIDE = "an enclosure too wide to decide"
+#: the entries drawn once an instance was too wide to decide (e.g. a stack of many attention
+#: layers: with integer entries its scores grow with each layer, and so does the width of their
+#: exp); they are exact rationals of the same signs, 16 times smaller
+SMALL = {ENTRIES: tuple(Fraction(x, 16) for x in ENTRIES),
+         POSITIVE_ENTRIES: tuple(Fraction(x, 16) for x in POSITIVE_ENTRIES)}
+SMALL_TEXT = "k/16"
 
 
 def claim_symbols(*exprs) -> tuple[list, list]:
@@ -204,7 +215,7 @@ def check_instance(lhs, rhs, inst: Instance, scalar: bool = False) -> tuple[str,
                 bad, all_tight, all_exact = _compare(L, R, prec)
             except Undecided:
                 if prec == PRECISIONS[-1]:
-                    raise Unevaluable(f"an enclosure too wide to decide at {prec} bits") from None
+                    raise Unevaluable(f"{WIDE} at {prec} bits") from None
                 continue
             if bad is not None:
                 return "differ", (*bad, prec, L, R)
@@ -261,13 +272,15 @@ def run_audit(lhs, rhs, *, prover_trace=(), method: str = "", scalar: bool = Fal
     rng = random.Random(_seed(lhs, rhs))
     budget = Budget(seconds)
     agreed, skipped, precs, closed = 0, [], set(), False
-    entries = ENTRIES
+    entries, redraw = ENTRIES, False
     kinds_used = set()
     try:
         with budget.limit(seconds, "the audit"):
-            for k in range(2 * instances + 2):
-                if agreed == instances:
-                    break
+            k, draws = -1, 2 * instances + 2
+            while draws > 0 and agreed < instances:
+                draws -= 1
+                k = k + 1 if not redraw else k  # a redrawn instance keeps its number (its sizes)
+                redraw = False
                 try:
                     inst = draw_instance(rng, k, dims, scalars, at, entries)
                     outcome, info = check_instance(lhs, rhs, inst, scalar)
@@ -278,6 +291,10 @@ def run_audit(lhs, rhs, *, prover_trace=(), method: str = "", scalar: bool = Fal
                     skipped.append(str(exc))
                     if "log of" in str(exc):  # the claim assumes positive arguments of its logarithms
                         entries = POSITIVE_ENTRIES
+                    elif WIDE in str(exc) and entries not in SMALL.values():
+                        # a deep claim, whose values grow with every layer: smaller entries keep its
+                        # enclosures narrow; this instance is drawn again with them (once)
+                        entries, redraw, draws = SMALL.get(entries, SMALL[ENTRIES]), True, draws + 1
                     continue
                 except RecursionError:
                     skipped.append("an expression nested too deeply")
@@ -301,6 +318,8 @@ def run_audit(lhs, rhs, *, prover_trace=(), method: str = "", scalar: bool = Fal
     if closed:
         line = "audit: the claim has nothing to draw; its one exact instance agrees"
         return AuditRecord(agreed, tuple(skipped), line)
+    if entries in SMALL.values():
+        kinds_used.add(f"entries {SMALL_TEXT} after an enclosure too wide")
     return AuditRecord(agreed, tuple(dict.fromkeys(skipped)), _summary(agreed, skipped, precs, kinds_used))
 
 

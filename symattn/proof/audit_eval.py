@@ -34,6 +34,7 @@ from . import audit_numbers as num
 from . import dag
 from .audit_instance import Instance
 from .audit_numbers import NEG_INF, Malformed, Unevaluable
+from .layer_stack import LayerStack
 from .moments import StandardVector
 
 
@@ -59,6 +60,8 @@ class Evaluator:
         self.shapes = dag.Shapes()
         #: how an expectation node is evaluated (set by the scalar audit); None: unsupported
         self.expectation = expectation
+        #: inside a layer of a stack: the layer's input (its value) and its weights (their keys)
+        self.inputs: dict = {}
 
     # environment: the instance's symbol values plus the bound indices, innermost last
     def lookup(self, s, bound: tuple):
@@ -317,8 +320,26 @@ def _explicit(ev, e, bound):
 
 @rule(sp.MatrixSymbol)
 def _symbol(ev, e, bound):
+    if e in ev.inputs and not isinstance(ev.inputs[e], tuple):
+        return ev.inputs[e]  # the input of a layer of a stack: the layer below's value
     r, c = ev.dim(e.rows, bound, "rows"), ev.dim(e.cols, bound, "columns")
-    return _structured(e, ev.inst.matrix(e, e.name, r, c))
+    key, label = ev.inputs.get(e, (e, e.name))  # a layer's weight: the instance's draw for that layer
+    return _structured(e, ev.inst.matrix(key, label, r, c))
+
+
+@rule(LayerStack)
+def _layer_stack(ev, e, bound):
+    """The stack layer by layer at the depth the instance gives: layer l evaluates the layer map with
+    its input bound to layer l - 1's value and each weight W drawn as the matrix W_l (the same draw in
+    every stack of the claim), never by substituting into the expression."""
+    depth = ev.dim(e.depth, bound, "the number of layers")
+    value = ev.matrix(e.start, bound)
+    for layer in range(1, depth + 1):
+        inner = Evaluator(ev.inst, ev.expectation)
+        named = {W: sp.MatrixSymbol(f"{W.name}_{layer}", *W.shape) for W in e.weights}  # W is W_l in layer l
+        inner.inputs = {**ev.inputs, **{W: (Wl, Wl.name) for W, Wl in named.items()}, e.placeholder: value}
+        value = inner.matrix(e.layer, bound)
+    return value
 
 
 @rule(FamilyMember)

@@ -4,6 +4,7 @@ Strategies, tried in this order, each within the budget:
 
 A. rewriting to a canonical form                     -> proved for all dimensions
 C. induction on the head count H                     -> proved for all dimensions and every H
+   (a claim about stacks of L layers: induction on L, symattn.proof.layer_induction)
 B. entrywise with symbolic indices                   -> proved for all dimensions
    (then on the canonical forms of A: blocks split, softmaxes over blocks written out)
 E. counterexample search, certified exactly          -> refuted
@@ -34,6 +35,8 @@ from .instances import dimension_symbols, equal_at, matrix_inputs, scalar_symbol
 from .inverses import inverted
 from .inverses import notes as inverse_notes
 from .kernel import conclude
+from .layer_induction import verify_layers
+from .layer_stack import has_stacks
 from .names import check_distinct_names
 from .refute import search
 from .structural import same_on_the_dag
@@ -165,6 +168,8 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
                 f"verify(lhs, rhs): the two sides have different shapes ({dim} differ).\n"
                 f"  lhs: {show_shape(lhs)}   {show(lhs, 50)}\n  rhs: {show_shape(rhs)}   {show(rhs, 50)}"
             )
+    if has_stacks(lhs, rhs):  # a claim about a stack of L layers: by induction on L
+        return verify_layers(lhs, rhs, budget=budget, at=at, verify=verify, search_counterexample=search_counterexample)
     dims = dimension_symbols(lhs, rhs)
     at = check_request(lhs, rhs, dims, at, budget)
     B = Budget(budget)

@@ -8,7 +8,9 @@ with the audit's record. Otherwise the claim is "unknown", with the audit's reas
 an audit that cannot look at a claim never lets it pass. A certified disagreement raises
 :class:`~symattn.errors.SoundnessError` (a bug of the strategy, never a verdict).
 
-:func:`combine` seals a claim proved part by part (each part a sealed verdict), and
+:func:`combine` seals a claim proved part by part (each part a sealed verdict),
+:func:`conclude_by_induction` a claim proved by induction (its base case and step sealed verdicts,
+the claim audited again at a few concrete values), and
 :func:`from_cache` a verdict read back from the verdict cache with the audit record stored beside it.
 """
 
@@ -19,18 +21,18 @@ from dataclasses import replace
 from ._seal import SEAL
 from .audit import DEFAULT_INSTANCES, run_audit
 from .audit_gradient import run_gradient_audit
-from .verdict import AuditRecord, Candidate, Verdict, unknown
+from .verdict import AuditRecord, Candidate, InductionVerdict, Verdict, unknown
 
 
-def _sealed(found: Candidate, record: AuditRecord, **changes) -> Verdict:
+def _sealed(found: Candidate, record: AuditRecord, cls=Verdict, **changes) -> Verdict:
     """The proved verdict of ``found`` with the audit's ``record`` (which must have passed). Private:
     only :func:`conclude` and :func:`combine` call it (a test checks); :func:`from_cache` seals the
     cached verdict's own class with the stored record."""
     fields = {"general": found.general, "method": found.method, "scope": found.scope,
               "trace": tuple(found.trace), "seconds": found.seconds, "lhs": found.lhs, "rhs": found.rhs,
               "over": found.over, **changes}
-    return Verdict("proved", fields.pop("general"), fields.pop("method"), fields.pop("scope"),
-                   fields.pop("trace"), None, audit=record, seal=SEAL, **fields)
+    return cls("proved", fields.pop("general"), fields.pop("method"), fields.pop("scope"),
+               fields.pop("trace"), None, audit=record, seal=SEAL, **fields)
 
 
 def refused(found: Candidate, record: AuditRecord, trace, **changes) -> Verdict:
@@ -80,6 +82,31 @@ def combine(verdicts, method: str, scope: str, trace, general: bool, **changes) 
     skipped = tuple(s for v in verdicts for s in v.audit.skipped)
     record = AuditRecord(agreed, skipped, f"audit: {agreed} exact instances agree over {len(verdicts)} parts")
     return _sealed(Candidate(general, method, scope, tuple(trace)), record, **changes)
+
+
+def conclude_by_induction(found: Candidate, base: Verdict, step: Verdict, concrete, variable,
+                          **changes) -> InductionVerdict:
+    """The verdict on a claim proved by induction on ``variable`` (e.g. the number of layers L):
+    ``base`` and ``step`` must be proved (sealed) verdicts; the claim is audited again at each
+    concrete value, ``concrete`` = [(value, lhs, rhs), ...] (the claim unfolded there), at random
+    exact instances. Sealed only when every one of those audits passed; the verdict carries
+    ``base`` and ``step``. A certified disagreement raises SoundnessError."""
+    if not all(isinstance(v, Verdict) and v.proved for v in (base, step)):
+        raise ValueError("conclude_by_induction: the base case and the step must be proved verdicts")
+    concrete = list(concrete)
+    if not concrete:
+        raise ValueError("conclude_by_induction: the claim must be audited at one concrete value at least")
+    agreed, skipped, lines, trace = 0, [], [], tuple(found.trace)
+    for value, lhs, rhs in concrete:
+        record = run_audit(lhs, rhs, prover_trace=found.trace, method=found.method)
+        line = f"{record.line.removeprefix('audit: ')} at {variable} = {value}"
+        trace += (f"audit at {variable} = {value}: {record.line.removeprefix('audit: ')}",)
+        if not record.passed:
+            return refused(found, replace(record, line=line), trace, **changes)
+        agreed, skipped = agreed + record.agreed, skipped + list(record.skipped)
+        lines.append(line)
+    record = AuditRecord(agreed, tuple(dict.fromkeys(skipped)), "audit: " + "; ".join(lines))
+    return _sealed(replace(found, trace=trace), record, InductionVerdict, base=base, step=step, **changes)
 
 
 def from_cache(found: dict, cls, **fields) -> Verdict | None:

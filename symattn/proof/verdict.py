@@ -253,6 +253,16 @@ class Verdict:
         }
 
 
+@dataclass(frozen=True)
+class InductionVerdict(Verdict):
+    """A verdict proved by an induction (e.g. on the number of layers): ``base`` and ``step`` are
+    the sealed verdicts on the base case and on the step (see
+    :func:`symattn.proof.kernel.conclude_by_induction`)."""
+
+    base: Verdict | None = None
+    step: Verdict | None = None
+
+
 def proved(method: str, scope: str, trace, general: bool, **kw) -> Candidate:
     """A candidate proof (the kernel makes it a verdict after the audit)."""
     return Candidate(general, method, scope, tuple(trace), **kw)

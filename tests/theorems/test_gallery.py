@@ -21,6 +21,7 @@ GALLERY = [
     "mistake_mean_pooling_for_any_query",
     "mistake_transformerlens_ov_without_transpose",
     "mistake_qk_circuit_untransposed_in_column_scores",
+    "mistake_layers_composed_in_reading_order",
 ]
 
 
@@ -77,6 +78,8 @@ def both_sides(name, x, dims):
     if name == "mistake_qk_circuit_untransposed_in_column_scores":
         X, WQ, WK = x["X"], x["W^Q"], x["W^K"]
         return (WK * X).T * (WQ * X), X.T * (WQ.T * WK) * X
+    if name == "mistake_layers_composed_in_reading_order":  # refuted at L = 2: W_1 W_2 against W_2 W_1
+        return x["W_1"] * x["W_2"], x["W_2"] * x["W_1"]
     raise AssertionError(f"no independent recomputation for {name}")
 
 
