@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, operators, vectors
+from . import ast, operators, scalar_functions, vectors
 from .declarations import Declarations
 from .grad_names import gradient_symbol, vocabulary_call
 from .patterns import anti_unify, short_text, show_pattern, substitute
@@ -484,6 +484,8 @@ class Scope(Declarations, Positions):
             v = L[node.base]
             if is_matrix(v):
                 return v
+            if scalar_functions.is_scalar_argument(v):  # sigma(u) = ... called on a scalar
+                return v.value
             self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
         if k in self.matrices:
             return self.matrices[k].xreplace(self.subs) if self.subs else self.matrices[k]
@@ -665,8 +667,7 @@ class Scope(Declarations, Positions):
         if k in self.defs and self.defs[k].params:
             d = self.defs[k]
             self.match_extra(node, d)
-            vals = self.args(node, L, len(d.params))
-            return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
+            return self.expand(node, d, scalar_functions.bind_arguments(self, node, d, L))
         word = vocabulary_call(self, node, L)  # rowsum(X) in a backward pass (grad_names)
         if word is not None:
             return word

@@ -120,8 +120,6 @@ UNREAD: dict[str, tuple[int, str, str]] = {
     'he2021_corrupted.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
     'liu2021.tex': (5, 'ill-formed', 'the left side Omega(W-MSA) is ill-formed: lin'),
     'liu2021_corrupted.tex': (5, 'ill-formed', 'the left side Omega(W-MSA) is ill-formed: lin'),
-    'ramapuram2024.tex': (10, 'ill-formed', 'the left side sigma(s - log(n)) is ill-formed'),
-    'ramapuram2024_corrupted.tex': (10, 'ill-formed', 'the left side sigma(s - log(n)) is ill-formed'),
 }
 
 
