@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, operators, scalar_functions, vectors
+from . import ast, operators, scalar_functions, statistics, vectors
 from .declarations import Declarations
 from .grad_names import gradient_symbol, vocabulary_call
 from .patterns import anti_unify, short_text, show_pattern, substitute
@@ -220,8 +220,7 @@ class Scope(Declarations, Positions):
             try:
                 return sp.sqrt(v[0, 0])
             except NotImplementedError:  # a sum over heads or rows has no entry to take
-                self.fail(node, f"the square root of the sum {node.arg.text()} (1 × 1)",
-                          "the square root of a declared scalar, of x^\\top x, or of a norm \\|x\\|")
+                return statistics.root_of_sum(self, node, v)
         if is_matrix(v):
             self.fail(node, f"the square root of the {shape_text(v)} matrix {node.arg.text()}",
                       "a scalar such as sqrt(d_k), or a 1 × 1 value such as \\sqrt{x^\\top x}")

@@ -25,6 +25,7 @@ from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
+from .where_clauses import definitions_first
 
 DEFAULT_BUDGET = 20.0
 MAX_STEPS = 200
@@ -438,7 +439,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     scope = Scope()
     scope.dialect = dialect
     stmts, gradient_claims = split_gradient_claims(scope, stmts)  # dX = F: backward steps (gradients.py)
-    stmts = _stated_equalities(stmts)
+    stmts = definitions_first(_stated_equalities(stmts))  # x = f(a) g, where f(a) = ... (where_clauses)
     redefined = _declared_then_defined(stmts)
     for st in stmts:
         if isinstance(st, ast.Assume):

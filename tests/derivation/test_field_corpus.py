@@ -107,8 +107,6 @@ REFUSED: dict[str, tuple[int, str]] = {
     'yang2024_corrupted.tex': (7, 'unsupported LaTeX command \\prod: products ove'),
     'zhai2021.tex': (10, 'a subscript after [exp(w) (exp(K) ∘ V)]: only'),
     'zhai2021_corrupted.tex': (10, 'a subscript after [exp(w)^T (exp(K) ∘ V)]: on'),
-    'zhang2019.tex': (5, 'division by the matrix RMS(a)'),
-    'zhang2019_corrupted.tex': (5, 'division by the matrix RMS(a)'),
 }
 
 
