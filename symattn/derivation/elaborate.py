@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, operators, scalar_functions, statistics, vectors
+from . import ast, broadcast, operators, scalar_functions, statistics, vectors
 from .declarations import Declarations
 from .grad_names import gradient_symbol, vocabulary_call
 from .patterns import anti_unify, short_text, show_pattern, substitute
@@ -265,6 +265,7 @@ class Scope(Declarations, Positions):
             if out is None:
                 out, first = v, t
                 continue
+            out, v = (broadcast.spread(self, t, out, v, first) or (out, v, None))[:2]  # a^l - mu^l
             if is_matrix(out) != is_matrix(v):
                 self.fail(t, f"cannot add a {'matrix' if is_matrix(v) else 'scalar'} to a "
                           f"{'matrix' if is_matrix(out) else 'scalar'}", "terms of the same kind")

@@ -33,8 +33,6 @@ with open(FIELD / "EXPECTED.toml", "rb") as _f:
 
 # file -> (line, start of the message) of its refusal at parse. Shrinks as the reader grows.
 REFUSED: dict[str, tuple[int, str]] = {
-    'ba2016.tex': (5, 'the square root of the sum (1) / (H) sum_{i=1'),
-    'ba2016_corrupted.tex': (5, 'the square root of the sum (1) / (H) sum_{i=1'),
     'bahdanau2015.tex': (8, 'unknown symbol a'),
     'bahdanau2015_corrupted.tex': (8, 'unknown symbol a'),
     'beltagy2020.tex': (8, 'unsupported LaTeX command \\max: maxima are no'),
