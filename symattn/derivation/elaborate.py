@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, broadcast, operators, scalar_functions, statistics, vectors
+from . import ast, broadcast, identity, operators, scalar_functions, statistics, vectors
 from .declarations import Declarations
 from .grad_names import gradient_symbol, vocabulary_call
 from .patterns import anti_unify, short_text, show_pattern, substitute
@@ -259,6 +259,8 @@ class Scope(Declarations, Positions):
                 v = self.mask(t, *shape)
             elif self.ones is None and vectors.has_bare_ones(t):
                 v = vectors.sized_ones_term(self, t, L, plain)
+            elif identity.identity_factors(self, t) is not None:  # 0.5 W + 0.5 I
+                v = identity.identity_term(self, t, L, plain)
             else:
                 v = self._expr(t, L)
             v = v if sign > 0 else -v
@@ -482,10 +484,8 @@ class Scope(Declarations, Positions):
         k = self.resolve(key_of(node))
         if node.sub is None and node.sup is None and node.base in L:
             v = L[node.base]
-            if is_matrix(v):
-                return v
-            if scalar_functions.is_scalar_argument(v):  # sigma(u) = ... called on a scalar
-                return v.value
+            if is_matrix(v) or scalar_functions.is_scalar_argument(v):  # sigma(u) = ... called on a scalar
+                return scalar_functions.value_of(v)
             self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
         if k in self.matrices:
             return self.matrices[k].xreplace(self.subs) if self.subs else self.matrices[k]

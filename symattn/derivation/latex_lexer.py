@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 from ..errors import ParseError
+from .decimals import decimal_at, decimal_tokens
 from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
 
@@ -200,7 +201,8 @@ class Lexer:
                 while j < n and s[j].isdigit():
                     j += 1
                 line, col = self.at or (self.line, self.col(i))
-                self.out.append(number(s[i:j], line, col))
+                j, whole = decimal_at(s, j), j  # 0.5: a decimal, never 0 times 5 (decimals.py)
+                self.out.extend(decimal_tokens(s[i:j], line, col) if j > whole else [number(s[i:j], line, col)])
                 self.i = j
             elif s.startswith(":=", i):
                 self.emit("op", ":=", i)

@@ -46,3 +46,8 @@ def bind_arguments(scope, node: ast.Call, d, L) -> dict:
 
 def is_scalar_argument(v) -> bool:
     return isinstance(v, ScalarArgument)
+
+
+def value_of(v):
+    """The value bound to a parameter: the scalar of a :class:`ScalarArgument`, else ``v`` itself."""
+    return v.value if isinstance(v, ScalarArgument) else v

@@ -110,12 +110,8 @@ REFUSED: dict[str, tuple[int, str]] = {
 
 # file -> (line, status, start of the message) of the first step the reader gets wrong (see above).
 UNREAD: dict[str, tuple[int, str, str]] = {
-    'abnar2020.tex': (6, 'ill-formed', 'the left side A(l_1) is ill-formed: line 6, c'),
-    'abnar2020_corrupted.tex': (6, 'ill-formed', 'the left side A(l_1) is ill-formed: line 6, c'),
     'he2021.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
     'he2021_corrupted.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
-    'liu2021.tex': (5, 'ill-formed', 'the left side Omega(W-MSA) is ill-formed: lin'),
-    'liu2021_corrupted.tex': (5, 'ill-formed', 'the left side Omega(W-MSA) is ill-formed: lin'),
 }
 
 
