@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, broadcast, identity, operators, scalar_functions, statistics, vectors
+from . import ast, broadcast, componentwise, identity, operators, scalar_functions, statistics, vectors
 from .declarations import Declarations
 from .grad_names import gradient_symbol, vocabulary_call
 from .patterns import anti_unify, short_text, show_pattern, substitute
@@ -376,6 +376,8 @@ class Scope(Declarations, Positions):
         return out if vec is None else self.multiply(out, f, vec.T, f)
 
     def _kron(self, node, L):
+        if (rows := componentwise.product(self, node, L)) is not None:  # x W \otimes x V (Shazeer)
+            return rows
         sides = []
         for n in (node.left, node.right):
             if isinstance(n, ast.Name) and n.base == "Id" and n.sub is None and n.sup is None \

@@ -500,6 +500,8 @@ class Lexer:
             return
         if name in SKIP:
             return
+        if name == "mathop":  # \mathop{\mathrm{softmax}}_{j}: an operator with limits, read as its content
+            return self.sublex(self.braced(name), i)
         if name in SKIP_WITH_ARG:
             self.braced(name)
             return

@@ -25,6 +25,7 @@ from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
 from .labels import rewrite_labels
+from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 from .where_clauses import definitions_first
@@ -460,7 +461,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             declare_feature_map(scope, st)
     if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
-    stmts = rewrite_labels(scope, stmts)  # A(l_1) = ...: a matrix labelled by a layer (labels.py)
+    stmts = rewrite_subscripted_functions(scope, rewrite_labels(scope, stmts))  # A(l_1); Swish_beta(x)
     declare_sizes(scope, stmts)  # Omega(MSA) = 4hwC^2: the letters of a cost are sizes (cost_formulas.py)
     named = {id(st) for st in stmts if isinstance(st, ast.Chain) and len(st.links) == 1
              and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}

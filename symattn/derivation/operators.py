@@ -20,7 +20,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .. import defs as D
-from . import ast
+from . import ast, componentwise
 from .symbols import KronOp, dimension_symbol, is_matrix, key_of
 
 PROBE = "\u27e8X\u27e9"  # the generic matrix an operator is applied to (cannot be typed)
@@ -36,7 +36,7 @@ def is_operator(scope, node, depth: int = 0) -> bool:
     if depth > 50:
         return False
     if isinstance(node, ast.Kron) or is_identity(scope, node):
-        return True
+        return not componentwise.reads_rows(scope, node)  # x W \otimes x V of rows: a matrix (componentwise.py)
     if isinstance(node, ast.Name):
         d = scope.defs.get(key_of(node))
         return d is not None and not d.params and is_operator(scope, d.body, depth + 1)
@@ -105,7 +105,8 @@ def sides(scope, node, L):
 def apply(scope, node, v, L):
     """The operator ``node`` applied to the matrix ``v``."""
     if isinstance(node, ast.Kron):
-        return scope.kron_multiply(scope._kron(node, L), node, v, node)
+        op = scope._kron(node, L)  # a KronOp, or the component-wise product of rows (componentwise.py)
+        return scope.kron_multiply(op, node, v, node) if isinstance(op, KronOp) else scope.multiply(op, node, v, node)
     if is_identity(scope, node):
         return v
     if isinstance(node, ast.Name):
