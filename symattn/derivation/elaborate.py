@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, broadcast, componentwise, identity, operators, scalar_functions, statistics, vectors
+from . import ast, broadcast, componentwise, identity, operators, powers, scalar_functions, statistics, vectors
 from .declarations import Declarations
 from .grad_names import gradient_symbol, vocabulary_call
 from .patterns import anti_unify, short_text, show_pattern, substitute
@@ -294,10 +294,8 @@ class Scope(Declarations, Positions):
         v = self._expr(node.base, L)
         if not is_matrix(v):
             return sp.Pow(v, sp.Rational(node.num, node.den))
-        if node.den != 1 or node.num < 1:
-            self.fail(node, f"the power ^{{{node.exponent()}}} of the matrix {node.base.text()}",
-                      "a positive whole power of a square matrix (A^2 = A A); inverses and roots of matrices are "
-                      "not part of the notation")
+        if node.den != 1 or node.num < 1:  # A^{-1}: the inverse (powers.py); roots refused
+            return powers.non_positive_power(self, node, v)
         if node.num > MAX_MATRIX_POWER:
             self.fail(node, f"the power ^{{{node.num}}} of the matrix {node.base.text()}: whole powers of a matrix are "
                       f"read up to ^{{{MAX_MATRIX_POWER}}}", "a smaller power, or the claim about the matrix itself")

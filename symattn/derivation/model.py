@@ -20,7 +20,7 @@ from ..displays import show
 from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
-from . import ast, operators
+from . import ast, operators, powers
 from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
@@ -555,7 +555,7 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     for n in nodes:
         start, read = len(scope.hits), scope.rows_read
         try:
-            vals.append(scope.expr(n, bound))
+            vals.append(powers.guard(scope, n, scope.expr(n, bound)))  # an inverse beside exp(A) (powers.py)
         except DerivationError as exc:
             vals.append(exc)
         used.append(set(scope.hits[start:]))
