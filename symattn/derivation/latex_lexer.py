@@ -78,6 +78,8 @@ REFUSED = {
             "to the scalar reader, docs/scalars.md): write a definition with := or =",
     "prime": "\\prime is not read: write a prime as W'",
     "partial": "derivatives are not read",
+    "nabla": "a gradient of something other than the loss L is not read (\\nabla_X E of a defined E is not derived): "
+             "state it as a step of a backward pass, \\nabla_X L = ... (dX = ...) with L the loss",
     "int": "integrals are not read",
     "prod": "products over an index are not read: write the matrix product",
     "setminus": "set operations are not read",
