@@ -4,7 +4,8 @@ Papers name one matrix per layer by writing the layer in parentheses::
 
     A(l_1) = 0.5 W_{att}^{(1)} + 0.5 I, \\quad \\tilde{A}(l_2) = A(l_2)\\tilde{A}(l_1)
 
-``A(l_1)`` is not a function applied to a value: ``l_1`` is declared nowhere and no definition of A
+``A(l_1)`` is not a function applied to a value (A is typeset as a matrix, one letter or a capital Greek
+letter, not as a function, \\mathrm{Concat}): ``l_1`` is declared nowhere and no definition of A
 uses its parameter. Such a call is read as a name of its own, A labelled (l_1) (shown ``A^{(l_1)}``), so
 ``A(l_1) = ...`` defines it and ``A(l_2)`` is another matrix. A name is read that way only when every
 call of it in the file has such labels as arguments (undeclared plain names, written nowhere else in the
@@ -14,6 +15,7 @@ and no definition of it uses its parameters in its body (``f(x) = x W`` stays a 
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from dataclasses import fields
 
@@ -26,6 +28,15 @@ def _calls(stmts):
         for n in ast.nodes_of(st):
             if isinstance(n, ast.Call):
                 yield n
+
+
+def _is_matrix_letter(t) -> bool:
+    """A name typeset as a matrix's, not a function's: one letter (an accent allowed, Ã) or a capital Greek
+    letter (Omega), in no upright function font (\\mathrm{Concat}, \\operatorname{diag} are functions)."""
+    if t.font in ("mathrm", "operatorname", "text", "textrm", "mathsf"):
+        return False
+    b = t.base
+    return len(b) == 1 or (len(b) == 2 and unicodedata.combining(b[1]) > 0) or (b in ast.GREEK and b[0].isupper())
 
 
 def _is_label(scope, a) -> bool:
@@ -71,7 +82,8 @@ def labelled_names(scope, stmts) -> set[str]:
     for c in _calls(stmts):
         t = c.target
         base = t.base
-        if (t.sub is not None or t.sup is not None or base in VOCABULARY_ARITY or not scope.is_undefined_name(t)
+        if (t.sub is not None or t.sup is not None or base in VOCABULARY_ARITY or not _is_matrix_letter(t)
+                or not scope.is_undefined_name(t)
                 or not c.args or not all(_is_label(scope, a) for a in c.args)):
             bad.add(base)
         else:

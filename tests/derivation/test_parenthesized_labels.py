@@ -41,3 +41,10 @@ def test_a_function_that_uses_its_parameter_stays_a_function():
     r = check(head + r"$$ f(x) = x W $$")
     assert [s.status for s in r.steps] == ["proved"]
     assert not any("labelled" in n for n in r.notes)
+
+
+def test_a_name_typeset_as_a_function_is_never_a_label():
+    head = (r"%: convention: row" + "\n" + r"$$ Q, K, V \in \mathbb{R}^{n \times d} $$" + "\n")
+    r = check(head + r"$$ \mathrm{Concat}(\mathrm{head}_1, \mathrm{head}_2) = \mathrm{Concat}(\mathrm{head}_1, "
+                     r"\mathrm{head}_2) $$")
+    assert not any("labelled" in n for n in r.notes)
