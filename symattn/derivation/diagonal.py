@@ -20,6 +20,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..defs.numeric_nodes import DivideRows
+from . import powers
 from .symbols import is_matrix
 
 
@@ -66,15 +67,14 @@ def diagonals(scope) -> dict:
 
 
 def inverse_power(scope, node, v):
-    """``D^{-1}`` of a diagonal matrix D = diag(v): DivideRows(I, v); any other inverse or root is refused."""
+    """``D^{-1}`` of a diagonal matrix D = diag(v): DivideRows(I, v); any other negative power as :mod:`.powers`
+    reads it (an inverse, where invertible); roots are refused there."""
     d = None
     if (node.num, node.den) == (-1, 1):
         d = diagonals(scope).get(v, None)
         d = vector_of_diagonal(v) if d is None else d
-    if d is None:
-        scope.fail(node, f"the power ^{{{node.exponent()}}} of the matrix {node.base.text()}",
-                   "a positive whole power of a square matrix (A^2 = A A), or the inverse of a diagonal matrix "
-                   "diag(v); other inverses and roots of matrices are not part of the notation")
+    if d is None:  # any other inverse: where invertible; roots refused (powers)
+        return powers.non_positive_power(scope, node, v)
     note = (f"{node.base.text()}^{{-1}} is the inverse of a diagonal matrix diag(v): row i divided by v_i, read where "
             "every v_i is nonzero")
     if note not in scope.notes:

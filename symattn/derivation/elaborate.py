@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, operators, vectors
+from . import ast, broadcast, componentwise, operators, scalar_functions, statistics, vectors
 from .declarations import Declarations
 from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
@@ -224,8 +224,7 @@ class Scope(Declarations, Positions):
             try:
                 return sp.sqrt(v[0, 0])
             except NotImplementedError:  # a sum over heads or rows has no entry to take
-                self.fail(node, f"the square root of the sum {node.arg.text()} (1 × 1)",
-                          "the square root of a declared scalar, of x^\\top x, or of a norm \\|x\\|")
+                return statistics.root_of_sum(self, node, v)
         if is_matrix(v):
             self.fail(node, f"the square root of the {shape_text(v)} matrix {node.arg.text()}",
                       "a scalar such as sqrt(d_k), or a 1 × 1 value such as \\sqrt{x^\\top x}")
@@ -270,6 +269,7 @@ class Scope(Declarations, Positions):
             if out is None:
                 out, first = v, t
                 continue
+            out, v = (broadcast.spread(self, t, out, v, first) or (out, v, None))[:2]  # a^l - mu^l
             if is_matrix(out) != is_matrix(v):
                 self.fail(t, f"cannot add a {'matrix' if is_matrix(v) else 'scalar'} to a "
                           f"{'matrix' if is_matrix(out) else 'scalar'}", "terms of the same kind")
@@ -376,6 +376,8 @@ class Scope(Declarations, Positions):
         return out if vec is None else self.multiply(out, f, vec.T, f)
 
     def _kron(self, node, L):
+        if (rows := componentwise.product(self, node, L)) is not None:  # x W \otimes x V (Shazeer)
+            return rows
         if (outer := operators.outer_product(self, node, L)) is not None:  # u \otimes v of two vectors: u v^T
             return outer
         sides = []
@@ -485,8 +487,8 @@ class Scope(Declarations, Positions):
         k = self.resolve(key_of(node))
         if node.sub is None and node.sup is None and node.base in L:
             v = L[node.base]
-            if is_matrix(v):
-                return v
+            if is_matrix(v) or scalar_functions.is_scalar_argument(v):  # sigma(u) = ... called on a scalar
+                return scalar_functions.value_of(v)
             self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
         if k in self.matrices:
             return self.matrices[k].xreplace(self.subs) if self.subs else self.matrices[k]
@@ -668,8 +670,7 @@ class Scope(Declarations, Positions):
         if k in self.defs and self.defs[k].params:
             d = self.defs[k]
             self.match_extra(node, d)
-            vals = self.args(node, L, len(d.params))
-            return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
+            return self.expand(node, d, scalar_functions.bind_arguments(self, node, d, L))
         word = vocabulary_call(self, node, L)  # rowsum(X) in a backward pass (grad_names)
         if word is not None:
             return word
@@ -777,8 +778,7 @@ class Scope(Declarations, Positions):
             rows = tuple((c,) for c in items) if direction == "column" else (tuple(items),)
             return self._block(ast.Block(node.pos, rows), L)
         if len(dots) != 1 or dots[0] in (0, len(items) - 1):
-            self.fail(node, "the list must have one ellipsis between its first and last element",
-                      "e_1, ..., e_H")
+            self.fail(node, "the list must have one ellipsis between its first and last element", "e_1, ..., e_H")
         first, last = items[0], items[-1]
         pat, upper = anti_unify(first, last)
         if pat is None:
@@ -787,8 +787,7 @@ class Scope(Declarations, Positions):
                       "as in head_1, ..., head_H")
         for k, c in enumerate(items[1:dots[0]], start=2):
             if substitute(pat, ast.Num(c.pos, k)) != c:
-                self.fail(c, f"{c.text()} does not follow the pattern {show_pattern(pat)}",
-                          f"the element for index {k}")
+                self.fail(c, f"{c.text()} does not follow the pattern {show_pattern(pat)}", f"the element at {k}")
         count = self.index_value(upper, L)
 
         def element(k):

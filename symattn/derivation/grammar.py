@@ -111,11 +111,9 @@ class Parser:
     def kron_term(self):
         """``A \\otimes W`` binds looser than a product: (A^h \\otimes W_O^h W_V^h)."""
         left = self.hadamard_term()
-        if self.at("cmd", "otimes"):
+        while self.at("cmd", "otimes"):  # a (x) b (x) c: read (componentwise.py) or refused when elaborated
             op = self.next()
             left = ast.Kron((op.line, op.col), left, self.term())
-            if self.at("cmd", "otimes"):
-                self.fail("a Kronecker product of three factors", "two factors, A \\otimes W")
         return left
 
     def hadamard_term(self):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..errors import ParseError
 from .complex_notation import conjugate_refusal
 from .conditions import SIGN_AHEAD
-from .decimals import decimal_tokens
+from .decimals import decimal_at, decimal_tokens
 from .maxima import INSTEAD, OVER_AN_INDEX
 from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
@@ -86,6 +86,8 @@ REFUSED = {
             "to the scalar reader, docs/scalars.md): write a definition with := or =",
     "prime": "\\prime is not read: write a prime as W'",
     "partial": "derivatives are not read",
+    "nabla": "a gradient of something other than the loss L is not read (\\nabla_X E of a defined E is not derived): "
+             "state it as a step of a backward pass, \\nabla_X L = ... (dX = ...) with L the loss",
     "int": "integrals are not read",
     "prod": "products over an index are not read: write the matrix product",
     "setminus": "set operations are not read",
@@ -209,14 +211,8 @@ class Lexer:
                 while j < n and s[j].isdigit():
                     j += 1
                 line, col = self.at or (self.line, self.col(i))
-                if s.startswith(".", j) and j + 1 < n and s[j + 1].isdigit():  # 0.5: the fraction 5/10 (decimals)
-                    k = j + 1
-                    while k < n and s[k].isdigit():
-                        k += 1
-                    self.out.extend(decimal_tokens(s[i:j], s[j + 1:k], line, col))
-                    self.i = k
-                    continue
-                self.out.append(number(s[i:j], line, col))
+                j, whole = decimal_at(s, j), j  # 0.5: a decimal, never 0 times 5 (decimals.py)
+                self.out.extend(decimal_tokens(s[i:j], line, col) if j > whole else [number(s[i:j], line, col)])
                 self.i = j
             elif s.startswith(":=", i):
                 self.emit("op", ":=", i)
@@ -523,6 +519,8 @@ class Lexer:
             return
         if name in SKIP:
             return
+        if name == "mathop":  # \mathop{\mathrm{softmax}}_{j}: an operator with limits, read as its content
+            return self.sublex(self.braced(name), i)
         if name in SKIP_WITH_ARG:
             self.braced(name)
             return

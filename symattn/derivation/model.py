@@ -20,13 +20,17 @@ from ..displays import show
 from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
-from . import ast, operators
+from . import ast, operators, powers
+from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
 from .indexed_names import read_indexed_definitions
+from .labels import rewrite_labels
 from .point_values import read_point_values
+from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
+from .where_clauses import definitions_first
 
 DEFAULT_BUDGET = 20.0
 MAX_STEPS = 200
@@ -441,7 +445,8 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     scope = Scope()
     scope.dialect = dialect
     stmts, gradient_claims = split_gradient_claims(scope, stmts)  # dX = F: backward steps (gradients.py)
-    stmts = read_point_values(_stated_equalities(stmts))  # phi(k) \in R^d: a value of its own (point_values)
+    # x = f(a) g, where f(a) = ... (where_clauses); phi(k) \in R^d: a value of its own (point_values)
+    stmts = read_point_values(definitions_first(_stated_equalities(stmts)))
     redefined = _declared_then_defined(stmts)
     for st in stmts:
         if isinstance(st, ast.Assume):
@@ -461,6 +466,8 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
     stmts = read_indexed_definitions(scope, stmts)  # a(s_{i-1}, h_j) = ...; e_{ik} from e_{ij} = ... (indexed_names)
+    stmts = rewrite_subscripted_functions(scope, rewrite_labels(scope, stmts))  # A(l_1); Swish_beta(x)
+    declare_sizes(scope, stmts)  # Omega(MSA) = 4hwC^2: the letters of a cost are sizes (cost_formulas.py)
     named = {id(st) for st in stmts if isinstance(st, ast.Chain) and len(st.links) == 1
              and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}
     scope.partition_uses(n for st in stmts if isinstance(st, (ast.Chain, ast.Define)) for n in ast.nodes_of(st))
@@ -553,7 +560,7 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     for n in nodes:
         start, read = len(scope.hits), scope.rows_read
         try:
-            vals.append(scope.expr(n, bound))
+            vals.append(powers.guard(scope, n, scope.expr(n, bound)))  # an inverse beside exp(A) (powers.py)
         except DerivationError as exc:
             vals.append(exc)
         used.append(set(scope.hits[start:]))

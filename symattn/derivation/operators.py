@@ -20,7 +20,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .. import defs as D
-from . import ast
+from . import ast, componentwise
 from .outer_products import is_outer_product, outer_product  # noqa: F401 (outer_product: for the elaborator)
 from .symbols import KronOp, dimension_symbol, is_matrix, key_of
 
@@ -36,8 +36,8 @@ def is_operator(scope, node, depth: int = 0) -> bool:
     """True when ``node`` stands for an operator (it contains a Kronecker product acting on nothing)."""
     if depth > 50:
         return False
-    if isinstance(node, ast.Kron):
-        return not is_outer_product(scope, node)  # u \otimes v of two vectors is a matrix (outer_products)
+    if isinstance(node, ast.Kron):  # rows of one shape: component-wise (componentwise.py); two vectors: outer
+        return not (componentwise.reads_rows(scope, node) or is_outer_product(scope, node))
     if is_identity(scope, node):
         return True
     if isinstance(node, ast.Name):
@@ -108,7 +108,8 @@ def sides(scope, node, L):
 def apply(scope, node, v, L):
     """The operator ``node`` applied to the matrix ``v``."""
     if isinstance(node, ast.Kron):
-        return scope.kron_multiply(scope._kron(node, L), node, v, node)
+        op = scope._kron(node, L)  # a KronOp, or the component-wise product of rows (componentwise.py)
+        return scope.kron_multiply(op, node, v, node) if isinstance(op, KronOp) else scope.multiply(op, node, v, node)
     if is_identity(scope, node):
         return v
     if isinstance(node, ast.Name):

@@ -35,15 +35,20 @@ def test_the_inverse_of_a_diagonal_matrix_undoes_it():
 
 @pytest.mark.parametrize("step, message", [
     (r"$$ \mathrm{diag}(A) V = V $$", "only the diagonal matrix of a vector is read"),
-    (r"$$ A^{-1} V = V $$", "the power ^{-1} of the matrix A"),
+    (r"$$ A^{\frac{1}{2}} V = V $$", "the power ^{1/2} of the matrix A"),
 ])
-def test_other_diagonals_and_inverses_are_refused(step, message):
+def test_other_diagonals_and_roots_are_refused(step, message):
     try:
         (s,) = check(DECL + step).steps
     except DerivationError as exc:
         assert message in str(exc)
         return
     assert s.status == "ill-formed" and message in s.error, s.error
+
+
+def test_any_other_inverse_is_read_where_invertible():
+    assert statuses(DECL + r"$$ A^{-1} (A V) = V $$") == ["proved"]
+    assert statuses(DECL + r"$$ A^{-1} V = V $$") == ["refuted"]
 
 
 def test_renaming_the_vector_changes_no_verdict():

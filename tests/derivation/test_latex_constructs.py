@@ -175,7 +175,8 @@ def test_a_list_in_brackets_names_its_own_bracket():
 
 
 @pytest.mark.parametrize("text, construct, instead", [
-    (r"$$ A = (B \otimes C \otimes D) x $$", "three factors", "two factors"),
+    (r"$$ B, C, D, x \in \mathbb{R}^{n \times n} $$ $$ A = (B \otimes C \otimes D) x $$", "three factors",
+     "two factors"),
     (r"$$ a = \lceil b \rceil $$", r"\\lceil outside a subscript", "a subscript of a head family"),
     (r"$$ m = \max_i a_i $$", r"\\max_\{\.\.\.\}: an extremum over an index", "softmax"),
     (r"$$ A \in \mathbb{R}^{n \times n} $$ $$ R = \cos(A) $$", r"\\cos of the n × n matrix", "of a number"),
@@ -188,8 +189,10 @@ def test_a_list_in_brackets_names_its_own_bracket():
     (r"$$ o = A_{t,s} $$", r"unknown symbol A_t,s \(a double subscript", "a declared name"),
     (r"$$ o = F(X)_{t} $$", r"entries of a result", "the whole matrix"),
     (r"$$ F(X)_{t,:} := X W_{t,:} $$", r"does not start with row t", "F(X)_{t,:} := softmax(A_{t,:}) M"),
-    (r"$$ Q \in \mathbb{R}^{n \times n} $$ $$ A = Q^{-1} $$", r"the power \^\{-1\} of the matrix Q",
-     "inverses and roots of matrices are not part of the notation"),
+    (r"$$ Q \in \mathbb{R}^{n \times n} $$ $$ A = Q^{1/2} $$", r"the power \^\{1/2\} of the matrix Q",
+     "roots of matrices and A^0 are not part of the notation"),
+    (r"$$ Q \in \mathbb{R}^{n \times m} $$ $$ A = Q^{-1} $$", r"the inverse \^\{-1\} of the n × m matrix Q",
+     "the inverse of a square matrix"),
     (r"$$ \phi : M^{N \times D} \to M^{N \times C} $$", "feature map", "between vector spaces"),
     (r"$$ A = \mathrm{GQA}\text{-} 2 $$", r"\\text\{-\} inside a name", "one command"),
 ])
