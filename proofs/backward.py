@@ -265,17 +265,15 @@ def _():
     "rope_backward_is_the_transposed_rotation",
     "RoPE's backward is the transposed rotation: the VJP of R_a x (column) is R_aᵀ G and of x R_aᵀ (row) "
     "is G R_a; with RoPE on queries and keys, dQ = R_aᵀ (K_b dS/√d) and dK = R_bᵀ (Q_a dSᵀ/√d), "
-    "Q_a = R_a Q, K_b = R_b K (column convention, Llama's frequencies, positions a, b symbolic); proved "
-    "at d = 2p = 4: the gradient audit evaluates R_a only as an explicit matrix, so p is fixed (n, m, "
-    "d_v and the positions stay symbolic)",
-    only_at="p = 2 (d = 4)",
+    "Q_a = R_a Q, K_b = R_b K (column convention, Llama's frequencies), for every head dimension "
+    "d = 2p and positions a, b (the gradient audit writes R_a out as its p blocks at each instance)",
 )
 def _():
-    p = 2
+    p = sa.dims("p")
     a, b = sp.symbols("a b", integer=True)
     x, G = sp.MatrixSymbol("x", 2 * p, n), sp.MatrixSymbol("G", 2 * p, n)
     y, Gy = sp.MatrixSymbol("y", n, 2 * p), sp.MatrixSymbol("G", n, 2 * p)
-    Ra, Rb = (sp.ImmutableMatrix(sa.rope(t, p).doit().as_explicit()) for t in (a, b))
+    Ra, Rb = sa.rope(a, p), sa.rope(b, p)
     Q, K = sp.MatrixSymbol("Q", 2 * p, n), sp.MatrixSymbol("K", 2 * p, m)
     V, dO = sp.MatrixSymbol("V", d_v, m), sp.MatrixSymbol("dO", d_v, n)
     Qa, Kb, r = Ra * Q, Rb * K, sp.sqrt(2 * p)

@@ -26,6 +26,7 @@ from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, ScaleRows, ShiftRows
 from ..defs.permutation import Permutation
+from ..defs.rope import BlockDiag
 from ..defs.softmax import Softmax
 from ..errors import SoundnessError
 from .audit import _seed, claim_symbols
@@ -194,12 +195,18 @@ def _inputs(*exprs):
 
 def _ground(e, base: dict):
     """e at the instance: every dimension and scalar given its value, and every head sum, stack or
-    concatenation, whose count H then has a value, written out as its H terms (W_h becomes W_1..W_H)."""
+    concatenation, whose count H then has a value, written out as its H terms (W_h becomes W_1..W_H),
+    and every block diagonal diag(B_1, ..., B_p) (RoPE's R_t), whose p then has a value, written out
+    as its p blocks."""
     def expand(x):
         if isinstance(x, (HeadSum, HeadStack, HeadConcat)):
             if not x.count.is_Integer:
                 raise _Skip(f"a head count {x.count} without a value")
             return expand(x.expand_heads())
+        if isinstance(x, BlockDiag):
+            if not x.count.is_Integer:
+                raise _Skip(f"a number of blocks {x.count} without a value")
+            return expand(x.doit())
         if not isinstance(x, sp.Basic) or not x.args:
             return x
         args = [expand(a) for a in x.args]
