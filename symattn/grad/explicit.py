@@ -106,6 +106,9 @@ def explicit(e, env: dict, memo=None):  # noqa: C901 (one dispatch over node typ
         if not e.count.is_Integer:
             raise GradientError(f"explicit: the head count {e.count} of {type(e).__name__} has no value")
         out = ev(e.expand_heads())
+    elif isinstance(e, sp.MatrixSlice):  # a block of a head stack's cotangent, at concrete bounds
+        (r0, r1, rs), (c0, c1, cs) = (tuple(int(b) for b in t) for t in (e.rowslice, e.colslice))
+        out = ev(e.parent)[r0:r1:rs, c0:c1:cs]
     elif isinstance(e, sp.BlockMatrix):
         out = sp.BlockMatrix([[ev(b) for b in row] for row in e.blocks.tolist()]).as_explicit()
     elif isinstance(e, (sp.MatrixSymbol, FamilyMember)):

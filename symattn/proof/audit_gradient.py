@@ -139,6 +139,9 @@ class _Interpreter:
             return _map(sp.log, self(e.args[0]))
         if isinstance(e, (ShiftRows, ScaleRows, DivideRows)):
             return self._rows(e)
+        if isinstance(e, sp.MatrixSlice):  # a head's block of a stack's cotangent
+            (r0, r1, rs), (c0, c1, cs) = ([self.size(b) for b in t] for t in (e.rowslice, e.colslice))
+            return [row[c0:c1:cs] for row in self(e.parent)[r0:r1:rs]]
         if isinstance(e, sp.BlockMatrix):  # a head stack or concatenation, written out
             rows = []
             for blocks in e.blocks.tolist():

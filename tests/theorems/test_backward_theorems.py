@@ -30,6 +30,7 @@ GENERAL = [
     "multihead_weight_gradients",  # general in the head count H since the head-sum VJP rules
     "gqa_mqa_backward_sums_over_the_group",
     "rope_backward_is_the_transposed_rotation",  # every d = 2p: the audit writes R_a out as its p blocks
+    "head_stack_gradients_take_the_head_block",  # general in H: the head-stack VJP rules
 ]
 ONLY_AT = {
     "causal_backward_masked_scores_get_exactly_zero": "n = 4",
