@@ -236,7 +236,10 @@ def _instance(expr, wrt, candidate, cotangent, dims, scalars, rng):
     f = sp.Add(*[g * x for rg, rx in zip(G, E) for g, x in zip(rg, rx)])
     directional = sp.diff(f, t).subs(t, 0)
     C = _Interpreter(values, base)(candidate)
-    paired = sp.Add(*[c * u for rc, ru in zip(C, U) for c, u in zip(rc, ru)])
+    # unevaluated: SymPy would distribute each integer u over c's terms, deciding the sign of every
+    # exact transcendental product on the way (RoPE's cos(a θ_i) times exp(...)); the value is the same
+    paired = sp.Add(*[sp.Mul(c, u, evaluate=False) for rc, ru in zip(C, U) for c, u in zip(rc, ru)],
+                    evaluate=False)
     shown = ", ".join(f"{k}={v}" for k, v in base.items())
     return directional, paired, f"at {shown or 'the given sizes'} with {wrt} = {W0}, direction {U}"
 
@@ -253,7 +256,7 @@ def run_gradient_audit(expr, wrt, candidate, cotangent, *, at=None, prover_trace
             break
         try:
             d, c, where = _instance(expr, wrt, candidate, cotangent, _draw(rng, k, dims, at), scalars, rng)
-            gap = abs(sp.N(_values_once(d - c), DIGITS))
+            gap = abs(sp.N(_values_once(sp.Add(d, sp.Mul(-1, c, evaluate=False), evaluate=False)), DIGITS))
         except (_Skip, ZeroDivisionError, ValueError, TypeError) as exc:
             skipped.append(str(exc))
             continue
