@@ -154,12 +154,19 @@ def _generators(x):
 
 
 def is_zero(x) -> bool:
-    """True only when x is shown to be exactly 0 (exp atoms as generators, then cancel)."""
+    """True only when x is shown to be exactly 0 (exp atoms as generators, then cancel).
+
+    The expansion of x over the generators is tried first: when its terms cancel (the VJP and the
+    derivative share their softmax denominators, so they usually do) that is the proof, and the
+    common denominator, which costs most, is formed only when they do not."""
     x = sp.sympify(x)
     if x == 0:
         return True
     if x.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         return False
-    y = sp.together(_generators(x))
+    y = _generators(x)
+    if sp.expand(y) == 0:
+        return True
+    y = sp.together(y)
     num, _ = sp.fraction(y)
     return sp.expand(num) == 0
