@@ -64,3 +64,17 @@ def test_a_head_not_shown_to_be_one_of_the_stack_is_refused():
         sa.vjp(sa.head_stack(lambda h: W[h] * X, H), W[j], G)
     with pytest.raises(sa.GradientError, match="not only at the head index"):
         sa.vjp(sa.head_stack(lambda h: W[h] * W[h + 1] * X, k + r), W[k], Gs)
+
+
+def test_a_stack_rule_that_passes_the_wrong_block_fails_its_check(monkeypatch):
+    from symattn.grad import rule_check, stacks
+
+    real = stacks.head_block
+    monkeypatch.setattr(stacks, "head_block", lambda e, G, h: real(e, G, 1))  # every head gets block 1
+    rule_check.check_rule.cache_clear()
+    try:
+        assert not rule_check.check_rule("head_stack_member").ok
+        assert not rule_check.check_rule("head_concat_shared").ok
+    finally:
+        monkeypatch.undo()
+        rule_check.check_rule.cache_clear()
