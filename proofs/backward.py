@@ -261,21 +261,66 @@ def _():
     return _gqa_claims(g + s, g, r) + _gqa_claims(n_g, n_g, r) + _mqa_claims(H)
 
 
+def block(M, k, rows=None, cols=None):
+    """The k-th block of M: rows (k − 1) rows .. k rows − 1 (a stack's head k), or columns likewise."""
+    if rows is not None:
+        return sp.MatrixSlice(M, ((k - 1) * rows, k * rows, 1), (0, M.cols, 1))
+    return sp.MatrixSlice(M, (0, M.rows, 1), ((k - 1) * cols, k * cols, 1))
+
+
+def _stack_claims(H, k):
+    """[W_1 X; …; W_H X] and [W_1 X … W_H X]: head k's W_k gets its block of G times Xᵀ; X, read by
+    every head, gets Σ_h W_hᵀ G_h (stack)."""
+    W, X = sa.Family("W", d_k, d_model), sp.MatrixSymbol("X", d_model, n)
+    Gs, Gc = sp.MatrixSymbol("G", H * d_k, n), sp.MatrixSymbol("G", d_k, H * n)
+    S, C = sa.head_stack(lambda h: W[h] * X, H), sa.head_concat(lambda h: W[h] * X, H)
+    return [gradient(S, W[k], block(Gs, k, rows=d_k) * X.T, Gs),
+            gradient(C, W[k], block(Gc, k, cols=n) * X.T, Gc),
+            gradient(S, X, sa.head_sum(lambda h: W[h].T * block(Gs, h, rows=d_k), H), Gs)]
+
+
+def _mha_block_claims(H, k):
+    """MultiHead in the block form W^O [head_1; …; head_H], W^O one d_model × H d_v matrix: head k's
+    weights get the k-th block dO_k = (W^Oᵀ G)_k of the stack's cotangent."""
+    Q, K, V, G, F = _weights()
+    WO = sp.MatrixSymbol("W^O", d_model, H * d_v)
+    out = sa.multihead(Q, K, V, F["Q"], F["K"], F["V"], WO, H=H)
+    dOk = block(WO.T * G, k, rows=d_v)
+    Qk, Kk, Vk = F["Q"][k] * Q, F["K"][k] * K, F["V"][k] * V
+    P = sa.softmax(Kk.T * Qk / root)
+    dS = softmax_vjp(P, Vk.T * dOk, 0)
+    return [gradient(out, F["V"][k], dOk * sp.Transpose(P) * V.T, G),
+            gradient(out, F["Q"][k], Kk * dS * Q.T / root, G),
+            gradient(out, F["K"][k], Qk * dS.T * K.T / root, G)]
+
+
+@theorem(
+    "head_stack_gradients_take_the_head_block",
+    "the VJP of a stack [e_1; …; e_H] with respect to head k's weight W_k is the VJP of e_k at the k-th "
+    "block of rows G_k of the cotangent (a concatenation: of columns): for [W_1 X; …; W_H X], dW_k = G_k Xᵀ "
+    "and dX = Σ_h W_hᵀ G_h; and MultiHead in the block form W^O [head_1; …; head_H] gives head k "
+    "dW_k^V = dO_k P_kᵀ Vᵀ, dW_k^Q = K_k dS_k Qᵀ/√d_k, dW_k^K = Q_k dS_kᵀ Kᵀ/√d_k with dO_k = (W^Oᵀ G)_k "
+    "and dP_k = V_kᵀ dO_k; for every head k of every head count H (stated as head k of H = k + r "
+    "heads, and head H of H for the stacks)",
+)
+def _():
+    k, r, H = sa.dims("k r H")
+    return _stack_claims(k + r, k) + _stack_claims(H, H)[:2] + _mha_block_claims(k + r, k)
+
+
 @theorem(
     "rope_backward_is_the_transposed_rotation",
     "RoPE's backward is the transposed rotation: the VJP of R_a x (column) is R_aᵀ G and of x R_aᵀ (row) "
     "is G R_a; with RoPE on queries and keys, dQ = R_aᵀ (K_b dS/√d) and dK = R_bᵀ (Q_a dSᵀ/√d), "
-    "Q_a = R_a Q, K_b = R_b K (column convention, Llama's frequencies, positions a, b symbolic); proved "
-    "at d = 2p = 4: the gradient audit evaluates R_a only as an explicit matrix, so p is fixed (n, m, "
-    "d_v and the positions stay symbolic)",
-    only_at="p = 2 (d = 4)",
+    "Q_a = R_a Q, K_b = R_b K (column convention, Llama's frequencies), for every head dimension "
+    "d = 2p and positions a, b (the gradient audit writes R_a out as its p blocks at each instance)",
 )
 def _():
-    p = 2
+    p = sa.dims("p")
     a, b = sp.symbols("a b", integer=True)
     x, G = sp.MatrixSymbol("x", 2 * p, n), sp.MatrixSymbol("G", 2 * p, n)
     y, Gy = sp.MatrixSymbol("y", n, 2 * p), sp.MatrixSymbol("G", n, 2 * p)
-    Ra, Rb = (sp.ImmutableMatrix(sa.rope(t, p).doit().as_explicit()) for t in (a, b))
+    Ra, Rb = sa.rope(a, p), sa.rope(b, p)
     Q, K = sp.MatrixSymbol("Q", 2 * p, n), sp.MatrixSymbol("K", 2 * p, m)
     V, dO = sp.MatrixSymbol("V", d_v, m), sp.MatrixSymbol("dO", d_v, n)
     Qa, Kb, r = Ra * Q, Rb * K, sp.sqrt(2 * p)

@@ -29,6 +29,7 @@ RULE_NODES = {
     sp.HadamardPower: "hadamard_power", sp.Inverse: "inverse", Softmax: "softmax_columns, softmax_rows",
     Exp: "exp", Exp2: "exp2", Log: "log", ShiftRows: "shift_rows", ScaleRows: "scale_rows",
     DivideRows: "divide_rows", HeadSum: "head_sum_member, head_sum_group, head_sum_shared",
+    HeadStack: "head_stack_member, head_stack_shared", HeadConcat: "head_concat_member, head_concat_shared",
 }
 
 #: inputs: the gradient flows into them (a Symmetric matrix only as a constant, see REFUSED_WRT)
@@ -42,8 +43,6 @@ REFUSED = {
     Score: "an uninterpreted score function f(Q, K) would need uninterpreted partial derivatives",
     Apply: "a map g(X) the document does not define would need an uninterpreted Jacobian",
     FeatureMap: "an uninterpreted feature map would need its own uninterpreted Jacobian",
-    HeadStack: "a stack over a symbolic head count H (expand it with a concrete H)",
-    HeadConcat: "a concatenation over a symbolic head count H (expand it with a concrete H)",
     BlockDiag: "RoPE's block diagonal over a symbolic number of blocks",
     RowOf: "a row at a symbolic index",
     sp.BlockMatrix: "no rule yet (its VJP would cut the cotangent into the blocks)",

@@ -106,6 +106,9 @@ def explicit(e, env: dict, memo=None):  # noqa: C901 (one dispatch over node typ
         if not e.count.is_Integer:
             raise GradientError(f"explicit: the head count {e.count} of {type(e).__name__} has no value")
         out = ev(e.expand_heads())
+    elif isinstance(e, sp.MatrixSlice):  # a block of a head stack's cotangent, at concrete bounds
+        (r0, r1, rs), (c0, c1, cs) = (tuple(int(b) for b in t) for t in (e.rowslice, e.colslice))
+        out = ev(e.parent)[r0:r1:rs, c0:c1:cs]
     elif isinstance(e, sp.BlockMatrix):
         out = sp.BlockMatrix([[ev(b) for b in row] for row in e.blocks.tolist()]).as_explicit()
     elif isinstance(e, (sp.MatrixSymbol, FamilyMember)):
@@ -151,12 +154,19 @@ def _generators(x):
 
 
 def is_zero(x) -> bool:
-    """True only when x is shown to be exactly 0 (exp atoms as generators, then cancel)."""
+    """True only when x is shown to be exactly 0 (exp atoms as generators, then cancel).
+
+    The expansion of x over the generators is tried first: when its terms cancel (the VJP and the
+    derivative share their softmax denominators, so they usually do) that is the proof, and the
+    common denominator, which costs most, is formed only when they do not."""
     x = sp.sympify(x)
     if x == 0:
         return True
     if x.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         return False
-    y = sp.together(_generators(x))
+    y = _generators(x)
+    if sp.expand(y) == 0:
+        return True
+    y = sp.together(y)
     num, _ = sp.fraction(y)
     return sp.expand(num) == 0

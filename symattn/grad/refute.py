@@ -3,8 +3,11 @@
 At small dimensions (or exactly ``at``), every input and the cotangent get exact random values
 (integers of two magnitudes and non-integer rationals); ``wrt`` is W0 + T with T a matrix of
 symbols, the expression is evaluated explicitly, and the derivative Σ_ij G_ij ∂E_ij/∂T_kl at T = 0
-is formed with ``sympy.diff``. The candidate is evaluated at the same instance, and an entry (k, l)
-where the two differ is certified nonzero (an exact rational, or interval arithmetic, see
+is formed with ``sympy.diff``. A free scalar of the claim (RoPE's position a, a scale c) gets an
+exact value too, an integer in 1..3 that has every property declared on it (a claim "for every a"
+is refuted at one a), and the counterexample names it beside the dimensions. The candidate is
+evaluated at the same instance, and an entry (k, l) where the two differ is certified nonzero (an
+exact rational, or interval arithmetic, see
 :func:`symattn.proof.certify.certify_nonzero`). Floats only choose which entry to look at first.
 The counterexample's lhs is the candidate and its rhs the derivative (the verdict's lhs is the
 candidate too), so its difference is candidate − derivative at the entry.
@@ -17,6 +20,8 @@ import random
 import numpy as np
 import sympy as sp
 
+from ..proof.audit import claim_symbols
+from ..proof.audit_instance import admissible
 from ..proof.certify import certify_nonzero
 from ..proof.verdict import Counterexample
 from .explicit import at_dims, derivative, explicit, inputs_of, symbols_for
@@ -79,11 +84,24 @@ def counterexample_at(expr, wrt, candidate, cotangent, dims: dict, rng, kind: in
     return None
 
 
+def _draw_scalars(rng, scalars) -> dict:
+    """An admissible integer in 1..3 for each free scalar (none for a scalar that admits none)."""
+    out = {}
+    for s in scalars:
+        fits = [v for v in (1, 2, 3) if admissible(s, v)]
+        if fits:
+            out[s] = rng.choice(fits)
+    return out
+
+
 def search(expr, wrt, candidate, cotangent, dims: list, at=None, samples: int = 8, seed: int = 0):
     """The first certified counterexample over ``samples`` random instances, or None."""
     rng = random.Random(seed)
+    scalars = claim_symbols(expr, candidate, cotangent)[1]
     for k in range(samples):
-        found = counterexample_at(expr, wrt, candidate, cotangent, _draw_dims(rng, k, dims, at), rng, k)
+        values = _draw_dims(rng, k, dims, at)
+        values.update(_draw_scalars(rng, scalars))
+        found = counterexample_at(expr, wrt, candidate, cotangent, values, rng, k)
         if found is not None:
             return found
     return None

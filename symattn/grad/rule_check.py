@@ -20,7 +20,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..defs.dims import h as HEAD
-from ..defs.heads import Family, HeadSum, bind
+from ..defs.heads import Family, HeadConcat, HeadStack, HeadSum, bind
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, ScaleRows, ShiftRows
 from ..defs.softmax import Softmax
 from .explicit import derivative, explicit, inputs_of, is_zero, symbols_for
@@ -108,6 +108,18 @@ def _head_group(G, c):
     return [(e, W[k]) for k in range(1, G + 1)]
 
 
+def _stack(cls, member: bool):
+    """A stack or concatenation of H = 1..3 heads, as a node (not expanded), of bodies r × r: W_h A W_hᵀ
+    (the member W_k, read twice by its head) or X W_h Xᵀ (X read by every head, twice per head)."""
+    def family(H, r):
+        W, A, X = Family("W", r, r), _m("A", r, r), _m("X", r, r)
+        if member:
+            e = bind(cls, W[HEAD] * A * W[HEAD].T, sp.Integer(H))
+            return [(e, W[k]) for k in range(1, H + 1)]
+        return [(bind(cls, X * W[HEAD] * X.T, sp.Integer(H)), X)]
+    return family
+
+
 FAMILIES = {
     "matmul": (_matmul, 3), "matadd": (_add, 2), "transpose": (_transpose, 2), "hadamard": (_hadamard, 2),
     "hadamard_power": (_hadamard_power, 2), "inverse": (_inverse, 1),
@@ -117,6 +129,8 @@ FAMILIES = {
     "divide_rows": (_rows(DivideRows), 2),
     "head_sum_member": (_head_sum(True), 2), "head_sum_shared": (_head_sum(False), 2),
     "head_sum_group": (_head_group, 2),
+    "head_stack_member": (_stack(HeadStack, True), 2), "head_stack_shared": (_stack(HeadStack, False), 2),
+    "head_concat_member": (_stack(HeadConcat, True), 2), "head_concat_shared": (_stack(HeadConcat, False), 2),
 }
 
 

@@ -19,8 +19,10 @@ P = Softmax(X), ``1`` is a matrix of ones, ∘ the entrywise product, G the cota
     Σ_{h=1}^{H} e_h(W_h):  dW_k = vjp(e_k, W_k, G)  (1 ≤ k ≤ H shown; the other heads do not read W_k)
     Σ_{h=1}^{H} e_h(W_{g(h)}), g(h) = ⌊(h−1)/c⌋ + 1 (GQA):  dW_g = Σ_{j=1}^{c} vjp(e_{(g−1)c+j}, W_g, G)
     Σ_{h=1}^{H} e_h(X):    dX = Σ_{h=1}^{H} vjp(e_h, X, G)  (X read by every head)
+    [e_1; ...; e_H] (W_h):  dW_k = vjp(e_k, W_k, G_k), G_k = G[(k−1) r : k r, :] the k-th block of rows
+    [e_1; ...; e_H] (X):    dX = Σ_{h=1}^{H} vjp(e_h, X, G_h); [e_1 ... e_H] likewise with column blocks
 
-The two head-sum rules are applied by the walk of :mod:`symattn.grad.vjp` (they recurse into the body).
+The head-sum and head-stack rules are applied by the walk of :mod:`symattn.grad.vjp` (they recurse into the body).
 
 A mask (CausalMask, PaddingMask) is a constant: it adds nothing, and since P is 0 where a mask is
 −∞, every masked score gets the gradient 0 from the softmax rule. The attention definitions are
@@ -71,6 +73,12 @@ RULES = {r.name: r for r in (
     VJPRule("head_sum_group", "HeadSum", "C = Σ_{h=1}^{H} e_h(W_{g(h)}), g(h) = ⌊(h−1)/c⌋ + 1: "
             "dW_g = Σ_{j=1}^{c} vjp(e_{(g−1)c+j}, W_g, G) for 1 ≤ g ≤ H/c"),
     VJPRule("head_sum_shared", "HeadSum", "C = Σ_{h=1}^{H} e_h(X): dX = Σ_{h=1}^{H} vjp(e_h, X, G)"),
+    VJPRule("head_stack_member", "HeadStack", "C = [e_1; …; e_H](W_h): dW_k = vjp(e_k, W_k, G[(k−1)r:kr, :]) "
+            "for 1 ≤ k ≤ H"),
+    VJPRule("head_stack_shared", "HeadStack", "C = [e_1; …; e_H](X): dX = Σ_{h=1}^{H} vjp(e_h, X, G[(h−1)r:hr, :])"),
+    VJPRule("head_concat_member", "HeadConcat", "C = [e_1 … e_H](W_h): dW_k = vjp(e_k, W_k, G[:, (k−1)c:kc]) "
+            "for 1 ≤ k ≤ H"),
+    VJPRule("head_concat_shared", "HeadConcat", "C = [e_1 … e_H](X): dX = Σ_{h=1}^{H} vjp(e_h, X, G[:, (h−1)c:hc])"),
 )}
 
 

@@ -17,6 +17,7 @@ from ..defs.shapes import as_matrix, same_dim, show_shape
 from ..errors import GradientError
 from .coverage import CONSTANTS, INPUTS, REFUSED_WRT, refuse
 from .rules import pullback
+from .stacks import STACKS, stack_pullback
 
 
 def check_request(expr, wrt, cotangent, op: str = "vjp(expr, wrt, cotangent)"):
@@ -59,7 +60,7 @@ def _order(expr, depends):
             continue
         seen.add(e)
         stack.append((e, True))
-        if not isinstance(e, HeadSum):  # its body is differentiated by its own rule, not walked
+        if not isinstance(e, (HeadSum, *STACKS)):  # its body is differentiated by its own rule, not walked
             stack.extend((a, False) for a in reversed(e.args) if isinstance(a, MatrixExpr) and depends(a))
     return out
 
@@ -87,8 +88,8 @@ def vjp_with_rules(expr, wrt, cotangent):
         G = _total(grads.pop(e))
         if isinstance(e, INPUTS + CONSTANTS):
             continue
-        if isinstance(e, HeadSum):
-            child, g, names = _head_sum(e, wrt, G)
+        if isinstance(e, (HeadSum, *STACKS)):
+            child, g, names = (_head_sum if isinstance(e, HeadSum) else _stack)(e, wrt, G)
             used.extend(x for x in names if x not in used)
             grads.setdefault(child, []).append(g)
             continue
@@ -103,6 +104,10 @@ def vjp_with_rules(expr, wrt, cotangent):
         for child, g in parts:
             grads.setdefault(child, []).append(g)
     return _total(grads[wrt]) if wrt in grads else sp.ZeroMatrix(*wrt.shape), used
+
+
+def _stack(e, wrt, G):
+    return stack_pullback(e, wrt, G, vjp_with_rules)
 
 
 def _members(body, family: str) -> set:

@@ -26,6 +26,7 @@ from ..defs.heads import FamilyMember, HeadConcat, HeadStack, HeadSum
 from ..defs.mask import CausalMask, PaddingMask
 from ..defs.numeric_nodes import DivideRows, Exp, Exp2, Log, ScaleRows, ShiftRows
 from ..defs.permutation import Permutation
+from ..defs.rope import BlockDiag
 from ..defs.softmax import Softmax
 from ..errors import SoundnessError
 from .audit import _seed, claim_symbols
@@ -138,6 +139,9 @@ class _Interpreter:
             return _map(sp.log, self(e.args[0]))
         if isinstance(e, (ShiftRows, ScaleRows, DivideRows)):
             return self._rows(e)
+        if isinstance(e, sp.MatrixSlice):  # a head's block of a stack's cotangent
+            (r0, r1, rs), (c0, c1, cs) = ([self.size(b) for b in t] for t in (e.rowslice, e.colslice))
+            return [row[c0:c1:cs] for row in self(e.parent)[r0:r1:rs]]
         if isinstance(e, sp.BlockMatrix):  # a head stack or concatenation, written out
             rows = []
             for blocks in e.blocks.tolist():
@@ -194,12 +198,18 @@ def _inputs(*exprs):
 
 def _ground(e, base: dict):
     """e at the instance: every dimension and scalar given its value, and every head sum, stack or
-    concatenation, whose count H then has a value, written out as its H terms (W_h becomes W_1..W_H)."""
+    concatenation, whose count H then has a value, written out as its H terms (W_h becomes W_1..W_H),
+    and every block diagonal diag(B_1, ..., B_p) (RoPE's R_t), whose p then has a value, written out
+    as its p blocks."""
     def expand(x):
         if isinstance(x, (HeadSum, HeadStack, HeadConcat)):
             if not x.count.is_Integer:
                 raise _Skip(f"a head count {x.count} without a value")
             return expand(x.expand_heads())
+        if isinstance(x, BlockDiag):
+            if not x.count.is_Integer:
+                raise _Skip(f"a number of blocks {x.count} without a value")
+            return expand(x.doit())
         if not isinstance(x, sp.Basic) or not x.args:
             return x
         args = [expand(a) for a in x.args]
@@ -226,7 +236,10 @@ def _instance(expr, wrt, candidate, cotangent, dims, scalars, rng):
     f = sp.Add(*[g * x for rg, rx in zip(G, E) for g, x in zip(rg, rx)])
     directional = sp.diff(f, t).subs(t, 0)
     C = _Interpreter(values, base)(candidate)
-    paired = sp.Add(*[c * u for rc, ru in zip(C, U) for c, u in zip(rc, ru)])
+    # unevaluated: SymPy would distribute each integer u over c's terms, deciding the sign of every
+    # exact transcendental product on the way (RoPE's cos(a θ_i) times exp(...)); the value is the same
+    paired = sp.Add(*[sp.Mul(c, u, evaluate=False) for rc, ru in zip(C, U) for c, u in zip(rc, ru)],
+                    evaluate=False)
     shown = ", ".join(f"{k}={v}" for k, v in base.items())
     return directional, paired, f"at {shown or 'the given sizes'} with {wrt} = {W0}, direction {U}"
 
@@ -243,7 +256,7 @@ def run_gradient_audit(expr, wrt, candidate, cotangent, *, at=None, prover_trace
             break
         try:
             d, c, where = _instance(expr, wrt, candidate, cotangent, _draw(rng, k, dims, at), scalars, rng)
-            gap = abs(sp.N(_values_once(d - c), DIGITS))
+            gap = abs(sp.N(_values_once(sp.Add(d, sp.Mul(-1, c, evaluate=False), evaluate=False)), DIGITS))
         except (_Skip, ZeroDivisionError, ValueError, TypeError) as exc:
             skipped.append(str(exc))
             continue

@@ -152,13 +152,10 @@ def _refused_instances():
     X, Q, K = sp.MatrixSymbol("X", 2, 3), sp.MatrixSymbol("Q", 2, 3), sp.MatrixSymbol("K", 2, 3)
     f = sa.ScoreFunction("f")
     H = sa.dims("H")
-    W = sa.Family("W", 2, 2)
     B = sp.MatrixSymbol("B", 2, 2)
     return {
         "Score": (f(Q, K), Q),
         "FeatureMap": (sa.feature_map("phi", sp.MatrixSymbol("Y", n, 2), m), sp.MatrixSymbol("Y", n, 2)),
-        "HeadStack": (sa.head_stack(lambda h: W[h] * B, H), B),
-        "HeadConcat": (sa.head_concat(lambda h: W[h] * B, H), B),
         "BlockDiag": (sa.BlockDiag(sa.FamilyMember("R", sa.h, 2, 2) * B, sa.h, H), B),
         "RowOf": (RowOf(X, sp.Symbol("k", integer=True)), X),
     }

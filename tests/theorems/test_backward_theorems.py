@@ -29,9 +29,10 @@ GENERAL = [
     "attention_pooling_query_gradient",
     "multihead_weight_gradients",  # general in the head count H since the head-sum VJP rules
     "gqa_mqa_backward_sums_over_the_group",
+    "rope_backward_is_the_transposed_rotation",  # every d = 2p: the audit writes R_a out as its p blocks
+    "head_stack_gradients_take_the_head_block",  # general in H: the head-stack VJP rules
 ]
 ONLY_AT = {
-    "rope_backward_is_the_transposed_rotation": "p = 2 (d = 4)",
     "causal_backward_masked_scores_get_exactly_zero": "n = 4",
 }
 MISTAKES = {
