@@ -252,7 +252,7 @@ class Declarations:
         a whole W^O where MultiHead or head_i needs the blocks of the output projection."""
         nodes = list(nodes)
         counts = {sp.sstr(c): c for c in self.counts.values()}
-        needs = any((isinstance(n, ast.Call) and n.target.base == "MultiHead")
+        needs = any((isinstance(n, ast.Call) and getattr(n.target, "base", None) == "MultiHead")
                     or (isinstance(n, ast.Name) and n.base == "head" and n.sub is not None) for n in nodes)
         for k in [k for k in self.matrices if needs and k.endswith("^O") and "_" not in k]:
             if k not in self.families and not any(f.endswith("^O") for f in self.families) and len(counts) == 1:

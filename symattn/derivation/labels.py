@@ -26,7 +26,7 @@ from .symbols import VOCABULARY_ARITY
 def _calls(stmts):
     for st in stmts:
         for n in ast.nodes_of(st):
-            if isinstance(n, ast.Call):
+            if isinstance(n, ast.Call) and isinstance(n.target, ast.Name):  # (A + B)(x) labels nothing
                 yield n
 
 
