@@ -28,7 +28,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, operators, vectors
+from . import ast, index_ranges, operators, sequences, vectors
 from .declarations import Declarations
 from .grad_names import gradient_symbol, vocabulary_call
 from .patterns import anti_unify, short_text, show_pattern, substitute
@@ -52,7 +52,7 @@ from .symbols import (
 from .tokens import PINV
 
 
-class Scope(Declarations, Positions):
+class Scope(Declarations, Positions, index_ranges.Ranges):
     """The declarations of a derivation, and the elaboration of expressions under them."""
 
     def __init__(self):
@@ -479,6 +479,8 @@ class Scope(Declarations, Positions):
         if isinstance(node.sub, ast.RowIndex):
             self.fail(node, f"row {node.sub.index.text()} of {node.base} ({node.text()}) is read only in a row-wise "
                       "definition", "F(X)_{t,:} := softmax(A_{t,:}) M, or the whole matrix")
+        if (seq := sequences.member(self, node, L)) is not None:  # q_{i-1}, w_s at s = 0, x_2 of a recurrence
+            return seq
         k = self.resolve(key_of(node))
         if node.sub is None and node.sup is None and node.base in L:
             v = L[node.base]

@@ -261,7 +261,11 @@ class Parser:
         start = self.i
         if braced and self.dialect == "latex" and self.at_op("("):
             return self.arith_subscript()
-        node = self.sub_atom(braced)
+        if braced and self.dialect == "latex" and self.at_op("-") and self.at("num", None, 1):
+            self.next()  # x_{-1} = 0: an initial condition before the first position (index_ranges)
+            node = ast.Num((self.peek().line, self.peek().col), -int(self.next().value))
+        else:
+            node = self.sub_atom(braced)
         if braced:
             while self.at_op("+", "-"):
                 op = self.next()
@@ -347,6 +351,8 @@ class Parser:
             # in LaTeX, letters of a word arrive one by one: d_{model} (but W_i W_j is two names)
             while braced and self.dialect == "latex" and self.at("ident") and len(self.peek().value) == 1:
                 name += self.next().value
+            if braced and self.dialect == "latex" and self.at("num") and self.at("op", "}", 1):
+                name += self.next().value  # W_{s1}, W_{s2} (Lin et al. 2017): a label of letters and a number
             if self.dialect == "latex" and self.at_op("_"):  # E_{x_i}: a subscripted name in a subscript
                 self.next()
                 return ast.Name((t.line, t.col), name, self.subscript(), None, t.font)
@@ -577,8 +583,14 @@ class Parser:
         if t.kind == "op" and t.value in "({":
             self.next()
             self.enter()
-            body = self.expr()
+            start, body = self.i, self.expr()
             close = ")" if t.value == "(" else "}"
+            if close == ")" and self.at_op(",") and self.dialect == "latex":  # (h_1, h_2, \cdots, h_n): a sequence
+                self.i = start
+                rows = self.cells(";", ",", lambda: self.at_op(")"))
+                self.next()
+                self.leave()
+                return ast.Tuple(p, rows)
             if not self.at_op(close):
                 self.fail(f"found {self.peek().show()}",
                           f"{close!r} closing the {t.value!r} at line {t.line}, column {t.col}")
@@ -665,6 +677,10 @@ class Parser:
             return self.sum_body(p, idx.value, upper)
         self.expect_op("=", "'=1' after the index of the sum")
         one = self.peek()
+        if self.dialect == "latex" and not (one.kind == "num" and one.value == "1" and self.at("op", "}", 1)):
+            lower = self.arith_subscript().body  # \sum_{s=0}^{2}, \sum_{i=t-1}^{t}: from any start (index_ranges)
+            self.expect_op("^", "^{n}, the upper limit of the sum")
+            return ast.RangeSum(**{**vars(self.sum_body(p, idx.value, self.subscript())), "lower": lower})
         if not (one.kind == "num" and one.value == "1"):
             self.fail(f"the sum starts at {one.show()}: sums run over heads and positions numbered from 1",
                       "the sum from 1 with the index shifted (\\sum_{j=0}^{n-1} a_j is \\sum_{j=1}^{n} a_{j-1})", one)

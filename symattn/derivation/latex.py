@@ -24,7 +24,7 @@ Understood: ``\mathbf``, ``\boldsymbol``, ``\operatorname``, ``\mathrm``, ``\tex
 from __future__ import annotations
 
 from ..errors import ParseError
-from . import ast
+from . import ast, spaces
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
@@ -266,14 +266,16 @@ class LatexParser(Parser):
             rows = self.sub_atom()  # \mathbb{R}^n
             return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1), True)
         self.next()
-        rows = self.expr()
+        if spaces.is_tuple(self):  # \mathbb{R}^{(T, N)} (Dao & Gu 2024)
+            return spaces.tuple_shape(self, t)
+        rows = spaces.dimension(self)  # an expression, or |x|: the length of x
         if self.at_op("}"):
             self.next()
             return ast.Shape((t.line, t.col), rows, ast.Num((t.line, t.col), 1), True)
         if not self.at("cmd", "times"):
             self.fail(f"found {self.peek().show()}", "\\times between rows and columns")
         self.next()
-        cols = self.expr()
+        cols = spaces.dimension(self)
         self.expect_op("}", "'}' closing the shape")
         return ast.Shape((t.line, t.col), rows, cols)
 
