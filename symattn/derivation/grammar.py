@@ -17,7 +17,7 @@ The parser never evaluates anything: it builds :mod:`.ast` nodes. Nesting deeper
 from __future__ import annotations
 
 from ..errors import ParseError
-from . import ast
+from . import ast, spaces
 from .tokens import MAX_DEPTH, PINV, Token
 
 AXES = {"row": "row", "rows": "row", "col": "col", "column": "col", "columns": "col"}
@@ -203,6 +203,7 @@ class Parser:
 
     def superscript(self, caret: Token) -> str | None:
         """After ``^``: None for a transpose mark, else the label (``Q``, ``QX``)."""
+        spaces.refuse_range_product(self)  # a_{t:s}^{\times} (Dao & Gu 2024)
         braced = self.at_op("{")
         if braced:
             self.next()
@@ -261,11 +262,8 @@ class Parser:
         start = self.i
         if braced and self.dialect == "latex" and self.at_op("("):
             return self.arith_subscript()
-        if braced and self.dialect == "latex" and self.at_op("-") and self.at("num", None, 1):
-            self.next()  # x_{-1} = 0: an initial condition before the first position (index_ranges)
-            node = ast.Num((self.peek().line, self.peek().col), -int(self.next().value))
-        else:
-            node = self.sub_atom(braced)
+        node = spaces.negative_index(self) if braced and self.dialect == "latex" else None  # x_{-1} = 0
+        node = node or self.sub_atom(braced)
         if braced:
             while self.at_op("+", "-"):
                 op = self.next()
@@ -586,11 +584,7 @@ class Parser:
             start, body = self.i, self.expr()
             close = ")" if t.value == "(" else "}"
             if close == ")" and self.at_op(",") and self.dialect == "latex":  # (h_1, h_2, \cdots, h_n): a sequence
-                self.i = start
-                rows = self.cells(";", ",", lambda: self.at_op(")"))
-                self.next()
-                self.leave()
-                return ast.Tuple(p, rows)
+                return spaces.tuple_cells(self, p, start)
             if not self.at_op(close):
                 self.fail(f"found {self.peek().show()}",
                           f"{close!r} closing the {t.value!r} at line {t.line}, column {t.col}")
@@ -678,7 +672,7 @@ class Parser:
         self.expect_op("=", "'=1' after the index of the sum")
         one = self.peek()
         if self.dialect == "latex" and not (one.kind == "num" and one.value == "1" and self.at("op", "}", 1)):
-            lower = self.arith_subscript().body  # \sum_{s=0}^{2}, \sum_{i=t-1}^{t}: from any start (index_ranges)
+            lower = spaces.sum_limits(self)  # \sum_{s=0}^{2}, \sum_{i=t-1}^{t}: from any start (index_ranges)
             self.expect_op("^", "^{n}, the upper limit of the sum")
             return ast.RangeSum(**{**vars(self.sum_body(p, idx.value, self.subscript())), "lower": lower})
         if not (one.kind == "num" and one.value == "1"):

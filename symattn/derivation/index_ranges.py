@@ -25,10 +25,33 @@ from .symbols import family_key, is_matrix
 MAX_TERMS = 64  # terms of a sum over a given range
 
 
+def limit_value(scope, node, L, sum_node):
+    """A limit as an expression of numbers, position letters, dimensions, + - and products and quotients."""
+    if isinstance(node, ast.Name) and node.sub is None and node.sup is None and node.base not in L \
+            and scope.resolve(node.base) in scope.dims:
+        return scope.dims[scope.resolve(node.base)]
+    if isinstance(node, ast.Name) and node.sub is None and node.sup is None and node.base in L \
+            and not is_matrix(L[node.base]):
+        return sp.sympify(L[node.base])  # the index of an enclosing sum or definition
+    if isinstance(node, (ast.Arith, ast.Group)):
+        return limit_value(scope, node.body, L, sum_node)
+    if isinstance(node, ast.Add):
+        parts = [limit_value(scope, t, L, sum_node) for _, t in node.terms]
+        return None if None in parts else sp.Add(*(s * v for (s, _), v in zip(node.terms, parts)))
+    if isinstance(node, ast.Mul):
+        parts = [limit_value(scope, f, L, sum_node) for f in node.factors]
+        return None if None in parts else sp.Mul(*parts)
+    if isinstance(node, ast.Div):
+        a, b = limit_value(scope, node.num, L, sum_node), limit_value(scope, node.den, L, sum_node)
+        return None if a is None or b is None else a / b
+    if isinstance(node, ast.Index):
+        a, b = limit_value(scope, node.left, L, sum_node), limit_value(scope, node.right, L, sum_node)
+        return None if a is None or b is None else (a + b if node.op == "+" else a - b)
+    return sequences.index_value(scope, node, L, sum_node, strict=False)
+
+
 def limit(scope, node, L, sum_node):
-    v = sequences.index_value(scope, node, L, sum_node)
-    if v is None and isinstance(node, ast.Name) and node.sub is None and scope.resolve(node.base) in scope.dims:
-        v = scope.dims[scope.resolve(node.base)]
+    v = limit_value(scope, node, L, sum_node)
     if v is None:
         scope.fail(node, f"the limit {node.text()} of the sum over {sum_node.index} is not an index",
                    "a number, a position letter or a dimension, with + and -")

@@ -1,5 +1,6 @@
-r"""Two spellings of a matrix space's shape: the tuple ``\mathbb{R}^{(\mathtt{T}, \mathtt{N})}`` and the
-length ``|x|`` of a sequence x.
+r"""Spellings of the field that the parser reads here: the shape tuple ``\mathbb{R}^{(\mathtt{T}, \mathtt{N})}``,
+the length ``|x|`` of a sequence x, a sequence as a tuple ``(h_1, h_2, \cdots, h_n)``, a negative index
+``x_{-1}``, and ``\times`` between the indices of a sum's limits.
 
 Dao & Gu (2024) write the shape of a T × N matrix as the tuple ``(T, N)``, as array libraries do; it
 is read as ``\mathbb{R}^{T \times N}`` (a tuple of one entry is a vector, of three or more a tensor,
@@ -15,6 +16,7 @@ other (the reader knows nothing else about x from it).
 from __future__ import annotations
 
 from . import ast
+from .tokens import Token
 
 
 def is_tuple(p) -> bool:
@@ -60,3 +62,50 @@ def dimension(p):
         p.next()
         return ast.Name((bar.line, bar.col), f"|{x.value}|")
     return p.expr()
+
+
+def tuple_cells(p, pos, start):
+    """``(h_1, h_2, \\cdots, h_n)``, from token ``start`` after the '(': a :class:`~.ast.Tuple` (a sequence, read only
+    where it names the rows or columns of a declared matrix)."""
+    p.i = start
+    rows = p.cells(";", ",", lambda: p.at_op(")"))
+    p.next()
+    p.leave()
+    return ast.Tuple(pos, rows)
+
+
+def negative_index(p):
+    """``-1`` in ``x_{-1}`` (an initial condition before the first position), or None."""
+    if not (p.at_op("-") and p.at("num", None, 1)):
+        return None
+    p.next()
+    t = p.next()
+    return ast.Num((t.line, t.col), -int(t.value))
+
+
+def sum_limits(p):
+    """The lower limit of a sum, up to its '}', ``\\times`` in it and in the upper limit read as a product of
+    indices (``\\sum_{i=(j-1) \\times n/m+1}^{j \\times n/m}``, Xiong et al. 2021)."""
+    depth, k, seen = 1, p.i, 0
+    while k < len(p.toks) and seen < 2:
+        t = p.toks[k]
+        if t.kind == "op" and t.value == "{":
+            depth += 1
+        elif t.kind == "op" and t.value == "}":
+            depth -= 1
+            if depth == 0:
+                seen += 1
+                if not (k + 2 < len(p.toks) and p.toks[k + 1].value == "^" and p.toks[k + 2].value == "{"):
+                    break
+                depth, k = 1, k + 2
+        elif t.kind == "cmd" and t.value == "times":
+            p.toks[k] = Token("op", "*", t.line, t.col)
+        k += 1
+    return p.arith_subscript().body
+
+
+def refuse_range_product(p):
+    """``a_{t:s}^{\\times}``, the product a_t ... a_{s+1} over a range of positions: refused by name."""
+    if p.at_op("{") and p.at("cmd", "times", 1) and p.at("op", "}", 2):
+        p.fail("a_{t:s}^{\\times}, the product of the members of a sequence over a range of positions (Dao & Gu "
+               "2024), is not read", "the product written out at given positions, or a declared matrix")

@@ -50,3 +50,19 @@ def test_a_label_of_letters_and_a_number_is_one_name():
     text = r"$$ W_{s1} \in \mathbb{R}^{d \times d}, \quad W_{s2} \in \mathbb{R}^{d \times d} $$" + "\n"
     assert [s.status for s in check(text + r"$$ W_{s1} + W_{s2} = W_{s2} + W_{s1} $$").steps] == ["proved"]
     assert [s.status for s in check(text + r"$$ W_{s1} W_{s2} = W_{s2} W_{s1} $$").steps] == ["refuted"]
+
+
+def test_times_between_the_indices_of_a_limit_is_a_product():
+    (step,) = check(r"$$ v_t \in \mathbb{R}^{d} $$" + "\n"
+                    + r"$$ \sum_{i=2 \times t - t}^{1 \times t} v_i = v_t $$").steps
+    assert step.status == "proved"  # the limits are t and t: one term
+
+
+def test_a_product_over_a_range_of_positions_is_refused_by_name():
+    with pytest.raises(ParseError, match="the product of the members of a sequence over a range"):
+        parse_latex(r"$$ a_{t:s}^{\times} = a_t $$")
+
+
+def test_a_negative_index_is_read_in_a_subscript():
+    (st,) = parse_latex(r"$$ x_{-1} = 0 $$")
+    assert st.first.sub.value == -1
