@@ -203,7 +203,7 @@ class Parser:
 
     def superscript(self, caret: Token) -> str | None:
         """After ``^``: None for a transpose mark, else the label (``Q``, ``QX``)."""
-        spaces.refuse_range_product(self)  # a_{t:s}^{\times} (Dao & Gu 2024)
+        spaces.refuse_superscript(self)  # a_{t:s}^{\times} (Dao & Gu 2024), \bar{A}^{k-j}
         braced = self.at_op("{")
         if braced:
             self.next()

@@ -129,6 +129,9 @@ def member(scope, node, L):
         return None
     if rec is None and not bound and isinstance(sub, ast.Name):
         return None  # q_i itself, or a name of its own: the ordinary reading
+    k = key_of(node)
+    if not bound and (k in scope.matrices or k in scope.scalars or k in scope.defs):
+        return None  # a name the file declares or defines as written (w_0, x_{-1} = 0)
     v = index_value(scope, sub, L, node, strict=bool(rec or generic))
     if v is None:
         return None
@@ -197,7 +200,15 @@ def unroll(scope, node, rec, v):
         scope.fail(node, f"{node.text()} is at position {v}, {'before' if v < first else 'too far past'} the "
                    f"initial condition of {node.base} (at {first}; at most {MAX_UNROLL} positions are unrolled)",
                    "a position from the initial condition on")
-    return scope.expr(d.body, {c: v})  # each position once: the recursion ends at the initial condition
+    unrolling = scope.__dict__.setdefault("unrolling", set())
+    if (d.target.base, v) in unrolling:
+        scope.fail(node, f"the recurrence {what} refers to {node.text()} at the position it defines",
+                   "the member at an earlier position, as in x_{k-1}")
+    unrolling.add((d.target.base, v))
+    try:
+        return scope.expr(d.body, {c: v})  # each position once: the recursion ends at the initial condition
+    finally:
+        unrolling.discard((d.target.base, v))
 
 
 def _mentions_previous(d, c):

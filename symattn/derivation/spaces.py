@@ -104,8 +104,17 @@ def sum_limits(p):
     return p.arith_subscript().body
 
 
-def refuse_range_product(p):
-    """``a_{t:s}^{\\times}``, the product a_t ... a_{s+1} over a range of positions: refused by name."""
+def refuse_superscript(p):
+    """After ``^``: ``a_{t:s}^{\\times}`` (the product a_t ... a_{s+1} over a range of positions) and a power by an
+    index expression, ``\\bar{A}^{k-j}`` (a symbolic matrix power), refused by name."""
     if p.at_op("{") and p.at("cmd", "times", 1) and p.at("op", "}", 2):
         p.fail("a_{t:s}^{\\times}, the product of the members of a sequence over a range of positions (Dao & Gu "
                "2024), is not read", "the product written out at given positions, or a declared matrix")
+    if p.at_op("{") and p.at("ident", None, 1) and len(p.peek(1).value) == 1 and (
+            p.at("op", "-", 2) or p.at("op", "+", 2)) and (p.at("ident", None, 3) or p.at("num", None, 3)):
+        k = 3
+        while k < 16 and not p.at("op", "}", k):
+            k += 1
+        text = "".join(p.peek(j).value for j in range(1, k))
+        p.fail(f"the power ^{{{text}}} by an index expression (a symbolic matrix power) is not read",
+               "powers by given numbers (A^2), or the product written out at a given position", p.peek(1))

@@ -53,7 +53,7 @@ REFUSED: dict[str, tuple[int, str]] = {
     'dong2021_corrupted.tex': (6, 'W_{Q,h}: a subscript with a label and a posit'),
     'dosovitskiy2021.tex': (6, 'an expression on its own is neither a declara'),
     'dosovitskiy2021_corrupted.tex': (6, 'an expression on its own is neither a declara'),
-    'gu2022.tex': (10, 'the inverse ^{-1} (or a negative power) is no'),
+    'gu2022.tex': (10, 'the power ^{k-j} by an index expression (a sy'),
     'gu2023.tex': (6, 'the power ^{-1} of the matrix (Delta A)'),
     'gu2023_corrupted.tex': (6, 'the power ^{-1} of the matrix (Delta A)'),
     'jaegle2021.tex': (11, 'a subscript after [softmax((Q K^T) / (sqrt(F)'),

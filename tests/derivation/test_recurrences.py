@@ -52,3 +52,10 @@ def test_the_position_letter_is_a_name_like_any_other():
     text = SSM.replace("u_k", "u_t").replace("x_k", "x_t").replace("x_{k-1}", "x_{t-1}").replace("y_k", "y_t")
     text = text.replace("C x_k", "C x_t")
     assert [s.status for s in check(text + r"$$ y_2 = C A^2 B u_0 + C A B u_1 + C B u_2 $$").steps] == ["proved"]
+
+
+def test_a_recurrence_at_the_position_it_defines_is_refused():
+    text = (r"$$ A \in \mathbb{R}^{N \times N}, \quad B \in \mathbb{R}^{N \times 1}, \quad u_k \in \mathbb{R}, "
+            r"\quad x_0 = 0 $$" + "\n" + r"$$ x_k = A x_{k+0} + B u_k $$" + "\n" + r"$$ x_1 = B u_1 $$")
+    (step,) = check(text).steps
+    assert step.status == "ill-formed" and "at the position it defines" in step.error

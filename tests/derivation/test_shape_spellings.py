@@ -66,3 +66,8 @@ def test_a_product_over_a_range_of_positions_is_refused_by_name():
 def test_a_negative_index_is_read_in_a_subscript():
     (st,) = parse_latex(r"$$ x_{-1} = 0 $$")
     assert st.first.sub.value == -1
+
+
+def test_a_power_by_an_index_expression_is_refused_by_name():
+    with pytest.raises(ParseError, match=r"the power \^\{k-j\} by an index expression"):
+        parse_latex(r"$$ A^{k-j} = A $$")
