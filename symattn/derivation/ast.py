@@ -433,6 +433,26 @@ class Sum(Node):
 
 
 @dataclass(frozen=True)
+class Prod(Node):
+    """``\\prod_{j=1}^{t} body``: a product over an index range (read by index_ranges.py)."""
+
+    index: str
+    upper: Node | None
+    body: Node
+    lower: Node | None = None  # None: from 1
+
+    def text(self):
+        low = "1" if self.lower is None else self.lower.text()
+        up = "" if self.upper is None else f"^{{{self.upper.text()}}}"
+        return f"prod_{{{self.index}={low}}}{up} {self.body.text()}"
+
+    def latex(self):
+        low = "1" if self.lower is None else self.lower.latex()
+        up = "" if self.upper is None else f"^{{{self.upper.latex()}}}"
+        return rf"\prod_{{{self.index}={low}}}{up} {self.body.latex()}"
+
+
+@dataclass(frozen=True)
 class RangeSum(Sum):
     """``\\sum_{s=0}^{2} body``: a sum whose lower limit is not 1 (read by index_ranges.py)."""
 

@@ -64,13 +64,23 @@ class Ranges:
     def _rangesum(self, node, L):
         return shifted_sum(self, node, L)
 
+    def _prod(self, node, L):
+        return range_product(self, node, L)
 
-def shifted_sum(scope, node, L):
-    """The value of the sum ``node`` whose lower limit is not 1 (its ``lower`` is set)."""
+
+def range_values(scope, node, L, what="\\sum"):
+    """The values lower, ..., upper of the index of a sum or product over a given number of terms."""
     j = node.index
-    lo, hi = limit(scope, node.lower, L, node), limit(scope, node.upper, L, node)
+    if node.upper is None:
+        scope.fail(node, f"{what}_{j} without its range", f"{what}_{{{j}=1}}^{{3}}, over a given range")
+    lower = node.lower if node.lower is not None else ast.Num(node.pos, 1)
+    lo, hi = limit(scope, lower, L, node), limit(scope, node.upper, L, node)
     count = sp.expand(hi - lo + 1)
-    rng = f"\\sum_{{{j}={node.lower.text()}}}^{{{node.upper.text()}}}"
+    rng = f"{what}_{{{j}={lower.text()}}}^{{{node.upper.text()}}}"
+    if not count.is_Integer and what == "\\prod":
+        scope.fail(node, f"{rng} has {sp.sstr(count)} terms, a number that is not given: a product over an index is "
+                   "read when its number of terms is a number (\\prod_{j=1}^{3})", "the product at a given "
+                   "position, or its factors written out", NotationShapeError)
     if not count.is_Integer:
         scope.fail(node, f"{rng} has {sp.sstr(count)} terms, a number that is not given: a sum from a start other "
                    "than 1 is read when its number of terms is a number (\\sum_{s=0}^{2}, \\sum_{i=t-1}^{t})",
@@ -78,7 +88,13 @@ def shifted_sum(scope, node, L):
                    f"\\sum_{{{j}=1}}^{{n}} a_{{{j}-1}}), or its terms written out", NotationShapeError)
     if count < 1 or count > MAX_TERMS:
         scope.fail(node, f"{rng} has {count} terms", f"a range of 1 to {MAX_TERMS} terms", NotationShapeError)
-    values = [lo + k for k in range(int(count))]
+    return rng, [lo + k for k in range(int(count))]
+
+
+def shifted_sum(scope, node, L):
+    """The value of the sum ``node`` whose lower limit is not 1 (its ``lower`` is set)."""
+    j = node.index
+    rng, values = range_values(scope, node, L)
     heads = [n for n in ast.nodes_of(node.body) if isinstance(n, ast.Name) and n.sub is not None
              and family_key(n) in scope.families
              and any(isinstance(x, ast.Name) and x.base == j for x in ast.nodes_of(n.sub))]
@@ -93,3 +109,19 @@ def shifted_sum(scope, node, L):
         scope.fail(node.body, "the terms of the sum are matrices for some values of the index and scalars for "
                    "others", "terms of one shape")
     return sp.Add(*terms)
+
+
+def range_product(scope, node, L):
+    """``\\prod_{j=1}^{3} a_j``: the product of the terms over a given range; scalars multiply, vectors of one
+    shape multiply entry by entry (the cumulative gates of Yang et al. 2024); matrices are refused, since the
+    order of their product is not written."""
+    rng, values = range_values(scope, node, L, "\\prod")
+    terms = [scope._expr(node.body, {**L, node.index: v}) for v in values]
+    if not any(is_matrix(t) for t in terms):
+        return sp.Mul(*terms)
+    shapes = {t.shape for t in terms if is_matrix(t)}
+    if len(shapes) != 1 or len(terms) != sum(is_matrix(t) for t in terms) or 1 not in next(iter(shapes)):
+        scope.fail(node, f"{rng}: a product over an index of matrices (or of values of different shapes) is not "
+                   "read, as the order of a matrix product is not written", "the product written out",
+                   NotationShapeError)
+    return sp.HadamardProduct(*terms) if len(terms) > 1 else terms[0]

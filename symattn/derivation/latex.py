@@ -223,6 +223,10 @@ class LatexParser(Parser):
         if t.value == "sum":
             self.next()
             return self.sum(t)
+        if t.value == "prod":  # \prod_{j=1}^{3} a_j: over a given number of terms (index_ranges)
+            self.next()
+            s = self.sum(t)
+            return ast.Prod(s.pos, s.index, s.upper, s.body, getattr(s, "lower", None))
         if t.value in ("cos", "sin"):  # \cos{m\theta_1}, \cos(m\theta_1): an entry of a rotation
             self.next()
             self.enter()
@@ -254,6 +258,7 @@ class LatexParser(Parser):
         """``M^{r \\times c}``, ``\\mathbb{R}^{r \\times c}``, ``\\mathbb{R}^{n}`` (a column of n entries) or
         ``\\mathbb{R}`` (a scalar, Shape with no rows); returns a Shape."""
         t = self.peek()
+        spaces.refuse_entry_set(self)  # (0, 1)^{1 \times d}, \{0, 1\}^{L \times L}
         if not (t.kind == "ident" and t.value in ("M", "R")):
             self.fail(f"found {t.show()}", "a matrix space such as M^{d_{k} \\times n} or \\mathbb{R}^{n \\times d}")
         self.next()

@@ -24,7 +24,7 @@ SKIP = ("quad", "qquad", ",", ";", ":", "!", " ", "displaystyle", "textstyle", "
         "left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "biggl", "biggr", "Biggl", "Biggr",
         "middle", "enspace", "thinspace", "medspace", "thickspace", "nolimits")
 SKIP_WITH_ARG = ("tag", "label", "hspace", "vspace", "eqref", "ref", "cite")
-GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto", "lceil", "rceil", "lfloor", "rfloor",
+GRAMMAR = ("frac", "sqrt", "sum", "prod", "cdot", "times", "in", "to", "mapsto", "lceil", "rceil", "lfloor", "rfloor",
            "otimes", "odot", "circ")
 SYNONYMS = {"tfrac": ("cmd", "frac"), "dfrac": ("cmd", "frac"), "cfrac": ("cmd", "frac"),
             "coloneqq": ("op", ":="), "coloneq": ("op", ":="), "triangleq": ("op", ":="),
@@ -78,7 +78,6 @@ REFUSED = {
     "prime": "\\prime is not read: write a prime as W'",
     "partial": "derivatives are not read",
     "int": "integrals are not read",
-    "prod": "products over an index are not read: write the matrix product",
     "setminus": "set operations are not read",
     "le": "inequalities are not read: a derivation is a chain of equalities",
     "leq": "inequalities are not read: a derivation is a chain of equalities",

@@ -118,3 +118,18 @@ def refuse_superscript(p):
         text = "".join(p.peek(j).value for j in range(1, k))
         p.fail(f"the power ^{{{text}}} by an index expression (a symbolic matrix power) is not read",
                "powers by given numbers (A^2), or the product written out at a given position", p.peek(1))
+
+
+def refuse_entry_set(p):
+    """``(0, 1)^{1 \\times d_k}``, ``\\{0, 1\\}^{L \\times L}``: a space whose entries lie in an interval or a
+    finite set. Refused by name: read as real entries, a counterexample could take values the paper excludes."""
+    if not p.at_op("("):
+        return
+    k = 1
+    while k < 12 and not p.at("op", ")", k):
+        k += 1
+    if p.at("op", ")", k) and p.at("op", "^", k + 1) and p.at("op", ",", 2):
+        entries = "".join(p.peek(j).value for j in range(1, k))
+        p.fail(f"a space whose entries lie in ({entries}) is not read: a counterexample over the reals could take "
+               "values the paper excludes", "\\mathbb{R}^{...} with the entries real, if the steps hold for every "
+               "real entry")
