@@ -71,3 +71,8 @@ def test_a_negative_index_is_read_in_a_subscript():
 def test_a_power_by_an_index_expression_is_refused_by_name():
     with pytest.raises(ParseError, match=r"the power \^\{k-j\} by an index expression"):
         parse_latex(r"$$ A^{k-j} = A $$")
+
+
+def test_an_entry_of_a_parenthesized_result_is_refused_by_name():
+    with pytest.raises(ParseError, match=r"a subscript after \(A B\): entries of a result"):
+        parse_latex(r"$$ \left(A B\right)_{ij} = A $$")
