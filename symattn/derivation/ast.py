@@ -419,16 +419,44 @@ class Sum(Node):
     index: str
     upper: Node | None  # None: \\sum_i, over the declared range of i
     body: Node
+    lower: Node | None = None  # None: from 1; else \\sum_{j=0}^{n-1}, \\sum_{i=t-1}^{t} (index_ranges.py)
 
     def text(self):
         if self.upper is None:
             return f"sum_{self.index} {self.body.text()}"
-        return f"sum_{{{self.index}=1}}^{{{self.upper.text()}}} {self.body.text()}"
+        low = "1" if self.lower is None else self.lower.text()
+        return f"sum_{{{self.index}={low}}}^{{{self.upper.text()}}} {self.body.text()}"
 
     def latex(self):
         if self.upper is None:
             return rf"\sum_{{{self.index}}} {self.body.latex()}"
-        return rf"\sum_{{{self.index}=1}}^{{{self.upper.latex()}}} {self.body.latex()}"
+        low = "1" if self.lower is None else self.lower.latex()
+        return rf"\sum_{{{self.index}={low}}}^{{{self.upper.latex()}}} {self.body.latex()}"
+
+
+@dataclass(frozen=True)
+class Prod(Node):
+    """``\\prod_{j=1}^{t} body``: a product over an index range (read by index_ranges.py)."""
+
+    index: str
+    upper: Node | None
+    body: Node
+    lower: Node | None = None  # None: from 1
+
+    def text(self):
+        low = "1" if self.lower is None else self.lower.text()
+        up = "" if self.upper is None else f"^{{{self.upper.text()}}}"
+        return f"prod_{{{self.index}={low}}}{up} {self.body.text()}"
+
+    def latex(self):
+        low = "1" if self.lower is None else self.lower.latex()
+        up = "" if self.upper is None else f"^{{{self.upper.latex()}}}"
+        return rf"\prod_{{{self.index}={low}}}{up} {self.body.latex()}"
+
+
+@dataclass(frozen=True)
+class RangeSum(Sum):
+    """``\\sum_{s=0}^{2} body``: a sum whose lower limit is not 1 (read by index_ranges.py)."""
 
 
 @dataclass(frozen=True)
@@ -448,6 +476,15 @@ class Block(Node):
 
         body = r" \\ ".join(" & ".join(cell(c) for c in r) for r in self.rows)
         return r"\begin{bmatrix} " + body + r" \end{bmatrix}"
+
+
+@dataclass(frozen=True)
+class Tuple(Block):
+    """``(h_1, h_2, \\cdots, h_n)``: a sequence written as a tuple; read only where it names the rows or columns of
+    a declared matrix (``H = (h_1, \\cdots, h_n)``), as a block ``[h_1, \\cdots, h_n]`` would."""
+
+    def text(self):
+        return "(" + "; ".join(", ".join(c.text() for c in r) for r in self.rows) + ")"
 
 
 # statements ---------------------------------------------------------------

@@ -11,7 +11,7 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import NotationShapeError
-from . import ast
+from . import ast, sequences
 from .conditions import SIGN_WORDS, sign_text, signed_symbol
 from .label_subscripts import new_labelled_name, word_label
 from .maxima import is_extremum
@@ -270,6 +270,8 @@ class Declarations:
                 self.partition(whole, n, next(iter(self.counts.values())))
 
     def define(self, st: ast.Define):
+        if sequences.define(self, st):  # x_k = A x_{k-1} + B u_k: read when unrolled
+            return
         t = st.target
         index = None
         top = self.superscript_family(t) if t.sub is None else None
@@ -480,6 +482,8 @@ class Declarations:
             return False  # Q_i, Q_{t,:}, K_{1:t} of a declared matrix: a part of it, which a claim is about
         k = key_of(n)
         top = self.superscript_family(n)
+        if sequences.is_member_name(self, n):
+            return False
         return not (k in self.matrices or k in self.dims or k in self.defs or k in self.functions or k in self.features
                     or k in self.scalars or k in self.partitions or k in self.aliases
                     or family_key(n) in self.families or family_key(n) in self.indexed

@@ -28,16 +28,16 @@ import sympy as sp
 from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
-from . import ast, broadcast, componentwise, operators, scalar_functions, statistics, vectors
+from . import ast, broadcast, componentwise, index_ranges, operators, scalar_functions, sequences, statistics, vectors
 from .declarations import Declarations
 from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
+from .head_lists import HeadLists
 from .label_subscripts import labelled_name
-from .patterns import anti_unify, short_text, show_pattern, substitute
+from .patterns import short_text
 from .positions import Positions
 from .softmax_axis import softmax_axis
 from .symbols import (
-    HOLE,
     MAX_MATRIX_POWER,
     MAX_WORK,
     NOT_UNINTERPRETED,
@@ -56,7 +56,7 @@ from .tokens import PINV
 from .trig import trig_call
 
 
-class Scope(Declarations, Positions):
+class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
     """The declarations of a derivation, and the elaboration of expressions under them."""
 
     def __init__(self):
@@ -484,6 +484,8 @@ class Scope(Declarations, Positions):
         if isinstance(node.sub, ast.RowIndex):
             self.fail(node, f"row {node.sub.index.text()} of {node.base} ({node.text()}) is read only in a row-wise "
                       "definition", "F(X)_{t,:} := softmax(A_{t,:}) M, or the whole matrix")
+        if (seq := sequences.member(self, node, L)) is not None:  # q_{i-1}, w_s at s = 0, x_2 of a recurrence
+            return seq
         k = self.resolve(key_of(node))
         if node.sub is None and node.sup is None and node.base in L:
             v = L[node.base]
@@ -770,30 +772,3 @@ class Scope(Declarations, Positions):
         if len(vals) == 1 and len(vals[0]) == 1:
             return vals[0][0]
         return sp.BlockMatrix(vals)
-
-    def sequence(self, node, items, direction, L):
-        """``e_1, e_2, ..., e_H`` with one ellipsis: a stack or concatenation over heads."""
-        dots = [k for k, c in enumerate(items) if isinstance(c, ast.Dots)]
-        if not dots:  # an explicit list: Concat(head_1, head_2, head_3, head_4)
-            rows = tuple((c,) for c in items) if direction == "column" else (tuple(items),)
-            return self._block(ast.Block(node.pos, rows), L)
-        if len(dots) != 1 or dots[0] in (0, len(items) - 1):
-            self.fail(node, "the list must have one ellipsis between its first and last element", "e_1, ..., e_H")
-        first, last = items[0], items[-1]
-        pat, upper = anti_unify(first, last)
-        if pat is None:
-            self.fail(last, f"cannot read the pattern from {first.text()} to {last.text()}",
-                      "a first element indexed by 1 and a last one by the number of heads, "
-                      "as in head_1, ..., head_H")
-        for k, c in enumerate(items[1:dots[0]], start=2):
-            if substitute(pat, ast.Num(c.pos, k)) != c:
-                self.fail(c, f"{c.text()} does not follow the pattern {show_pattern(pat)}", f"the element at {k}")
-        count = self.index_value(upper, L)
-
-        def element(k):
-            body = self._expr(pat, {**L, HOLE: k})
-            if not is_matrix(body):
-                self.fail(first, "the elements are scalars", "matrices")
-            return body
-
-        return (D.head_stack if direction == "column" else D.head_concat)(element, count)

@@ -17,7 +17,7 @@ The parser never evaluates anything: it builds :mod:`.ast` nodes. Nesting deeper
 from __future__ import annotations
 
 from ..errors import ParseError
-from . import ast
+from . import ast, spaces
 from .complex_notation import conjugate_refusal
 from .tokens import MAX_DEPTH, PINV, Token
 
@@ -205,6 +205,7 @@ class Parser:
 
     def superscript(self, caret: Token) -> str | None:
         """After ``^``: None for a transpose mark, else the label (``Q``, ``QX``)."""
+        spaces.refuse_superscript(self)  # a_{t:s}^{\times} (Dao & Gu 2024), \bar{A}^{k-j}
         braced = self.at_op("{")
         if braced:
             self.next()
@@ -263,7 +264,8 @@ class Parser:
         start = self.i
         if braced and self.dialect == "latex" and self.at_op("("):
             return self.arith_subscript()
-        node = self.sub_atom(braced)
+        node = spaces.negative_index(self) if braced and self.dialect == "latex" else None  # x_{-1} = 0
+        node = node or self.sub_atom(braced)
         if braced:
             while self.at_op("+", "-"):
                 op = self.next()
@@ -349,6 +351,8 @@ class Parser:
             # in LaTeX, letters of a word arrive one by one: d_{model} (but W_i W_j is two names)
             while braced and self.dialect == "latex" and self.at("ident") and len(self.peek().value) == 1:
                 name += self.next().value
+            if braced and self.dialect == "latex" and self.at("num") and self.at("op", "}", 1):
+                name += self.next().value  # W_{s1}, W_{s2} (Lin et al. 2017): a label of letters and a number
             if self.dialect == "latex" and self.at_op("_"):  # E_{x_i}: a subscripted name in a subscript
                 self.next()
                 return ast.Name((t.line, t.col), name, self.subscript(), None, t.font)
@@ -579,13 +583,16 @@ class Parser:
         if t.kind == "op" and t.value in "({":
             self.next()
             self.enter()
-            body = self.expr()
+            start, body = self.i, self.expr()
             close = ")" if t.value == "(" else "}"
+            if close == ")" and self.at_op(",") and self.dialect == "latex":  # (h_1, h_2, \cdots, h_n): a sequence
+                return spaces.tuple_cells(self, p, start)
             if not self.at_op(close):
                 self.fail(f"found {self.peek().show()}",
                           f"{close!r} closing the {t.value!r} at line {t.line}, column {t.col}")
             self.next()
             self.leave()
+            spaces.refuse_entry_of_group(self, t, body)  # (A A^T)_{ij}
             return ast.Group(p, body) if t.value == "(" else body
         if t.kind == "op" and t.value == "[":
             return self.bracket_block(t)
@@ -667,6 +674,10 @@ class Parser:
             return self.sum_body(p, idx.value, upper)
         self.expect_op("=", "'=1' after the index of the sum")
         one = self.peek()
+        if self.dialect == "latex" and not (one.kind == "num" and one.value == "1" and self.at("op", "}", 1)):
+            lower = spaces.sum_limits(self)  # \sum_{s=0}^{2}, \sum_{i=t-1}^{t}: from any start (index_ranges)
+            self.expect_op("^", "^{n}, the upper limit of the sum")
+            return ast.RangeSum(**{**vars(self.sum_body(p, idx.value, self.subscript())), "lower": lower})
         if not (one.kind == "num" and one.value == "1"):
             self.fail(f"the sum starts at {one.show()}: sums run over heads and positions numbered from 1",
                       "the sum from 1 with the index shifted (\\sum_{j=0}^{n-1} a_j is \\sum_{j=1}^{n} a_{j-1})", one)

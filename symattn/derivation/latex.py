@@ -24,7 +24,7 @@ Understood: ``\mathbf``, ``\boldsymbol``, ``\operatorname``, ``\mathrm``, ``\tex
 from __future__ import annotations
 
 from ..errors import ParseError
-from . import ast
+from . import ast, spaces
 from .conditions import alternatives_refusal, read_condition, sign_statement, stray_comparison
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition, pos_of
@@ -212,6 +212,10 @@ class LatexParser(Parser):
         if t.value == "sum":
             self.next()
             return self.sum(t)
+        if t.value == "prod":  # \prod_{j=1}^{3} a_j: over a given number of terms (index_ranges)
+            self.next()
+            s = self.sum(t)
+            return ast.Prod(s.pos, s.index, s.upper, s.body, getattr(s, "lower", None))
         if t.value in ("cos", "sin"):  # \cos{m\theta_1}, \cos(m\theta_1), \sin^2 x (trig)
             self.next()
             power = self.power() if self.at_op("^") and self.power_ahead() else None
@@ -253,6 +257,7 @@ class LatexParser(Parser):
         """``M^{r \\times c}``, ``\\mathbb{R}^{r \\times c}``, ``\\mathbb{R}^{n}`` (a column of n entries) or
         ``\\mathbb{R}`` (a scalar, Shape with no rows); returns a Shape."""
         t = self.peek()
+        spaces.refuse_entry_set(self)  # (0, 1)^{1 \times d}, \{0, 1\}^{L \times L}
         if not (t.kind == "ident" and t.value in ("M", "R")):
             self.fail(f"found {t.show()}", "a matrix space such as M^{d_{k} \\times n} or \\mathbb{R}^{n \\times d}")
         self.next()
@@ -267,7 +272,9 @@ class LatexParser(Parser):
         self.next()
         self.in_shape, outer = True, self.in_shape
         try:
-            rows = self.expr()
+            if spaces.is_tuple(self):  # \mathbb{R}^{(T, N)} (Dao & Gu 2024)
+                return spaces.tuple_shape(self, t)
+            rows = spaces.dimension(self)  # an expression, or |x|: the length of x
         finally:
             self.in_shape = outer
         if self.at_op("}"):
@@ -276,7 +283,7 @@ class LatexParser(Parser):
         if not self.at("cmd", "times"):
             self.fail(f"found {self.peek().show()}", "\\times between rows and columns")
         self.next()
-        cols = self.expr()
+        cols = spaces.dimension(self)
         self.expect_op("}", "'}' closing the shape")
         return ast.Shape((t.line, t.col), rows, cols)
 

@@ -28,7 +28,7 @@ SKIP = ("quad", "qquad", ",", ";", ":", "!", " ", "displaystyle", "textstyle", "
         "left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "biggl", "biggr", "Biggl", "Biggr",
         "middle", "enspace", "thinspace", "medspace", "thickspace", "nolimits")
 SKIP_WITH_ARG = ("tag", "label", "hspace", "vspace", "eqref", "ref", "cite")
-GRAMMAR = ("frac", "sqrt", "sum", "cdot", "times", "in", "to", "mapsto", "lceil", "rceil", "lfloor", "rfloor",
+GRAMMAR = ("frac", "sqrt", "sum", "prod", "cdot", "times", "in", "to", "mapsto", "lceil", "rceil", "lfloor", "rfloor",
            "otimes", "odot", "circ")
 SYNONYMS = {"tfrac": ("cmd", "frac"), "dfrac": ("cmd", "frac"), "cfrac": ("cmd", "frac"),
             "coloneqq": ("op", ":="), "coloneq": ("op", ":="), "triangleq": ("op", ":="),
@@ -89,7 +89,6 @@ REFUSED = {
     "nabla": "a gradient of something other than the loss L is not read (\\nabla_X E of a defined E is not derived): "
              "state it as a step of a backward pass, \\nabla_X L = ... (dX = ...) with L the loss",
     "int": "integrals are not read",
-    "prod": "products over an index are not read: write the matrix product",
     "setminus": "set operations are not read",
     "le": INEQUALITY,
     "leq": INEQUALITY,

@@ -341,7 +341,8 @@ def _infer_head_ranges(scope: Scope, stmts) -> None:
         if not isinstance(st, (ast.Chain, ast.Define)):
             continue
         for n in ast.nodes_of(st):
-            if isinstance(n, ast.Sum) and n.upper is not None and n.index not in declared and n.index in subscripts:
+            if (isinstance(n, ast.Sum) and n.upper is not None and n.lower is None and n.index not in declared
+                    and n.index in subscripts):
                 declared.add(n.index)
                 scope.head_range(n.index, n.upper, n)
                 scope.notes.append(f"{n.index} = 1, ..., {n.upper.text()} read from the sum over {n.index}")

@@ -127,6 +127,8 @@ def apply(scope, node, v, L):
             out = w if out is None else out + w
         return out
     if isinstance(node, ast.Sum):
+        if node.lower is not None:
+            scope.fail(node, "a sum of operators from a start other than 1", "the sum from 1, the index shifted")
         count = scope.sum_count(node, L)
         return D.head_sum(lambda k: apply(scope, node.body, v, {**L, node.index: k, (node.index, "count"): count}),
                           count)
