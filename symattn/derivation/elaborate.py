@@ -351,7 +351,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
                           f"({shape_text(v)}): the inner dimensions {sp.sstr(acc.cols)} and "
                           f"{sp.sstr(v.rows)} are not known to be equal",
                           "factors whose inner dimensions agree (a transpose missing?)", NotationShapeError)
-            return acc * v
+            if acc.has(sp.Inverse) or v.has(sp.Inverse):  # A^{-1} A as written: SymPy's * would cancel it to I
+                return sp.MatMul(acc, v, evaluate=False)
         return acc * v
 
     def kron_multiply(self, acc, left, v, f):

@@ -592,7 +592,6 @@ class Parser:
                           f"{close!r} closing the {t.value!r} at line {t.line}, column {t.col}")
             self.next()
             self.leave()
-            spaces.refuse_entry_of_group(self, t, body)  # (A A^T)_{ij}
             return ast.Group(p, body) if t.value == "(" else body
         if t.kind == "op" and t.value == "[":
             return self.bracket_block(t)

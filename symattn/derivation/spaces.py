@@ -133,11 +133,3 @@ def refuse_entry_set(p):
         p.fail(f"a space whose entries lie in ({entries}) is not read: a counterexample over the reals could take "
                "values the paper excludes", "\\mathbb{R}^{...} with the entries real, if the steps hold for every "
                "real entry")
-
-
-def refuse_entry_of_group(p, t, body):
-    """``\\left(A A^T\\right)_{ij}`` after its ')': an entry of a result, refused by name (not a bare parse error)."""
-    if t.value == "(" and p.dialect == "latex" and p.at_op("_") and not isinstance(body, ast.Name):
-        # (P_l)_{h,h'} of a declared matrix is its entry (result_parts); a result's entry is refused here
-        p.fail(f"a subscript after ({body.text()}): entries of a result ((X)_{{ij}}) are not read",
-               "the whole matrix (\\sum_i \\sum_j X_{ij}^2 is \\|X\\|_F^2 = tr(X X^T)), or a row [\\cdot]_{t,:}")

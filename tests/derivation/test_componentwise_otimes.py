@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 HEAD = (r"%: convention: row" + "\n" + r"$$ x \in \mathbb{R}^{1 \times d}, \quad W, V \in \mathbb{R}^{d \times f}, "
         r"\quad W_2 \in \mathbb{R}^{f \times d} $$" + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def step(text):

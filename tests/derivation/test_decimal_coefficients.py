@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 from symattn.derivation.latex_lexer import tokenize_latex
 
 HEAD = r"$$ W, V \in \mathbb{R}^{n \times n} $$" + "\n"
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def statuses(step):

@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 from symattn.errors import DerivationError
 
 DECL = (r"$$ A \in \mathbb{R}^{n \times n}, \quad V \in \mathbb{R}^{n \times e}, \quad v \in \mathbb{R}^{n} $$"
         + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def statuses(text):

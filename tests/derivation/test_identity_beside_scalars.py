@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 HEAD = r"$$ W, V \in \mathbb{R}^{n \times n}, \quad F \in \mathbb{R}^{n \times m}, \quad c \in \mathbb{R} $$" + "\n"
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def step(text):

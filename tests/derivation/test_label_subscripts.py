@@ -7,12 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
-
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
+from symattn.derivation.latex_document import check_latex as check
 
 
 def decl(label="Q", index="h"):

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 HEAD = (r"$$ A, C \in \mathbb{R}^{N \times N}, \quad B \in \mathbb{R}^{N \times 1}, \quad "
         r"F \in \mathbb{R}^{N \times M}, \quad \Delta \in \mathbb{R} $$" + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def step(text):

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
 from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 from symattn.errors import ParseError
-
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def test_the_names_and_the_sequence_are_declared_alike():

@@ -4,15 +4,11 @@ the first term (then of a known shape) fixes the second."""
 
 from __future__ import annotations
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 DECL = (r"$$ P \in \mathbb{R}^{n \times n}, \quad R \in \mathbb{R}^{n \times d}, \quad W \in \mathbb{R}^{d \times e},"
         r" \quad x \in \mathbb{R}^{d}, \quad b \in \mathbb{R}^{e} $$" + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def test_ones_inside_a_nested_sum_are_sized_by_it():

@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 HEAD = (r"$$ W_1, W_2 \in \mathbb{R}^{n \times n}, \quad A(l_1) = \frac{1}{2} W_1 + \frac{1}{2} I, \quad "
         r"A(l_2) = \frac{1}{2} W_2 + \frac{1}{2} I $$" + "\n"
         r"$$ \tilde{A}(l_1) = A(l_1), \qquad \tilde{A}(l_2) = A(l_2)\tilde{A}(l_1) $$" + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def test_labelled_matrices_are_read_each_as_its_own_definition():

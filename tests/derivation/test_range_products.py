@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
 from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 from symattn.errors import ParseError
 
 GATES = "%: convention: row\n" + r"$$ \alpha_j \in \mathbb{R}^{d}, \quad b_3 = \prod_{j=1}^{3} \alpha_j $$" + "\n"
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def test_a_product_of_vectors_is_entry_by_entry():

@@ -3,16 +3,12 @@ position down to the initial condition; a symbolic position is refused, never re
 
 from __future__ import annotations
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 SSM = (r"$$ A \in \mathbb{R}^{N \times N}, \quad B \in \mathbb{R}^{N \times 1}, \quad C \in \mathbb{R}^{1 \times N}, "
        r"\quad u_k \in \mathbb{R}, \quad x_{-1} = 0 $$" + "\n"
        r"$$ x_k = A x_{k-1} + B u_k, \qquad y_k = C x_k $$" + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def test_the_recurrence_unrolled_at_a_given_position_is_proved():

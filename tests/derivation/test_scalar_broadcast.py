@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 HEAD = (r"$$ \mathbf{a}, \mathbf{g} \in \mathbb{R}^{H}, \quad \delta, \gamma \in \mathbb{R}, \quad "
         r"X \in \mathbb{R}^{H \times H} $$" + "\n"
         r"$$ \mu = \frac{1}{H} \sum_{i=1}^{H} a_i $$" + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def status(step):

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 HEAD = (r"$$ X \in \mathbb{R}^{n \times d}, \quad \sigma(u) = \frac{1}{1 + e^{-u}}, \quad s, t \in \mathbb{R} $$"
         + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def test_the_sigmoid_of_a_shifted_scalar_is_read_with_its_meaning():

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
 from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 from symattn.errors import ParseError
-
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def test_a_shape_tuple_is_rows_by_columns():
@@ -74,5 +70,5 @@ def test_a_power_by_an_index_expression_is_refused_by_name():
 
 
 def test_an_entry_of_a_parenthesized_result_is_refused_by_name():
-    with pytest.raises(ParseError, match=r"a subscript after \(A B\): entries of a result"):
+    with pytest.raises(ParseError, match=r"a subscript after parentheses"):
         parse_latex(r"$$ \left(A B\right)_{ij} = A $$")

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 from symattn.errors import DerivationError
 
 DECL = r"$$ A, B \in \mathbb{R}^{n \times d}, \quad V \in \mathbb{R}^{n \times e} $$" + "\n"
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def test_row_scores_with_no_convention_are_refused_naming_the_two_fixes():

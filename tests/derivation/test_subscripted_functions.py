@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 
 HEAD = (r"$$ X \in \mathbb{R}^{n \times d}, \quad W \in \mathbb{R}^{d \times d}, \quad "
         r"\mathrm{F}_\beta(Z) = \beta Z W $$" + "\n")
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def statuses(text):
@@ -32,5 +28,5 @@ def test_the_letter_of_the_subscript_parameter_changes_no_verdict(letter):
 
 
 def test_mathop_is_read_as_its_content():
-    head = r"$$ Q \in \mathbb{R}^{n \times d} $$" + "\n"
+    head = "%: convention: row\n" + r"$$ Q \in \mathbb{R}^{n \times d} $$" + "\n"  # softmax(Q Q^T) asks for its axis
     assert statuses(head + r"$$ \mathop{\mathrm{softmax}}(Q Q^\top) Q = \mathrm{softmax}(Q Q^\top) Q $$") == ["proved"]

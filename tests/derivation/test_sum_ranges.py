@@ -7,15 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symattn.derivation import check_statements
-from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 from symattn.errors import ParseError
 
 CONV = r"$$ q_i, w_0, w_1, w_2 \in \mathbb{R}^{d}, \quad \tilde{q}_i = \sum_{s=0}^{2} w_s \odot q_{i-s} $$" + "\n"
 
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def statuses(text):

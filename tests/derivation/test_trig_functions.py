@@ -9,13 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symattn.derivation import check_statements
 from symattn.derivation.latex import parse_latex
+from symattn.derivation.latex_document import check_latex as check
 from symattn.errors import ParseError
-
-
-def check(text):
-    return check_statements(parse_latex(text), dialect="latex")
 
 
 def decl(a="a", b="b"):
