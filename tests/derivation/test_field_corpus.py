@@ -54,8 +54,8 @@ REFUSED: dict[str, tuple[int, str]] = {
     'kitaev2020_corrupted.tex': (6, 'unsupported LaTeX command \\geq: inequalities '),
     'kobayashi2020.tex': (6, 'the sequence x_1, \\ldots, x_n is not read'),
     'kobayashi2020_corrupted.tex': (6, 'the sequence x_1, \\ldots, x_n is not read'),
-    'lin2017.tex': (14, 'a subscript after (A A^T): entries of a resul'),
-    'lin2017_corrupted.tex': (14, 'a subscript after (A A^T): entries of a resul'),
+    'lin2017.tex': (14, 'a subscript after parentheses, (\\cdot)_{i} or'),
+    'lin2017_corrupted.tex': (14, 'a subscript after parentheses, (\\cdot)_{i} or'),
     'luong2015.tex': (8, "found 'h' as a value of the cases environment"),
     'luong2015_corrupted.tex': (8, "found 'h' as a value of the cases environment"),
     'press2022.tex': (10, "found 'h'"),
@@ -80,8 +80,8 @@ REFUSED: dict[str, tuple[int, str]] = {
     'xiong2021_corrupted.tex': (8, '\\sum_{i=((j - 1) n) / (m) + 1}^{((j - 1) n) /'),
     'yang2024.tex': (6, 'a space whose entries lie in (0,1) is not rea'),
     'yang2024_corrupted.tex': (6, 'a space whose entries lie in (0,1) is not rea'),
-    'zhai2021.tex': (11, 'a subscript after (softmax(K) ∘ V): entries o'),
-    'zhai2021_corrupted.tex': (11, 'a subscript after (softmax(K) ∘ V): entries o'),
+    'zhai2021.tex': (11, 'a subscript after parentheses, (\\cdot)_{i} or'),
+    'zhai2021_corrupted.tex': (11, 'a subscript after parentheses, (\\cdot)_{i} or'),
 }
 
 
