@@ -29,11 +29,13 @@ from ..proof.instances import dimension_symbols
 from .feature_maps import is_coordinate
 from .kernel import (
     FunctionInput,
+    LayerWeights,
     ScalarInput,
     StackedFamily,
     build_kernel_source,
     input_leaves,
 )
+from .layers import lowering_dimensions
 from .lower import fix_sizes, lower_theorem, proved_result, theorem_side
 from .targets import common
 from .targets import numpy as numpy_runtime
@@ -43,7 +45,7 @@ from .targets.standalone import helpers
 def small_dims(expr_a, expr_b, shift: int = 0) -> dict:
     """Small sizes for the dimension symbols (2, 3, 4, 2, ... in the order of their names, starting
     ``shift`` places later; even ones where a symbol is assumed even)."""
-    syms = set(dimension_symbols(expr_a)) | set(dimension_symbols(expr_b))
+    syms = set(lowering_dimensions(expr_a)) | set(lowering_dimensions(expr_b))
     out = {}
     for k, s in enumerate(sorted(syms, key=str)):
         value = 2 + (k + shift) % 3
@@ -140,7 +142,11 @@ def _self_test_data(kernel, other, seed: int, shift: int) -> dict:
             functions[x.name] = SCORE_SOURCE if isinstance(x.function, Str) else SCALAR_SOURCE
         else:
             shape = tuple(int(sp.sympify(d).subs(dims)) for d in x.shape)
-            if isinstance(x, StackedFamily):  # members W_1..W_count (shared with a side that names them)
+            if isinstance(x, LayerWeights):  # W_1..W_L: the weights of the layers, as LayerStack.unfold names them
+                count = int(sp.sympify(x.depth).subs(dims))
+                members = [env.setdefault(f"{x.name}_{k}", value(x, shape)) for k in range(1, count + 1)]
+                inputs[x.name] = np.stack(members)
+            elif isinstance(x, StackedFamily):  # members W_1..W_count (shared with a side that names them)
                 count = max(_family_size(kernel.expr, x.name, dims), _family_size(other, x.name, dims), 1)
                 members = [env.setdefault(f"{x.name}_{k}", value(x, shape)) for k in range(1, count + 1)]
                 inputs[x.name] = np.stack(members)

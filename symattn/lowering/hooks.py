@@ -56,6 +56,7 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from ..defs.heads import FamilyMember
 from ..errors import LoweringError
 from .feature_maps import fold_feature_maps
+from .layers import LayerStack, layer_weights, lowering_dimensions, placeholders
 from .numpy_printer import BatchedNumPyPrinter, has_symattn_node
 from .printer import identifier
 
@@ -76,6 +77,7 @@ def node_classes() -> list:
             if (cls.__module__ == module.__name__ and issubclass(cls, sp.Basic)
                     and issubclass(cls, (MatrixExpr, sp.Function))):
                 found.append(cls)
+    found.append(LayerStack)  # a stack of layers: a node of the prover's claims about deep models
     return sorted(set(found), key=lambda c: (c.__module__, c.__name__))
 
 
@@ -96,6 +98,8 @@ class StockNumPyPrinter(BatchedNumPyPrinter):
         return super().print_root(expr)
 
     def _leaf(self, e) -> str:
+        if e in self.names:  # a layer's input or weight inside a stack: code of the printer's own
+            return self.names[e]
         return self._named(super()._leaf(e))
 
     def _named(self, code: str) -> str:
@@ -138,12 +142,15 @@ def shape_guard(batched, expr) -> str:
         return repr(d.name) if isinstance(d, sp.Symbol) else int(d) if d.is_Integer else None
 
     seen: dict = {}
+    inside, weights = placeholders(expr), layer_weights(expr)
 
     def visit(e, context):
         if isinstance(e, FamilyMember) and e.family_name in batched.stacked:
             code, name, stacked = batched.stacked[e.family_name], e.family_name, True
-        elif batched._is_leaf(e):
-            code, name, stacked = batched._leaf(e), str(e.name), False
+        elif e in inside:  # a layer's input: bound by its stack
+            return
+        elif batched._is_leaf(e):  # a stack's weight has its layers on axis -3, as a family its heads
+            code, name, stacked = batched._leaf(e), str(e.name), e in weights
         else:
             return
         rows, cols = (size(d) for d in e.shape)
@@ -161,12 +168,10 @@ def size_guard(batched, expr, code: str) -> str:
     is a whole number (:func:`~symattn.lowering.targets.numpy.sizes_given`); '' when the shapes show all that
     ``code`` reads.
     Each size is read by a lambda, so a name that lambdify did not define is reported, not a NameError."""
-    from ..proof.instances import dimension_symbols
-
     def read_by_name(d):  # the code reads the size by its bare name (no input axis binds it)
         return re.search(rf"(?<![\w.'\"]){re.escape(batched._print(d))}(?![\w'\"])", code) is not None
 
-    missing = sorted((d for d in dimension_symbols(expr) if d not in (batched.dims or {}) and read_by_name(d)),
+    missing = sorted((d for d in lowering_dimensions(expr) if d not in (batched.dims or {}) and read_by_name(d)),
                      key=str)
     if not missing:
         return ""

@@ -18,7 +18,7 @@ from ..defs.heads import Binder, FamilyMember
 from ..defs.permutation import PermutationSymbol
 from ..defs.score import Score
 from ..errors import InputError
-from ..proof.instances import dimension_symbols
+from .layers import LayerStack, layer_weights, lowering_dimensions, placeholders
 from .numpy_printer import walk_binders
 from .printer import KernelPrinter, ScalarPrinter, identifier, leaf
 from .targets import numpy as runtime
@@ -60,6 +60,14 @@ class StackedFamily:
 
 
 @dataclass(frozen=True)
+class LayerWeights(StackedFamily):
+    """A weight W of a stack of layers that each layer has of its own, as one input array
+    (..., L, rows, cols): layer l reads ``W[..., l - 1, :, :]`` (see :mod:`symattn.lowering.layers`)."""
+
+    depth: object = 1
+
+
+@dataclass(frozen=True)
 class ScalarInput:
     """A scalar symbol of the expression that is not a dimension (a position a, a row index k)."""
 
@@ -91,7 +99,9 @@ def input_leaves(expr) -> list:
 
     stacked = stacked_families(expr)
     found: dict = {}
-    dimsyms = set(dimension_symbols(expr))
+    dimsyms = set(lowering_dimensions(expr))
+    weights = layer_weights(expr)
+    inside = set(weights) | placeholders(expr)
 
     def visit(e, context):
         bound = {i for i, _ in context}
@@ -108,6 +118,16 @@ def input_leaves(expr) -> list:
             found.setdefault(("scalar", e), ScalarInput(e))
 
     def skip_members(e, context):  # the index of a member that is its own input is no scalar
+        if isinstance(e, LayerStack):  # its weights: one array each; its placeholder: bound by the stack
+            for W in e.weights:
+                found.setdefault(("layers", W), LayerWeights(W.name, W.rows, W.cols, e.depth))
+            for part in (e.start, e.depth, e.layer):
+                skip_members(part, context)
+            return
+        if isinstance(e, sp.MatrixSymbol) and e in inside:
+            if e in weights:
+                found.setdefault(("layers", e), LayerWeights(e.name, e.rows, e.cols, weights[e].depth))
+            return
         if isinstance(e, (FamilyMember, sp.MatrixSymbol)):
             if isinstance(e, FamilyMember) and e.family_name in stacked:
                 for x in sp.preorder_traversal(e.index):
@@ -200,6 +220,9 @@ def size_equations(expr, args, names) -> list:
     stacked = {x.name: x for x in args if isinstance(x, StackedFamily)}
     for fam, count in head_count_equations(expr, stacked):
         eqs.append((sp.sympify(count), f"{names[stacked[fam]]}.shape[-3]", fam, "heads (axis -3)"))
+    for x in args:
+        if isinstance(x, LayerWeights):
+            eqs.append((sp.sympify(x.depth), f"{names[x]}.shape[-3]", x.name, "layers (axis -3)"))
     return eqs
 
 
@@ -365,7 +388,7 @@ def preamble(expr, args, taken: set) -> Preamble:
     # an input whose name is an identifier keeps it (W_Q stays W_Q beside W^Q, which becomes W_Q_2)
     own_first = {x: identifier(x.name, taken) for x in sorted(args, key=lambda x: not x.name.isidentifier())}
     names = {x: own_first[x] for x in args}
-    dims = {d: identifier(f"{d}", taken) for d in dimension_symbols(expr)}
+    dims = {d: identifier(f"{d}", taken) for d in lowering_dimensions(expr)}
     arrays = [x for x in args if is_array(x)]
     inputs = {x: names[x] for x in arrays if not isinstance(x, StackedFamily)}
     scalars = {x.symbol: names[x] for x in args if isinstance(x, ScalarInput)}

@@ -46,6 +46,7 @@ from sympy.printing.numpy import NumPyPrinter
 
 from ..defs.heads import Binder, FamilyMember
 from ..errors import LoweringError
+from .layers import placeholders, stacks_of
 from .targets.common import chain_order
 
 #: the module of the helper functions (``softmax_of``, ``heads_sum``, ...); lambdify imports them
@@ -159,6 +160,7 @@ class BatchedNumPyPrinter(NumPyPrinter):
         self.dtype = dtype
         self.heads: list = []  # the binders around the node being printed: (index, count)
         self._scalar_axes: tuple | None = None
+        self._layer_level = 0  # how many stacks of layers enclose the node being printed
 
     # -- entry points --------------------------------------------------------------------
     def print_root(self, expr) -> str:
@@ -182,9 +184,16 @@ class BatchedNumPyPrinter(NumPyPrinter):
             if isinstance(count, sp.Symbol):
                 dims.setdefault(count, f"{self.stacked[fam]}.shape[-3]")
 
+        inside = placeholders(expr)
+        for stack in stacks_of(expr):
+            if isinstance(stack.depth, sp.Symbol) and stack.weights:
+                dims.setdefault(stack.depth, f"{self.layer_weight(stack.weights[0])}.shape[-3]")
+
         def visit(e, context):
             if isinstance(e, FamilyMember) and e.family_name in self.stacked:
                 code = self.stacked[e.family_name]
+            elif e in inside:  # a layer's input: bound by its stack
+                return
             elif self._is_leaf(e):
                 code = self._leaf(e)
             else:
@@ -561,6 +570,27 @@ class BatchedNumPyPrinter(NumPyPrinter):
 
     def _print_BlockDiag(self, e):
         return self._over(e, "block_diagonal")
+
+    # -- stacks of layers -----------------------------------------------------------------------
+    def layer_weight(self, W) -> str:
+        """The array of a stack's weight W, its layers on axis -3."""
+        return self.stacked[W.name] if self.stacked and W.name in self.stacked else self._leaf(W)
+
+    def _print_LayerStack(self, e):
+        if self._axes(e):
+            raise LoweringError(f"cannot lower a stack of layers that reads a head index: {sp.sstr(e)[:80]}")
+        level = self._layer_level
+        S, layer = f"_S{level}", f"_l{level}"
+        start, depth = self._print(e.start), self.dim(e.depth)
+        names, known = self.names, self.known
+        self.names = {**names, e.placeholder: S,
+                      **{W: f"{self.layer_weight(W)}[..., {layer}, :, :]" for W in e.weights}}
+        self.known, self._layer_level = {}, level + 1  # inside a layer, nothing outside is the same value
+        try:
+            body = self._print(e.layer)
+        finally:
+            self.names, self.known, self._layer_level = names, known, level
+        return self.helper("layers") + f"(lambda {S}, {layer}: {body}, {start}, {depth})"
 
     def emptyPrinter(self, expr):
         if isinstance(expr, MatrixExpr):

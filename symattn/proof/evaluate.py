@@ -22,6 +22,7 @@ from ..defs.score import Score
 from ..defs.softmax import Softmax, softmax_explicit
 from ..errors import SymattnError
 from ..registry import Registry
+from .layer_stack import LayerStack
 
 
 class EvaluationError(SymattnError):
@@ -380,6 +381,14 @@ def _block_diag(e, ev, be, env, fns):
     if not e.count.is_Integer:
         raise EvaluationError(f"number of blocks {e.count} is not concrete")
     return ev(e.doit())
+
+
+@rule(LayerStack)
+def _layer_stack(e, ev, be, env, fns):
+    """A stack at a concrete depth, layer by layer: layer l reads each weight W as the matrix W_l."""
+    if not e.depth.is_Integer:
+        raise EvaluationError(f"the number of layers {e.depth} is not concrete")
+    return ev(e.unfold(int(e.depth)))
 
 
 @rule(Permutation)

@@ -42,6 +42,14 @@ def exported_node_classes() -> set:
 Y2 = sp.MatrixSymbol("Y", n, 2)
 
 
+S_LAYER, A_LAYER = sp.MatrixSymbol("S", m, n), sp.MatrixSymbol("A", m, m)
+
+
+def _deep():
+    """L layers S_l = S_{l-1} + A_l softmax(S_{l-1}) on X, each layer with its own A."""
+    return sa.layer_stack(S_LAYER + A_LAYER * sa.softmax(S_LAYER), S_LAYER, X, L, weights=[A_LAYER])
+
+
 def _multihead_sum():
     return sa.multihead(Xd, Xd, Xd, WQ, WK, WV, WO, H=H, form="sum")
 
@@ -71,6 +79,7 @@ EXAMPLES = {
     sa.HeadConcat: lambda: (sa.head_concat(WV[h] * Xd, H), [Xd, WV[h]], {}, {}),
     sa.BlockDiag: lambda: (sa.rope(a_, p) * sp.MatrixSymbol("x", 2 * p, n), [sp.MatrixSymbol("x", 2 * p, n), a_, p],
                            {a_: 3}, {}),
+    sa.LayerStack: lambda: (_deep(), [X, A_LAYER], {}, {}),
     FeatureMap: lambda: (sa.softmax(FeatureMap("phi", X, d)).T * c, [X, c, sp.Symbol("phi")], {},
                          {"phi": lambda x: np.exp(x @ np.array(W_PHI, dtype=float))}),
 }
@@ -98,8 +107,15 @@ def _values(rng, expr, args):
     the stacked heads of the families (no batch axis: they broadcast); the evaluator's values; the
     names of the batched ones."""
     values, env, batched = {}, {}, set()
+    weights = {W for stack in sp.preorder_traversal(expr) if isinstance(stack, sa.LayerStack) for W in stack.weights}
     for x in args:
-        if isinstance(x, sa.FamilyMember) and x.index == h:
+        if x in weights:  # one matrix per layer on axis -3, a batch on axis 0
+            shape = tuple(int(sp.sympify(s).subs(SIZES)) for s in x.shape)
+            stack = rng.normal(size=(BATCH, SIZES[L]) + shape)
+            values[x.name] = stack
+            env.update({f"{x.name}_{j + 1}": stack[:, j] for j in range(SIZES[L])})
+            batched.update(f"{x.name}_{j + 1}" for j in range(SIZES[L]))
+        elif isinstance(x, sa.FamilyMember) and x.index == h:
             shape = tuple(int(sp.sympify(s).subs(SIZES)) for s in x.shape)
             stack = rng.normal(size=(SIZES[H],) + shape)
             values[str(x)] = stack

@@ -16,7 +16,7 @@ Matrices are the last two axes of an array; leading axes are batch axes and broa
 import math
 
 from ...errors import InputError, ShapeError  # codegen replaces this line by local classes
-from .common import bind, broadcast_batches, chain_order, check_size, slice_bounds, solve_size, traced  # noqa: F401
+from .common import bind, broadcast_batches, chain_order, check_size, layer_count, slice_bounds, solve_size, traced  # noqa: F401
 
 
 def _check_matrices(pairs, xp, least):
@@ -240,6 +240,13 @@ class Ops:
     def repeat_head(self, x, count):
         """``x`` repeated ``count`` times on a new head axis at -3."""
         return self.xp.broadcast_to(x[..., None, :, :], tuple(x.shape[:-2]) + (count,) + tuple(x.shape[-2:]))
+
+    def layers(self, layer, start, depth):
+        """A stack of ``depth`` layers: S_0 = start, S_l = layer(S_{l-1}, l - 1)."""
+        out = start
+        for index in range(layer_count(depth)):
+            out = layer(out, index)
+        return out
 
     def heads_sum(self, x):
         return self.xp.sum(x, axis=-3)

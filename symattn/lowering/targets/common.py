@@ -28,7 +28,17 @@ def bind(bound, symbol, size, array_name, axis_name):
 def check_size(expected, size, array_name, axis_name, text):
     """A ShapeError naming the array and its axis when an axis does not have the expected size."""
     if expected != size:
-        raise ShapeError(f"{array_name}: its {axis_name} should number {text} = {expected}, got {size}")
+        number = text if text == str(expected) else f"{text} = {expected}"
+        raise ShapeError(f"{array_name}: its {axis_name} should number {number}, got {size}")
+
+
+def layer_count(depth):
+    """The number of layers of a stack (a size read from an axis or given by keyword): a positive
+    whole number, else a ShapeError."""
+    whole = not isinstance(depth, bool) and isinstance(depth, (int, float)) and float(depth).is_integer()
+    if not whole or int(depth) < 1:
+        raise ShapeError(f"the number of layers L of a stack must be a positive whole number, got {depth!r}")
+    return int(depth)
 
 
 def solve_size(value, symbol, text):

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import numpy as np
 
 from ...errors import InputError, ShapeError  # codegen replaces this line by local classes
-from .common import bind, chain_order, check_size, slice_bounds, solve_size  # noqa: F401 (the kernels call them)
+from .common import bind, chain_order, check_size, layer_count, slice_bounds, solve_size  # noqa: F401 (kernels call them)
 
 #: NumPy and float under names of their own: the code stock ``sympy.lambdify`` prints through symattn's
 #: hooks calls them so, and an argument named numpy or float does not hide them
@@ -80,7 +80,8 @@ def shapes_agree(*leaves):
             raise InputError(f"{name}: got dtype bool (boolean), shape {np.shape(value)}; {BOOLEAN_MASK}")
         shape = np.shape(value)
         if len(shape) < (3 if stacked else 2):
-            what = "the heads of a family, (..., H, rows, cols)" if stacked else "a matrix (at least 2 axes)"
+            what = ("the heads of a family or the layers of a stack's weight, (..., H or L, rows, cols)"
+                    if stacked else "a matrix (at least 2 axes)")
             raise InputError(f"{name}: expected {what}, got shape {shape}")
         for size, want, axis in ((shape[-2], rows, "rows"), (shape[-1], cols, "columns")):
             if isinstance(want, str):
@@ -493,6 +494,15 @@ def batched_block(rows):
 def repeat_head(x, count):
     """``x`` repeated ``count`` times on a new head axis at -3 (a body that does not depend on h)."""
     return np.broadcast_to(x[..., None, :, :], x.shape[:-2] + (count,) + x.shape[-2:])
+
+
+def layers(layer, start, depth):
+    """A stack of ``depth`` layers: S_0 = start, S_l = layer(S_{l-1}, l - 1) (l - 1: where layer l's
+    weights are on their axis -3)."""
+    out = start
+    for index in range(layer_count(depth)):
+        out = layer(out, index)
+    return out
 
 
 def heads_sum(x):
