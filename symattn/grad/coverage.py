@@ -21,6 +21,7 @@ from ..defs.score import Apply, Score
 from ..defs.softmax import Softmax
 from ..defs.structured import Symmetric
 from ..errors import GradientError
+from ..proof.layer_stack import LayerStack
 from .rules import RULES
 
 #: node class -> the rule that covers it
@@ -47,6 +48,13 @@ REFUSED = {
     RowOf: "a row at a symbolic index",
     sp.BlockMatrix: "no rule yet (its VJP would cut the cotangent into the blocks)",
     sp.MatrixSlice: "no rule yet (its VJP would place the cotangent in the sliced rows and columns of zeros)",
+}
+
+#: node class -> how it is differentiated without a rule of its own
+UNFOLDED = {
+    LayerStack: "a stack at a concrete depth is unfolded into its layers (W_1, ..., W_L) and differentiated; "
+                "a symbolic depth L is refused: its backward is a loop over the layers in reverse, with no "
+                "closed matrix expression",
 }
 
 #: a wrt of these classes is refused (its entries are not independent variables)

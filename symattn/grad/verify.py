@@ -33,7 +33,7 @@ from ..proof.verdict import Candidate, TraceLine, Verdict, refuted, unknown
 from .explicit import at_dims, derivative, explicit, inputs_of, is_zero, symbols_for
 from .refute import search
 from .rule_check import check_rule
-from .vjp import check_request, reads, vjp_with_rules
+from .vjp import check_request, reads, unfold_stacks, vjp_with_rules
 
 
 def _general(expr, wrt, candidate, cotangent, budget, trace):
@@ -83,6 +83,7 @@ def _at_dims(expr, wrt, candidate, cotangent, at):
 
 def _check(expr, wrt, candidate, cotangent):
     expr, wrt, cotangent = check_request(expr, wrt, cotangent, "verify_gradient(expr, wrt, candidate, cotangent)")
+    expr = unfold_stacks(expr, wrt, "verify_gradient")  # a stack at a concrete depth: its layers written out
     candidate = as_matrix(candidate, "candidate", "verify_gradient")
     for k, what in enumerate(("rows", "columns")):
         if not same_dim(candidate.shape[k], wrt.shape[k]):

@@ -9,12 +9,15 @@ records which rules it used. Nodes without a rule raise :class:`~symattn.errors.
 
 from __future__ import annotations
 
+import re
+
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
 from ..defs.heads import FamilyMember, HeadSum, bind, substitute
 from ..defs.shapes import as_matrix, same_dim, show_shape
 from ..errors import GradientError
+from ..proof.layer_stack import stacks_of, unfold
 from .coverage import CONSTANTS, INPUTS, REFUSED_WRT, refuse
 from .rules import pullback
 from .stacks import STACKS, stack_pullback
@@ -69,9 +72,34 @@ def _total(parts):
     return parts[0] if len(parts) == 1 else sp.MatAdd(*parts).doit(deep=False)
 
 
+def unfold_stacks(expr, wrt, op: str = "vjp"):
+    """``expr`` with each stack of layers at a concrete depth written out layer by layer (layer l's
+    weight W is W_l); a stack of a symbolic depth L, or a wrt that is a weight of a stack (each layer
+    has its own), is refused with a GradientError that says what to ask instead."""
+    stacks = stacks_of(expr)
+    for s in stacks:
+        if wrt in s.weights:
+            raise GradientError(f"{op}: {wrt} is a weight of the stack {sp.sstr(s)[:80]}: each layer has its own "
+                                f"({wrt.name}_1, ..., {wrt.name}_L, as LayerStack.unfold names them); differentiate "
+                                f"with respect to one of them, sp.MatrixSymbol({(wrt.name + '_1')!r}, "
+                                f"{sp.sstr(wrt.rows)}, {sp.sstr(wrt.cols)})")
+        if not s.depth.is_Integer and (reads(s, wrt) or _layer_weight(s, wrt)):
+            raise GradientError(f"{op}: the stack {sp.sstr(s)[:80]} has a symbolic number of layers {s.depth}; "
+                                "its backward is a loop over the layers in reverse, with no closed matrix "
+                                "expression. Give the depth as a number (sa.layer_stack(..., depth=3, ...))")
+    return unfold(expr, 1, [s for s in stacks if s.depth.is_Integer]) if stacks else expr
+
+
+def _layer_weight(stack, wrt) -> bool:
+    """wrt is W_l, the weight W of one layer l of the stack (as :meth:`LayerStack.unfold` names it)."""
+    return isinstance(wrt, sp.MatrixSymbol) and any(
+        re.fullmatch(rf"{re.escape(W.name)}_[1-9]\d*", wrt.name) and wrt.shape == W.shape for W in stack.weights)
+
+
 def vjp_with_rules(expr, wrt, cotangent):
     """(the VJP of expr with respect to wrt at cotangent, the names of the rules used)."""
     expr, wrt, cotangent = check_request(expr, wrt, cotangent)
+    expr = unfold_stacks(expr, wrt)
     memo: dict = {}
 
     def depends(e):

@@ -29,9 +29,17 @@ def test_one_bind_and_one_set_of_size_helpers_for_every_target():
 
 
 def test_one_dimension_symbols_for_the_proof_engine_and_the_lowering():
-    from symattn.lowering import kernel
+    """The lowering's sizes are the proof engine's, and the depth of each stack of layers (a loop count
+    the kernel reads from the weights' axis -3; the prover treats stacks by induction on it)."""
+    import symattn as sa
+    from symattn.lowering import layers
 
-    assert kernel.dimension_symbols is dimension_symbols
+    assert layers.dimension_symbols is dimension_symbols
+    S, A = sp.MatrixSymbol("S", n, s), sp.MatrixSymbol("A", n, n)
+    for e in (X + Y, X[t:t + s, :], sa.softmax(X.T * Y)):
+        assert layers.lowering_dimensions(e) == dimension_symbols(e)
+    stack = sa.layer_stack(S + A * S, S, X[:, t:t + s], L, weights=[A])
+    assert layers.lowering_dimensions(stack) == sorted({*dimension_symbols(stack), L}, key=str) == [L, m, n, s, t]
 
 
 def test_positions_are_dimensions_not_real_scalars():
