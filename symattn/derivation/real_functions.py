@@ -124,7 +124,12 @@ def refute_with_real_functions(L, R, cex):
 
 def _dims_of(L, R, named: dict) -> dict:
     """The dimension symbols of L and R (the objects themselves) at the integers ``named`` gives their names."""
-    syms = (L.free_symbols | R.free_symbols)
+    syms = set()
+    for e in (L, R):
+        for x in sp.preorder_traversal(e):
+            syms |= {s for s in getattr(x, "free_symbols", ()) if isinstance(s, sp.Symbol)}
+            if getattr(x, "is_Matrix", False):
+                syms |= {s for n in x.shape for s in sp.sympify(n).free_symbols}
     return {s: named[str(s)] for s in syms if str(s) in named}
 
 
