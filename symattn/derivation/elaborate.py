@@ -298,6 +298,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         v = self._expr(node.base, L)
         if not is_matrix(v):
             return sp.Pow(v, sp.Rational(node.num, node.den))
+        real.refuse_power_of_map(self, node)  # ReLU(X)^2 of a matrix: entrywise, or a matrix product?
         if node.den != 1 or node.num < 1:
             return inverse_power(self, node, v)  # D^{-1} of D = diag(v), else refused (diagonal)
         if node.num > MAX_MATRIX_POWER:

@@ -24,6 +24,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import NotationShapeError
+from . import ast
 
 #: name of the map (as the report names it) -> (its value at a SymPy number, at a NumPy array)
 REAL = {
@@ -144,8 +145,8 @@ def expand_call(scope, node, d, locals_):
     except NotationShapeError:
         vectors = [v for v in locals_.values() if getattr(v, "is_Matrix", False) and 1 in tuple(v.shape)
                    and tuple(v.shape) != (1, 1)]
-        if not vectors or scope.entrywise_body:
-            raise
+        if not vectors or scope.entrywise_body or any(isinstance(n, ast.T) for n in ast.nodes_of(d.body)):
+            raise  # a body with a transpose is written for vectors, not for a number
     scope.entrywise_body = True
     try:
         value = scope.expand(node, d, locals_)
@@ -168,3 +169,13 @@ def entrywise_product(scope, acc, v):
     if 1 not in tuple(acc.shape) or not (same_dim(acc.rows, v.rows) and same_dim(acc.cols, v.cols)):
         return None
     return sp.HadamardProduct(acc, v)
+
+
+def refuse_power_of_map(scope, node):
+    r"""``\mathrm{ReLU}(X)^2`` with X a matrix (not a number): the square of each entry or the matrix product
+    ReLU(X) ReLU(X)? Refused, with both to write instead (of a number it is the square of the value)."""
+    base = node.base
+    if isinstance(base, ast.Call) and is_real_function(base.target) and scope.is_undefined_name(base.target):
+        scope.fail(node, f"{node.text()}: a power of {base.target.text()} of a matrix, which may be the power of "
+                   "each entry or a matrix product", f"{base.text()} \\odot {base.text()} (each entry) or "
+                   f"{base.text()} {base.text()} (the matrix product)", NotationShapeError)

@@ -79,3 +79,17 @@ def test_a_declared_matrix_with_a_subscript_is_a_parameter_bound_to_itself():
     text = ROWS + r"$$ \mathrm{F}(x, W, W_2) = x W W_2 $$" + "\n" + r"$$ \mathrm{F}(x, V, W_2) = x W W_2 $$"
     (s,) = steps(text)
     assert s.status == "refuted"
+
+
+def test_a_power_of_relu_of_a_matrix_is_refused():
+    text = (r"%: convention: row" + "\n" + r"$$ X \in \mathbb{R}^{n \times n} $$" + "\n"
+            + r"$$ \mathrm{ReLU}(X)^2 = \mathrm{ReLU}(X) \mathrm{ReLU}(X) $$")
+    (s,) = steps(text)
+    assert s.status == "ill-formed" and "each entry or a matrix product" in s.error
+
+
+def test_a_body_with_a_transpose_is_not_read_entry_by_entry():
+    text = (r"%: convention: row" + "\n" + r"$$ x \in \mathbb{R}^{1 \times d}, \quad W \in \mathbb{R}^{d \times f}, "
+            r"\quad \mathrm{G}(z) = z^\top z z $$" + "\n" + r"$$ \mathrm{G}(xW) = \mathrm{G}(xW) $$")
+    (s,) = steps(text)
+    assert s.status == "ill-formed"
