@@ -290,7 +290,7 @@ class Declarations:
         if taken:
             self.fail(t, f"{t.text()} is already declared or defined", "a new name")
         for p in st.params:
-            if p.sub is not None or p.sup is not None:
+            if (p.sub is not None and key_of(p) not in self.matrices) or p.sup is not None:
                 self.fail(p, f"the parameter {p.text()} must be a plain name", "a name such as Q")
         d = Definition(t, st.params, st.body, index, tuple(e.base for e in st.extra))
         d.open = not st.params and self.is_where_clause(st.body)
@@ -465,7 +465,8 @@ class Declarations:
         for a new function of plain names (``MQA(Q, K, V) = ...``, the one-argument ``Attention(X)``)."""
         if isinstance(n, ast.Call):
             if n.axis is not None or not n.args or not all(
-                    isinstance(a, ast.Name) and a.sub is None and a.sup is None for a in n.args):
+                    isinstance(a, ast.Name) and a.sup is None and (a.sub is None or key_of(a) in self.matrices)
+                    for a in n.args):  # FFN(x, W, V, W_2): a declared W_2 is a parameter bound to itself
                 return False
             t = n.target
             if t.base in VOCABULARY_ARITY:

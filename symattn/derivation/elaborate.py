@@ -29,6 +29,7 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
 from . import ast, broadcast, componentwise, index_ranges, operators, scalar_functions, sequences, statistics, vectors
+from . import real_functions as real
 from .declarations import Declarations
 from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
@@ -96,6 +97,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         self.row_vectors = False  # rows Q_i of declared matrices were read as column vectors
         self.signatures: dict[str, ast.ScoreDecl] = {}  # f : M^{..} x M^{..} -> M^{..}, as declared
         self.uninterpreted_maps: dict[str, tuple] = {}  # \mathrm{LN}(X) never defined: name -> argument shape
+        self.entrywise_body = False  # a body written for a number, read entry by entry (real_functions)
         self.rows_read = 0  # how many times such a row was read (a step's sides compare the count)
 
     # declarations ----------------------------------------------------------
@@ -296,6 +298,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         v = self._expr(node.base, L)
         if not is_matrix(v):
             return sp.Pow(v, sp.Rational(node.num, node.den))
+        real.refuse_power_of_map(self, node)  # ReLU(X)^2 of a matrix: entrywise, or a matrix product?
         if node.den != 1 or node.num < 1:
             return inverse_power(self, node, v)  # D^{-1} of D = diag(v), else refused (diagonal)
         if node.num > MAX_MATRIX_POWER:
@@ -344,6 +347,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         if isinstance(acc, KronOp) or isinstance(v, KronOp):
             return self.kron_multiply(acc, left, v, f)
         if is_matrix(acc) and is_matrix(v):
+            if not same_dim(acc.cols, v.rows) and (h := real.entrywise_product(self, acc, v)) is not None:
+                return h  # x sigma(beta x) of a row x, in a body written for a number
             if not same_dim(acc.cols, v.rows) and vectors.scalar_product(acc, v) is not None:
                 return vectors.scalar_product(acc, v, self, (left, f))  # a 1 × 1 matrix (x^T y) is a scalar
             if not same_dim(acc.cols, v.rows):
@@ -629,7 +634,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         if own in self.defs and name.sub is None:  # the document's Attention(X)
             d = self.defs[own]
             vals = self.args(node, L, len(d.params))
-            return self.expand(node, d, {p.base: v for p, v in zip(d.params, vals)})
+            return real.expand_call(self, node, d, {p.base: v for p, v in zip(d.params, vals)})
         if base in ("exp", "log") and name.sub is None and name.sup is None:
             if len(node.args) != 1 or isinstance(node.args[0], ast.Dots):
                 self.fail(node, f"{base} takes 1 argument, got {len(node.args)}", "exp(x)")
@@ -673,10 +678,13 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         if k in self.defs and self.defs[k].params:
             d = self.defs[k]
             self.match_extra(node, d)
-            return self.expand(node, d, scalar_functions.bind_arguments(self, node, d, L))
+            return real.expand_call(self, node, d, scalar_functions.bind_arguments(self, node, d, L))
         word = vocabulary_call(self, node, L)  # rowsum(X) in a backward pass (grad_names)
         if word is not None:
             return word
+        if real.is_real_function(name) and self.is_undefined_name(name) and (
+                value := real.number_call(self, node, L)) is not None:
+            return value  # ReLU(x) of a number: max(0, x)
         if self.is_function_name(name) and vectors.one_argument(self, node):  # MultiHeadAtt(x, X): refused
             return vectors.pseudo_inverse(self, node, L) if node.target.base == PINV else self.uninterpreted(node, L)
         target = self._name(name, L)

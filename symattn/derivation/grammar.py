@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..errors import ParseError
 from . import ast, spaces
 from .complex_notation import conjugate_refusal
+from .real_functions import is_real_function
 from .tokens import MAX_DEPTH, PINV, Token
 
 AXES = {"row": "row", "rows": "row", "col": "col", "column": "col", "columns": "col"}
@@ -162,7 +163,8 @@ class Parser:
     def factor(self):
         node = self.primary()
         if (self.at_op("^") and isinstance(node, ast.Call) and node.target.base not in VOCABULARY
-                and len(node.args) == 1 and node.axis is None):
+                and len(node.args) == 1 and node.axis is None
+                and not (self.power_ahead() and is_real_function(node.target))):  # ReLU(x)^2 = (ReLU(x))^2
             # A (B)^T is A times (B)^T: the superscript belongs to the parenthesis
             group = self.postfix(ast.Group(node.args[0].pos, node.args[0]))
             return ast.Mul(node.pos, (node.target, group))

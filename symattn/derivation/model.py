@@ -9,6 +9,7 @@ that is not proved, :mod:`.diagnose` looks for the usual slip.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from .gradients import decide_gradient, give_gradients, gradient_steps, split_gr
 from .indexed_names import read_indexed_definitions
 from .labels import rewrite_labels
 from .point_values import read_point_values
+from .real_functions import REAL, refute_with_real_functions
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
@@ -213,6 +215,10 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         if v.status == "refuted" and maps and _independent_of_maps(s, L, R, budget):
             s.scope += (f"; for every {', '.join(maps)}: the difference of the sides does not depend on what "
                         f"{', '.join(maps)} does (proved)")
+        elif v.status == "refuted" and maps and all(m in REAL for m in maps) and (
+                real := refute_with_real_functions(L, R, v.counterexample)) is not None:
+            s.verdict = v = dataclasses.replace(v, counterexample=real)
+            s.scope = v.scope + f"; with {', '.join(maps)} the real function{'s' if len(maps) > 1 else ''}, entrywise"
         elif v.status == "refuted" and maps:  # refuted for one map, the paper means another: undecided
             s.status = "unknown"
             s.error = (f"the sides differ for some map {', '.join(maps)} (the counterexample below): the step depends "

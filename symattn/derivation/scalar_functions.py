@@ -39,6 +39,11 @@ def bind_arguments(scope, node: ast.Call, d, L) -> dict:
                    f"got {len(node.args)}", f"{count} argument{'s' if count > 1 else ''}")
     out = {}
     for p, a in zip(d.params, node.args):
+        if p.sub is not None:  # FFN(x, W, V, W_2): the declared W_2, which the body names as it is
+            if not (isinstance(a, ast.Name) and a.text() == p.text()):
+                scope.fail(a, f"the parameter {p.text()} of {node.target.text()} is a declared matrix, bound here "
+                           f"to {a.text()}", f"{p.text()} itself as the argument, or a parameter without a subscript")
+            continue
         v = scope._expr(a, L)
         out[p.base] = v if getattr(v, "is_Matrix", False) else ScalarArgument(sp.sympify(v))
     return out

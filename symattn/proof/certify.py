@@ -45,6 +45,8 @@ def _to_interval(e):
         return iv.sin(_to_interval(e.args[0]))
     if isinstance(e, sp.log):
         return iv.log(_to_interval(e.args[0]))
+    if isinstance(e, sp.tanh):  # tanh x = 1 - 2 / (exp(2x) + 1)
+        return 1 - 2 / (iv.exp(2 * _to_interval(e.args[0])) + 1)
     if isinstance(e, sp.Pow):
         base, ex = _to_interval(e.base), e.exp
         if ex.is_Integer:
