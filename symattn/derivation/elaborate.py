@@ -29,6 +29,7 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
 from . import ast, broadcast, componentwise, index_ranges, operators, scalar_functions, sequences, statistics, vectors
+from .conditions import mask_entry_refusal
 from .declarations import Declarations
 from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
@@ -479,6 +480,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         if isinstance(node.sub, ast.Slice) or (isinstance(node.sub, ast.RowIndex) and self.dialect == "latex"
                                                and self.resolve(node.base) in self.matrices):
             return self.sliced(node, L)
+        if node.sub is not None and key_of(ast.Name(node.pos, node.base, None, node.sup, node.font)) in self.masks:
+            mask_entry_refusal(self, node)  # exp(s_ij + M_ij) in a sum over j (.conditions)
         if key_of(node) in self.masks:
             self.fail(node, f"the mask {node.text()} on its own", f"the mask as a summand of scores, as in "
                       f"\\mathrm{{softmax}}(QK^\\top + {node.base})")
