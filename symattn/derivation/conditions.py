@@ -244,9 +244,10 @@ def mask_entry_refusal(scope, node):
     where those positions lie in the sum's range, which the entries do not say."""
     whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
     _, _, cases = scope.masks[key_of(whole)]
-    scope.fail(node, f"the entry {node.text()} of the mask {node.base} := {cases.text()} in an expression of "
-               "entries: a mask is read only as a summand of the scores of a matrix (a sum over the positions "
-               "the mask hides is not restricted to the visible ones)",
+    part = "row" if isinstance(node.sub, (ast.RowIndex, ast.Slice)) else "entry"
+    scope.fail(node, f"the {part} {node.text()} of the mask {node.base} := {cases.text()}: a mask is read only as a "
+               "summand of the scores of a matrix, not by its entries or rows (a sum over the positions the mask "
+               "hides is not restricted to the visible ones)",
                f"the matrix form, as in \\mathrm{{softmax}}(QK^\\top / \\sqrt{{d}} + {node.base}) V")
 
 

@@ -44,3 +44,13 @@ def test_the_same_window_in_the_matrix_form_keeps_its_meaning():
     assert [s.status for s in proved.steps] == ["proved"]
     refuted = check_latex(matrix_form(r"i - 2 \le j \le i"))
     assert [s.status for s in refuted.steps] == ["refuted"]
+
+
+def test_a_row_of_a_mask_is_refused_by_name():
+    text = ("%: convention: row\n"
+            r"$$ Q, K, V \in \mathbb{R}^{n \times d}, \quad M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & "
+            r"\text{otherwise} \end{cases} $$"
+            r"$$ \mathrm{softmax}(Q_{t,:} K^\top + M_{t,:}) = \mathrm{softmax}(Q_{t,:} K^\top + M_{t,:}) $$")
+    (step,) = check_latex(text).steps
+    assert step.status == "ill-formed"
+    assert "the row M_{t,:} of the mask M" in step.error
