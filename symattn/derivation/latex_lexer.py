@@ -93,6 +93,8 @@ REFUSED = {
              "state it as a step of a backward pass, \\nabla_X L = ... (dX = ...) with L the loss",
     "int": "integrals are not read",
     "setminus": "set operations are not read",
+    "notin": "a condition of membership (j \\notin \\mathcal{P}_i) is not read: write the condition of a cases row "
+             "as a comparison of indices, as in 0 & j \\le i \\\\ -\\infty & \\text{otherwise}",
     "supseteq": SET_INCLUSION,
     "subseteq": SET_INCLUSION,
     "le": INEQUALITY,

@@ -69,6 +69,8 @@ def test_a_sum_over_the_members_of_a_set_is_refused_by_name():
     (r"$$ Q \in \mathbb{R}^{n \times n}, \quad P_i = \{j : j \le i \ge 2\} $$", "mixes the directions"),
     (r"$$ Q \in \mathbb{R}^{n \times n} \supseteq P $$", "an inclusion of sets is not read"),
     (r"$$ Q \in \mathbb{R}^{n \times n}, \quad i \geq j $$", "inequalities are read only"),
+    (r"$$ M_{ij} = \begin{cases} 0 & \text{if } j \notin P_i \\ -\infty & \text{otherwise} \end{cases} $$",
+     "a condition of membership"),
 ])
 def test_what_is_not_a_set_of_positions_is_refused(text, message):
     with pytest.raises(SymattnError, match=message):
