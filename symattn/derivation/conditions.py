@@ -31,6 +31,7 @@ import sympy as sp
 
 from .. import defs as D
 from . import ast
+from .symbols import key_of
 
 LATEX_REL = {"<=": r"\le", ">=": r"\ge", "<": "<", ">": ">"}
 
@@ -234,6 +235,20 @@ def window_mask(scope, node, cases, a, b, rows, cols):
     for m in masks[1:]:
         total = total + m
     return total
+
+
+def mask_entry_refusal(scope, node):
+    """Refuse an entry ``M_{ij}`` of a mask defined by cases used in an expression of entries (Mistral's
+    ``\\exp(q_i k_j^\\top / \\sqrt{d} + M_{ij})`` in a sum over j): a mask is read only as a summand of the
+    scores of a matrix. A sum over j whose terms the mask hides is the sum over the visible positions only
+    where those positions lie in the sum's range, which the entries do not say."""
+    whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
+    _, _, cases = scope.masks[key_of(whole)]
+    part = "row" if isinstance(node.sub, (ast.RowIndex, ast.Slice)) else "entry"
+    scope.fail(node, f"the {part} {node.text()} of the mask {node.base} := {cases.text()}: a mask is read only as a "
+               "summand of the scores of a matrix, not by its entries or rows (a sum over the positions the mask "
+               "hides is not restricted to the visible ones)",
+               f"the matrix form, as in \\mathrm{{softmax}}(QK^\\top / \\sqrt{{d}} + {node.base}) V")
 
 
 def window_refusal(cond) -> str | None:

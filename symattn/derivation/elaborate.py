@@ -30,12 +30,14 @@ from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
 from . import ast, broadcast, componentwise, index_ranges, operators, scalar_functions, sequences, statistics, vectors
 from . import real_functions as real
+from .conditions import mask_entry_refusal
 from .declarations import Declarations
 from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
 from .head_lists import HeadLists
 from .label_subscripts import labelled_name
 from .patterns import short_text
+from .position_sets import refuse_use
 from .positions import Positions
 from .softmax_axis import softmax_axis
 from .symbols import (
@@ -91,6 +93,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         self.subs: dict = {}
         self.rotations: dict[str, tuple] = {}  # R^d: (label Theta, frequency function, number of pairs p)
         self.masks: dict[str, tuple] = {}  # M_{ts} = \begin{cases}...: key -> (row letter, column letter, cases)
+        self.position_sets: dict = {}  # P_i = \{j : i \geq j\}: key -> the set as written (position_sets)
         self.features: dict[str, tuple] = {}  # phi : R^D -> R^C: name -> (D, C)
         self.ones: tuple | None = None  # \mathbf{1} \in R^{N \times 1}: the declared shape of the ones vector
         self.free_ones = None  # D 1^T - dP: the length of an unsized 1 while the other terms of a sum fix it
@@ -210,6 +213,9 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         if meth is None:
             self.fail(node, f"{node.text()} cannot stand here", "an expression")
         return meth(node, L)
+
+    def _positionset(self, node, L):  # \{j : j \le i\} used in a step (.position_sets)
+        refuse_use(self, node)
 
     def _given(self, node, L):
         return node.value
@@ -484,6 +490,10 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         if isinstance(node.sub, ast.Slice) or (isinstance(node.sub, ast.RowIndex) and self.dialect == "latex"
                                                and self.resolve(node.base) in self.matrices):
             return self.sliced(node, L)
+        if key_of(node) in self.position_sets:  # P_i := \{j : i \geq j\} (position_sets)
+            refuse_use(self, node, self.position_sets[key_of(node)])
+        if node.sub is not None and key_of(ast.Name(node.pos, node.base, None, node.sup, node.font)) in self.masks:
+            mask_entry_refusal(self, node)  # exp(s_ij + M_ij) in a sum over j (.conditions)
         if key_of(node) in self.masks:
             self.fail(node, f"the mask {node.text()} on its own", f"the mask as a summand of scores, as in "
                       f"\\mathrm{{softmax}}(QK^\\top + {node.base})")

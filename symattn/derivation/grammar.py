@@ -17,7 +17,7 @@ The parser never evaluates anything: it builds :mod:`.ast` nodes. Nesting deeper
 from __future__ import annotations
 
 from ..errors import ParseError
-from . import ast, spaces
+from . import ast, position_sets, spaces
 from .complex_notation import conjugate_refusal
 from .real_functions import is_real_function
 from .tokens import MAX_DEPTH, PINV, Token
@@ -668,7 +668,9 @@ class Parser:
             return self.sum_body(p, idx.value, upper)
         if self.dialect == "latex" and self.at("cmd", "in"):  # \sum_{i \in [h]}
             self.next()
-            self.expect_op("[", "[h] after \\in, as in \\sum_{i \\in [h]}")
+            if not self.at_op("["):  # \sum_{j \in \mathcal{P}_i}: over a set of positions (position_sets)
+                position_sets.sum_over_set(self, idx.value)
+            self.next()
             upper = self.expr()
             self.expect_op("]", "']' closing [h]")
             self.expect_op("}", "'}' closing the subscript of the sum")

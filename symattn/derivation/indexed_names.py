@@ -138,6 +138,8 @@ def _indexed_definitions(scope, stmts) -> dict:
                 continue
         else:
             continue
+        if isinstance(body, ast.Cases):  # M_{ij} = \begin{cases} ...: a mask, read where it is used (positions)
+            continue
         letters = _letters(target.sub) if isinstance(target, ast.Name) else None
         if not letters or len(letters) < 2 or len(set(letters)) != len(letters) or _binds(body, letters):
             continue  # one index letter (c_i, head_i, o_t) is read by the definitions as before

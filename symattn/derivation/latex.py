@@ -31,6 +31,7 @@ from .grammar import Parser, chain_or_definition, pos_of
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
 from .notation import NotationParser
 from .point_values import PointValue
+from .position_sets import read_position_set
 from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_of, entry_refusal, is_plain_index
 from .tokens import Token, tokenize_plain
 
@@ -42,7 +43,7 @@ class LatexParser(Parser):
     def starts_primary(self) -> bool:
         if self.at("begin") and (self.peek().value in MATRIX_ENVS or self.peek().value == "cases"):
             return True
-        if self.at_op("⟨") or self.at("cmd", "cos") or self.at("cmd", "sin"):
+        if self.at_op("⟨", "\\{") or self.at("cmd", "cos") or self.at("cmd", "sin"):
             return True
         if self.at_op("‖"):  # a norm opens here unless it closes one: \|x\| \|y\|
             return self.norms_open % 2 == 0
@@ -67,6 +68,8 @@ class LatexParser(Parser):
             return ast.Block((t.line, t.col), rows)
         if t.kind == "begin" and t.value == "cases":
             return self.cases(t)
+        if t.kind == "op" and t.value == "\\{":  # \{j : i \geq j\}: a set of positions (.position_sets)
+            return read_position_set(self)
         node = super().primary()
         if isinstance(node, ast.Group) and self.at_op("_"):  # (P_l)_{h,h'}: an entry (result_parts)
             op = self.next()

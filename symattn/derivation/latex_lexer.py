@@ -16,6 +16,7 @@ from .complex_notation import conjugate_refusal
 from .conditions import SIGN_AHEAD
 from .decimals import decimal_at, decimal_tokens
 from .maxima import INSTEAD, OVER_AN_INDEX
+from .position_sets import SET_BUILDER, SET_COMMANDS
 from .symbols import ONES
 from .tokens import MAX_DEPTH, MAX_TOKENS, Token, check_size, number
 
@@ -71,9 +72,11 @@ MAX_MACRO_ARGS = 9
 
 # Constructs of papers that are refused, each with what to write instead (listed in the README).
 INEQUALITY = ("inequalities are read only as the conditions of a cases row (a mask entry by entry) and as an "
-              "assumption \\delta > 0; a set of positions written by a condition, {j | i \\geq j}, is not read: "
+              "assumption \\delta > 0, and in a set of positions written by a condition, \\{j : i \\geq j\\}: "
               "write the mask by cases, M_{ij} = \\begin{cases} 0 & j \\le i \\\\ -\\infty & \\text{otherwise} "
               "\\end{cases}, or the step as an equality")
+SET_INCLUSION = ("an inclusion of sets is not read (a set of positions written by a condition is read as written "
+                 "and refused where a step uses it): write the sum over a range, \\sum_{j=1}^{i}, or a mask by cases")
 REFUSED = {
     "max": "maxima are not read in a matrix derivation (a file of numbers and vectors that uses \\max goes to the "
            "scalar reader, docs/scalars.md): state the step with \\operatorname{softmax}, whose shift invariance "
@@ -90,6 +93,10 @@ REFUSED = {
              "state it as a step of a backward pass, \\nabla_X L = ... (dX = ...) with L the loss",
     "int": "integrals are not read",
     "setminus": "set operations are not read",
+    "notin": "a condition of membership (j \\notin \\mathcal{P}_i) is not read: write the condition of a cases row "
+             "as a comparison of indices, as in 0 & j \\le i \\\\ -\\infty & \\text{otherwise}",
+    "supseteq": SET_INCLUSION,
+    "subseteq": SET_INCLUSION,
     "le": INEQUALITY,
     "leq": INEQUALITY,
     "ge": INEQUALITY,
@@ -126,6 +133,7 @@ class Lexer:
         self.hyphen = False  # the next letter joins the name before it (GQA-G)
         self.matrix = 0  # depth of matrix environments (where \cos and \sin are read)
         self.cases = 0  # depth of cases environments (where \le and \infty are read)
+        self.sets = []  # for each \{ open: whether it opens a set of positions (where \le and \bmod are read)
 
     def col(self, i=None):
         return (self.i if i is None else i) - self.col0 + 1
@@ -502,8 +510,12 @@ class Lexer:
                     self.math = None
             elif ch in ",;:! ":
                 pass
-            elif ch in "{}":
-                self.emit("op", "(" if ch == "{" else ")", i)  # \{ \} group, as brackets do
+            elif ch in "{}":  # \{ \} group, as brackets do; \{j : j \le i\} is a set of positions (.position_sets)
+                opens_set = ch == "{" and bool(SET_BUILDER.match(s, self.i))
+                closes_set = ch == "}" and bool(self.sets) and self.sets.pop()
+                if ch == "{":
+                    self.sets.append(opens_set)
+                self.emit("op", ("\\{" if opens_set else "(") if ch == "{" else ("\\}" if closes_set else ")"), i)
             elif ch == "|":
                 self.emit("op", "‖", i)  # \|x\|: a norm
             else:
@@ -575,6 +587,9 @@ class Lexer:
             return
         if name in ("le", "leq", "ge", "geq") and SIGN_AHEAD.match(self.s, self.i):  # k \ge 0: a stated sign
             self.emit("cmd", CASES_COMMANDS[name], i)
+            return
+        if name in SET_COMMANDS and any(self.sets):  # \{j : (i - j) \bmod l = 0\}, \{j \mid j \le i\}
+            self.emit(*SET_COMMANDS[name], i)
             return
         if name in CASES_COMMANDS and self.cases > 0:
             self.emit("cmd", CASES_COMMANDS[name], i)

@@ -28,6 +28,7 @@ from .gradients import decide_gradient, give_gradients, gradient_steps, split_gr
 from .indexed_names import read_indexed_definitions
 from .labels import rewrite_labels
 from .point_values import read_point_values
+from .position_sets import PositionSet, define_set
 from .real_functions import REAL, refute_with_real_functions
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
@@ -484,6 +485,9 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.define_rotation(st)
             named.add(id(st))
             definitions.append(f"{st.first.text()} := {st.links[0][2].text()}")
+        if isinstance(st, ast.Chain) and len(st.links) == 1 and isinstance(st.links[0][2], PositionSet):
+            definitions.append(define_set(scope, st))  # P_i = \{j : i \geq j\} (position_sets)
+            named.add(id(st))
         if isinstance(st, ast.Chain) and len(st.links) == 1 and isinstance(st.links[0][2], ast.Cases):
             scope.define_mask(st)
             named.add(id(st))
