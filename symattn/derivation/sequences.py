@@ -69,7 +69,46 @@ def is_member_name(scope, n) -> bool:
         return False
     if recurrence_of(scope, n) is not None:
         return True
-    return isinstance(n.sub, (ast.Index, ast.Arith, ast.Num)) and bool(generic_letters(scope, n))
+    if isinstance(n.sub, (ast.Index, ast.Arith, ast.Num)) and bool(generic_letters(scope, n)):
+        return True
+    return other_letter(scope, n)
+
+
+def other_letter(scope, n) -> bool:
+    """``x_j`` of a sequence declared by its generic member ``x_i``: the member at another free letter (a letter
+    that is not a count, a dimension or a declared name), never a name of its own. ``x_j`` with ``x_j`` itself
+    declared, or a letter of more than one character (``x_{ij}``), is read as written."""
+    sub = n.sub
+    if not (isinstance(n, ast.Name) and isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None
+            and len(sub.base) == 1 and sub.base.isalpha() and sub.base.islower()):
+        return False
+    generic = generic_letters(scope, n)
+    if not generic or sub.base in generic or sub.base in scope.counts or sub.base in scope.dims:
+        return False
+    if any(sub.base in table for table in (scope.matrices, scope.scalars, scope.defs)):
+        return False
+    k = key_of(n)
+    return not (k in scope.matrices or k in scope.scalars or k in scope.defs)
+
+
+def bound_in_run(scope, node, L):
+    """Refuse ``a^V_{ij}``, a name the file declares as one value, inside a sum over j: the subscript ij holds
+    the letter the sum binds, so the paper means one value for every j, and reading the one declared value
+    at every term would be another claim."""
+    sub = node.sub
+    if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base) > 1
+            and sub.base.isalpha() and sub.base.islower()):
+        return
+    k = key_of(node)
+    if not (k in scope.matrices or k in scope.scalars):
+        return
+    for c in sub.base:
+        v = L.get(c)
+        if v is not None and not is_matrix(v) and isinstance(v, sp.Expr):
+            scope.fail(node, f"{node.text()} is declared as one value, and here a sum binds the letter {c} of its "
+                       f"subscript {sub.base}: a value for every {c} is not read from a declaration of one",
+                       f"the terms of the sum written out, or the sum over a sequence declared by its generic "
+                       f"member with the one index {c}")
 
 
 def index_value(scope, sub, L, node, strict=True):
@@ -125,9 +164,10 @@ def member(scope, node, L):
     rec = recurrence_of(scope, node)
     generic = generic_letters(scope, node)
     bound = any(isinstance(n, ast.Name) and n.base in L for n in ast.nodes_of(sub))
+    bound_in_run(scope, node, L)
     if rec is None and not generic and not bound:
         return None
-    if rec is None and not bound and isinstance(sub, ast.Name):
+    if rec is None and not bound and isinstance(sub, ast.Name) and not other_letter(scope, node):
         return None  # q_i itself, or a name of its own: the ordinary reading
     k = key_of(node)
     if not bound and (k in scope.matrices or k in scope.scalars or k in scope.defs):
@@ -150,6 +190,12 @@ def member(scope, node, L):
         return None  # w_s at s = 0 with no w_0: the ordinary reading says what is unknown
     c, table = next(iter(generic.items()))
     generic_value = table[key_of(_template(node, ast.Name(node.pos, c)))]
+    if not bound and isinstance(sub, ast.Name):
+        note = (f"{node.text()} is the member at {sub.base} of the sequence declared by "
+                f"{_template(node, ast.Name(node.pos, c)).text()}: members at different letters are independent "
+                f"values, so a counterexample is one at positions {c} \u2260 {sub.base}")
+        if note not in scope.notes:
+            scope.notes.append(note)
     idx = sp.sstr(v).replace(" ", "")
     name = f"{node.base}_{idx if v.is_Atom else '{' + idx + '}'}" + (f"^{node.sup}" if node.sup else "")
     if table is scope.matrices:

@@ -1,0 +1,64 @@
+r"""A sequence declared by its generic member ``x_i`` read at another free letter (``x_j``), as Shaw et al.
+2018 write ``e_{ij} = x_i W^Q (x_j W^K)^T``: the member at j, independent of x_i; and a declared name indexed
+by several letters (``a_{ij}``) inside a sum over one of them, which is refused rather than read as one value
+at every term."""
+
+from __future__ import annotations
+
+import pytest
+
+from symattn.derivation.latex_document import check_latex as check
+from symattn.errors import UnknownSymbolError
+
+
+def decl(i="i"):
+    return (r"%: convention: row" + "\n"
+            rf"$$ x_{i} \in \mathbb{{R}}^{{d}}, \quad W^Q, W^K \in \mathbb{{R}}^{{d \times d}} $$" + "\n")
+
+
+@pytest.mark.parametrize("i, j", [("i", "j"), ("s", "t"), ("j", "i")])
+def test_the_member_at_another_letter_is_a_value_of_the_declared_shape(i, j):
+    r = check(decl(i) + rf"$$ x_{i} W^Q (x_{j} W^K)^T = x_{i} W^Q (W^K)^T x_{j}^T $$")
+    assert [s.status for s in r.steps] == ["proved"]
+    assert any(f"x_{j} is the member at {j}" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("i, j", [("i", "j"), ("s", "t")])
+def test_members_at_different_letters_are_independent(i, j):
+    (step,) = check(decl(i) + rf"$$ x_{i} W^Q (x_{j} W^K)^T = x_{i} W^Q (x_{i} W^K)^T $$").steps
+    assert step.status == "refuted" and step.verdict.counterexample.certificate
+
+
+def test_a_slip_in_the_scale_of_one_term_is_refuted():
+    """Shaw et al.'s split of e_ij, with the scale dropped from the relative term."""
+    doc = (r"%: convention: row" + "\n"
+           r"$$ x_i \in \mathbb{R}^{d_x}, \quad W^Q, W^K \in \mathbb{R}^{d_x \times d_z}, \quad "
+           r"a^K_{ij} \in \mathbb{R}^{d_z} $$" + "\n")
+    true = (r"$$ \frac{x_i W^Q \left(x_j W^K + a^K_{ij}\right)^T}{\sqrt{d_z}} = \frac{x_i W^Q \left(x_j W^K\right)^T"
+            r" + x_i W^Q \left(a^K_{ij}\right)^T}{\sqrt{d_z}} $$")
+    false = (r"$$ \frac{x_i W^Q \left(x_j W^K + a^K_{ij}\right)^T}{\sqrt{d_z}} = \frac{x_i W^Q \left(x_j W^K"
+             r"\right)^T}{\sqrt{d_z}} + x_i W^Q \left(a^K_{ij}\right)^T $$")
+    assert [s.status for s in check(doc + true).steps] == ["proved"]
+    (step,) = check(doc + false).steps
+    assert step.status == "refuted" and step.verdict.counterexample.certificate
+
+
+def test_a_declared_member_at_the_other_letter_is_its_own_name():
+    doc = decl() + r"$$ x_j \in \mathbb{R}^{d} $$" + "\n"
+    (step,) = check(doc + r"$$ x_j = x_i $$").steps
+    assert step.status == "refuted"
+    assert not any("x_j is the member at j" in n for n in check(doc + r"$$ x_j = x_j $$").notes)
+
+
+def test_a_dimension_letter_is_not_a_position():
+    with pytest.raises(UnknownSymbolError, match="unknown symbol x_d"):
+        check(decl() + r"$$ x_d = x_d $$")
+
+
+@pytest.mark.parametrize("j", ["j", "k"])
+def test_a_name_declared_as_one_value_is_not_read_as_one_per_term_of_a_sum(j):
+    doc = (r"%: convention: row" + "\n"
+           rf"$$ a_{{i{j}}} \in \mathbb{{R}}^{{d}}, \quad W \in \mathbb{{R}}^{{d \times d}} $$" + "\n")
+    (step,) = check(doc + rf"$$ \sum_{{{j}=1}}^{{2}} a_{{i{j}}} W = 2 a_{{i{j}}} W $$").steps
+    assert step.status == "ill-formed"
+    assert f"a sum binds the letter {j}" in step.error
