@@ -6,7 +6,9 @@ and then write other members by index arithmetic: ``q_{i-1}``, ``q_{i-s}`` insid
 differ (``i - 1`` and ``i + 1``, or ``0`` and ``k``) are independent, so a step proved about them
 holds for every value of the sequence, and a counterexample is one at a position where the indices
 differ. A subscript that comes to a number names a declared name when there is one (``w_s`` at
-``s = 0`` is the declared ``w_0``).
+``s = 0`` is the declared ``w_0``). A member at another free letter, ``x_j`` beside the declared ``x_i``
+(Shaw et al. 2018), is the member at j, independent of x_i, where both letters are indices of the file
+(``W_v`` beside ``W_q`` holds labels, and is read as written).
 
 A recurrence defines a sequence from its previous member, ``x_k = \bar{A} x_{k-1} + \bar{B} u_k``,
 with its initial condition stated (``x_{-1} = 0``); a definition at a position letter that uses such
@@ -85,6 +87,9 @@ def other_letter(scope, n) -> bool:
     generic = generic_letters(scope, n)
     if not generic or sub.base in generic or sub.base in scope.counts or sub.base in scope.dims:
         return False
+    letters = scope.__dict__.get("index_letters", set())
+    if sub.base not in letters or not any(c in letters for c in generic):
+        return False  # W_v beside a declared W_q: labels, not positions
     if any(sub.base in table for table in (scope.matrices, scope.scalars, scope.defs)):
         return False
     k = key_of(n)
@@ -109,6 +114,25 @@ def bound_in_run(scope, node, L):
                        f"subscript {sub.base}: a value for every {c} is not read from a declaration of one",
                        f"the terms of the sum written out, or the sum over a sequence declared by its generic "
                        f"member with the one index {c}")
+
+
+def note_index_letters(scope, stmts):
+    """Record the letters the file uses as indices: the index of a sum, a part of a subscript ``{i,j}``, a
+    letter of a subscript ``ij`` of two letters. A member ``x_j`` beside a declared ``x_i`` is read as a
+    member only when both letters are such indices, so that ``W_v`` beside ``W_q`` (labels) is not."""
+    found = set()
+    for st in stmts:
+        for n in ast.nodes_of(st):
+            if isinstance(n, ast.Sum) and len(n.index) == 1:
+                found.add(n.index)
+            elif isinstance(n, ast.Labels):
+                found |= {p.base for p in n.parts if isinstance(p, ast.Name) and p.sub is None and p.sup is None
+                          and len(p.base) == 1 and p.base.islower()}
+            elif isinstance(n, ast.Name) and isinstance(n.sub, ast.Name) and n.sub.sub is None \
+                    and n.sub.sup is None and len(n.sub.base) == 2 and n.sub.base.isalpha() \
+                    and n.sub.base.islower():
+                found |= set(n.sub.base)
+    scope.index_letters = found
 
 
 def index_value(scope, sub, L, node, strict=True):

@@ -11,21 +11,23 @@ from symattn.derivation.latex_document import check_latex as check
 from symattn.errors import UnknownSymbolError
 
 
-def decl(i="i"):
+def decl(i="i", j="j"):
+    """x_i declared; s_{ij} says that i and j are the file's indices (as e_{ij}, alpha_{ij} do in Shaw et al.)."""
     return (r"%: convention: row" + "\n"
-            rf"$$ x_{i} \in \mathbb{{R}}^{{d}}, \quad W^Q, W^K \in \mathbb{{R}}^{{d \times d}} $$" + "\n")
+            rf"$$ x_{i} \in \mathbb{{R}}^{{d}}, \quad W^Q, W^K \in \mathbb{{R}}^{{d \times d}}, \quad "
+            rf"s_{{{i}{j}}} \in \mathbb{{R}} $$" + "\n")
 
 
 @pytest.mark.parametrize("i, j", [("i", "j"), ("s", "t"), ("j", "i")])
 def test_the_member_at_another_letter_is_a_value_of_the_declared_shape(i, j):
-    r = check(decl(i) + rf"$$ x_{i} W^Q (x_{j} W^K)^T = x_{i} W^Q (W^K)^T x_{j}^T $$")
+    r = check(decl(i, j) + rf"$$ x_{i} W^Q (x_{j} W^K)^T = x_{i} W^Q (W^K)^T x_{j}^T $$")
     assert [s.status for s in r.steps] == ["proved"]
     assert any(f"x_{j} is the member at {j}" in n for n in r.notes)
 
 
 @pytest.mark.parametrize("i, j", [("i", "j"), ("s", "t")])
 def test_members_at_different_letters_are_independent(i, j):
-    (step,) = check(decl(i) + rf"$$ x_{i} W^Q (x_{j} W^K)^T = x_{i} W^Q (x_{i} W^K)^T $$").steps
+    (step,) = check(decl(i, j) + rf"$$ x_{i} W^Q (x_{j} W^K)^T = x_{i} W^Q (x_{i} W^K)^T $$").steps
     assert step.status == "refuted" and step.verdict.counterexample.certificate
 
 
@@ -48,6 +50,13 @@ def test_a_declared_member_at_the_other_letter_is_its_own_name():
     (step,) = check(doc + r"$$ x_j = x_i $$").steps
     assert step.status == "refuted"
     assert not any("x_j is the member at j" in n for n in check(doc + r"$$ x_j = x_j $$").notes)
+
+
+def test_labels_are_not_positions():
+    """W_v beside a declared W_q, where neither q nor v is an index of the file: labels, and W_v unknown."""
+    doc = r"$$ W_q \in \mathbb{R}^{d \times d}, \quad x \in \mathbb{R}^{d} $$" + "\n"
+    (step,) = check(doc + r"$$ W_v x = W_q x $$").steps
+    assert step.status == "ill-formed" and "unknown symbol W_v" in step.error
 
 
 def test_a_dimension_letter_is_not_a_position():
