@@ -135,6 +135,28 @@ def note_index_letters(scope, stmts):
     scope.index_letters = found
 
 
+def length_of(scope, node, L):
+    """``\\sum_{j=1}^{n} ... x_j ...`` with n named nowhere else and x_i declared (Shaw et al. 2018): n is the
+    length of the sequence x, a dimension; None where the sum is not so (the sum's own message applies)."""
+    up = node.upper
+    if not (node.lower is None and isinstance(up, ast.Name) and up.sub is None and up.sup is None
+            and len(up.base) == 1 and up.base.islower() and up.base not in L and up.base not in scope.counts
+            and up.base != node.index):
+        return None
+    if any(up.base in table for table in (scope.matrices, scope.scalars, scope.defs, scope.dims)):
+        return None
+    over = [n for n in ast.nodes_of(node.body) if isinstance(n, ast.Name) and isinstance(n.sub, ast.Name)
+            and n.sub.base == node.index and n.sub.sub is None and generic_letters(scope, n)]
+    if not over:
+        return None
+    from .symbols import dimension_symbol
+
+    scope.dims[up.base] = dimension_symbol(up.base)
+    scope.notes.append(f"{up.base}, the upper limit of a sum over the members {over[0].text()} of a declared "
+                       f"sequence, is the length of the sequence: a dimension")
+    return scope.dims[up.base]
+
+
 def index_value(scope, sub, L, node, strict=True):
     """The value of a subscript as an integer expression of free position letters, or None when it is not
     index arithmetic. A letter bound by a sum or a recurrence takes its value; a letter bound to a sum's

@@ -71,3 +71,16 @@ def test_a_name_declared_as_one_value_is_not_read_as_one_per_term_of_a_sum(j):
     (step,) = check(doc + rf"$$ \sum_{{{j}=1}}^{{2}} a_{{i{j}}} W = 2 a_{{i{j}}} W $$").steps
     assert step.status == "ill-formed"
     assert f"a sum binds the letter {j}" in step.error
+
+
+def test_the_upper_limit_of_a_sum_over_a_sequence_is_its_length():
+    """n named nowhere else, in a sum over the members x_j: the length of x (then the sum of symbolically many
+    members is refused by name, never read as n copies of one value)."""
+    (step,) = check(decl() + r"$$ \sum_{j=1}^{n} x_j W^Q = \sum_{j=1}^{n} x_j W^Q $$").steps
+    assert step.status == "ill-formed"
+    assert "inside a sum over j whose number of terms is not a given number" in step.error
+
+
+def test_an_unnamed_upper_limit_of_another_sum_is_refused_as_before():
+    (step,) = check(decl() + r"$$ \sum_{j=1}^{n} W^Q = \sum_{j=1}^{n} W^Q $$").steps
+    assert step.status == "ill-formed" and "runs to n, which is neither" in step.error
