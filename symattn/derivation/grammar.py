@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..errors import ParseError
 from . import ast, spaces
 from .complex_notation import conjugate_refusal
+from .sequences import member_of_set
 from .tokens import MAX_DEPTH, PINV, Token
 
 AXES = {"row": "row", "rows": "row", "col": "col", "column": "col", "columns": "col"}
@@ -302,6 +303,7 @@ class Parser:
                 self.fail(f"{what} in a subscript ({'K_{1:t}' if what == 'a slice' else 'A_{t,:}'}) is not read",
                           "whole matrices (the KV cache and causal-mask theorems of `symattn prove` state "
                           "the sliced forms)")
+            member_of_set(self, node)  # softmax_{x_j \in X}: over the members of a set (sequences)
             self.expect_op("}", "'}' closing the subscript")
         return node
 

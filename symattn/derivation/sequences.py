@@ -88,7 +88,8 @@ def other_letter(scope, n) -> bool:
     if not generic or sub.base in generic or sub.base in scope.counts or sub.base in scope.dims:
         return False
     letters = scope.__dict__.get("index_letters", set())
-    if sub.base not in letters or not any(c in letters for c in generic):
+    lengths = scope.__dict__.get("sequence_lengths", set())
+    if sub.base not in letters or not (any(c in letters for c in generic) or family_key(n) in lengths):
         return False  # W_v beside a declared W_q: labels, not positions
     if any(sub.base in table for table in (scope.matrices, scope.scalars, scope.defs)):
         return False
@@ -133,6 +134,40 @@ def note_index_letters(scope, stmts):
                     and n.sub.base.islower():
                 found |= set(n.sub.base)
     scope.index_letters = found
+
+
+def member_of_set(parser, node):
+    """Refuse ``\\mathrm{softmax}_{x_j \\in X}`` (Kobayashi et al. 2020) by name: a subscript that ranges over the
+    members of a set, which the reader does not read (the set X is named nowhere)."""
+    if parser.dialect == "latex" and parser.at("cmd", "in"):
+        parser.fail(f"a subscript {node.text()} \\in ..., a range over the members of a set, is not read",
+                    "the weights written out, as in \\frac{\\exp(s_{ij})}{\\sum_{k=1}^{n} \\exp(s_{ik})}, "
+                    "over an index of a declared range")
+
+
+def sequence_length(parser, plain, first, last, p):
+    """``x_1, \\ldots, x_n \\in S`` with a small last letter (Kobayashi et al. 2020): the sequence of n members of
+    S, n its length (a dimension), read as the members x_i, x_j of a sequence declared by its generic member;
+    None where the sequence is not so written (the parser's message applies)."""
+    sub = last.sub if isinstance(last, ast.Name) else None
+    if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base) == 1
+            and sub.base.islower() and isinstance(first.sub, ast.Num) and first.sub.value == 1
+            and (last.base, last.sup) == (first.base, first.sup) and all(n.sub is None for n in plain)
+            and parser.at("cmd", "in")):
+        return None
+    parser.next()
+    space = parser.space()
+    return [ast.Declare(p, tuple(plain), space)] * bool(plain) + [ast.Declare(p, (last,), space, None, sub)]
+
+
+def declare_length(scope, st):
+    """The length n of ``x_1, \\ldots, x_n \\in S``: a dimension, and x a sequence whose members x_i, x_j are
+    read at the file's index letters."""
+    scope.dim(st.upper)
+    for n in st.names:
+        scope.__dict__.setdefault("sequence_lengths", set()).add(family_key(n))
+    scope.notes.append(f"{st.names[0].text()}: the last of a sequence of {st.upper.text()} members, "
+                       f"{st.upper.text()} its length (a dimension)")
 
 
 def length_of(scope, node, L):
@@ -236,10 +271,15 @@ def member(scope, node, L):
         return None  # w_s at s = 0 with no w_0: the ordinary reading says what is unknown
     c, table = next(iter(generic.items()))
     generic_value = table[key_of(_template(node, ast.Name(node.pos, c)))]
-    if not bound and isinstance(sub, ast.Name):
+    if not bound and isinstance(sub, ast.Name) and family_key(node) in scope.__dict__.get("sequence_lengths", ()):
+        note = (f"{node.text()} is the member at {sub.base} of the sequence {node.base}_1, ..., "
+                f"{_template(node, ast.Name(node.pos, c)).text()}: members at different letters are independent "
+                "values, so a counterexample is one at different positions")
+    elif not bound and isinstance(sub, ast.Name):
         note = (f"{node.text()} is the member at {sub.base} of the sequence declared by "
                 f"{_template(node, ast.Name(node.pos, c)).text()}: members at different letters are independent "
                 f"values, so a counterexample is one at positions {c} \u2260 {sub.base}")
+    if not bound and isinstance(sub, ast.Name):
         if note not in scope.notes:
             scope.notes.append(note)
     idx = sp.sstr(v).replace(" ", "")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from symattn.derivation.latex_document import check_latex as check
-from symattn.errors import UnknownSymbolError
+from symattn.errors import ParseError, UnknownSymbolError
 
 
 def decl(i="i", j="j"):
@@ -84,3 +84,25 @@ def test_the_upper_limit_of_a_sum_over_a_sequence_is_its_length():
 def test_an_unnamed_upper_limit_of_another_sum_is_refused_as_before():
     (step,) = check(decl() + r"$$ \sum_{j=1}^{n} W^Q = \sum_{j=1}^{n} W^Q $$").steps
     assert step.status == "ill-formed" and "runs to n, which is neither" in step.error
+
+
+LENGTH = (r"%: convention: row" + "\n"
+          r"$$ x_1, \ldots, x_n \in \mathbb{R}^{d}, \quad W \in \mathbb{R}^{d \times d}, \quad s_{ij} \in \mathbb{R} $$"
+          + "\n")
+
+
+def test_a_sequence_to_a_small_letter_has_its_members_at_the_file_s_indices():
+    """x_1, ..., x_n (Kobayashi et al. 2020): n is the length, x_i and x_j members, x_1 and x_2 members too."""
+    r = check(LENGTH + r"$$ (x_i + x_j) W = x_i W + x_j W $$" + "\n" + r"$$ x_1 W + x_2 W = (x_2 + x_1) W $$")
+    assert [s.status for s in r.steps] == ["proved", "proved"]
+    assert any("n its length" in n for n in r.notes)
+
+
+def test_members_of_a_sequence_to_a_small_letter_are_independent():
+    (step,) = check(LENGTH + r"$$ (x_i + x_j) W = x_i W + x_i W $$").steps
+    assert step.status == "refuted" and step.verdict.counterexample.certificate
+
+
+def test_a_softmax_over_the_members_of_a_set_is_refused_by_name():
+    with pytest.raises(ParseError, match="a range over the members of a set"):
+        check(LENGTH + r"$$ a_{ij} = \mathop{\mathrm{softmax}}_{x_j \in X}(s_{ij}) $$")
