@@ -99,6 +99,8 @@ class Declarations:
                 if sign:
                     self.notes.append(f"assumption: {n.text()} {sign} ({SIGN_WORDS[sign]})")
             return
+        if st.index is None and st.upper is not None:  # x_1, \ldots, x_n: n the length (sequences)
+            sequences.declare_length(self, st)
         rows, cols = self.dim(st.shape.rows), self.dim(st.shape.cols)
         if st.shape.vector and self.convention == "row":  # x \in \mathbb{R}^{d}: under the row convention a row
             rows, cols = cols, rows

@@ -436,6 +436,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         elif (isinstance(up, ast.Name) and up.sup is None and up.base not in L
                 and up.base not in self.counts and self.resolve(key_of(up)) in self.dims):
             count = self.dims[self.resolve(key_of(up))]  # a sum over positions 1..N (a dimension; T_x too)
+        elif (length := sequences.length_of(self, node, L)) is not None:  # sum_{j=1}^{n} over x_j of a declared x_i
+            count = length
         elif isinstance(up, ast.Name) and up.base not in L and up.base not in self.counts:
             self.fail(node, f"the sum over {node.index} runs to {up.text()}, which is neither a number of heads "
                       "nor a declared dimension",

@@ -20,6 +20,7 @@ from ..errors import ParseError
 from . import ast, position_sets, spaces
 from .complex_notation import conjugate_refusal
 from .real_functions import is_real_function
+from .sequences import member_of_set
 from .tokens import MAX_DEPTH, PINV, Token
 
 AXES = {"row": "row", "rows": "row", "col": "col", "column": "col", "columns": "col"}
@@ -300,10 +301,10 @@ class Parser:
                     and (self.at("ident", None, 1) or self.at("num", None, 1))):
                 return self.label_subscript(node)  # W_{k,E}, q_{t,i}: a compound label, read as part of the name
             if self.at_op(":", ","):
-                what = "a slice" if self.at_op(":") else "a double subscript"
-                self.fail(f"{what} in a subscript ({'K_{1:t}' if what == 'a slice' else 'A_{t,:}'}) is not read",
-                          "whole matrices (the KV cache and causal-mask theorems of `symattn prove` state "
-                          "the sliced forms)")
+                what, example = ("a slice", "K_{1:t}") if self.at_op(":") else ("a double subscript", "A_{t,:}")
+                self.fail(f"{what} in a subscript ({example}) is not read", "whole matrices (the KV cache and "
+                          "causal-mask theorems of `symattn prove` state the sliced forms)")
+            member_of_set(self, node)  # softmax_{x_j \in X}: over the members of a set (sequences)
             self.expect_op("}", "'}' closing the subscript")
         return node
 

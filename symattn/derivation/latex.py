@@ -33,6 +33,7 @@ from .notation import NotationParser
 from .point_values import PointValue
 from .position_sets import read_position_set
 from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_of, entry_refusal, is_plain_index
+from .sequences import sequence_length
 from .tokens import Token, tokenize_plain
 
 
@@ -364,6 +365,8 @@ class LatexParser(Parser):
         usage = ("a sequence written x_1, \\ldots, x_N \\in S, the first member indexed 1 and the last by a "
                  "single capital letter N (or write n = 1, \\ldots, N and x_n \\in S)")
         plain = names[:-1]  # x, y, w_1, \ldots, w_D \in S: names of S, then the sequence
+        if (length := sequence_length(self, plain, first, last, p)) is not None:  # x_1, \ldots, x_n (sequences)
+            return length
         if not (all(n.sub is None for n in plain) and isinstance(last, ast.Name) and isinstance(first.sub, ast.Num)
                 and first.sub.value == 1 and isinstance(last.sub, ast.Name) and last.sub.sub is None
                 and last.sub.sup is None and len(last.sub.base) == 1 and last.sub.base.isupper()

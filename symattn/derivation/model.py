@@ -30,6 +30,7 @@ from .labels import rewrite_labels
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
 from .real_functions import REAL, refute_with_real_functions
+from .sequences import note_index_letters
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
@@ -473,6 +474,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             declare_feature_map(scope, st)
     if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
+    note_index_letters(scope, stmts)  # x_j beside a declared x_i: a member where i and j are indices (sequences)
     stmts = read_indexed_definitions(scope, stmts)  # a(s_{i-1}, h_j) = ...; e_{ik} from e_{ij} = ... (indexed_names)
     stmts = rewrite_subscripted_functions(scope, rewrite_labels(scope, stmts))  # A(l_1); Swish_beta(x)
     declare_sizes(scope, stmts)  # Omega(MSA) = 4hwC^2: the letters of a cost are sizes (cost_formulas.py)

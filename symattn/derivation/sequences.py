@@ -6,7 +6,9 @@ and then write other members by index arithmetic: ``q_{i-1}``, ``q_{i-s}`` insid
 differ (``i - 1`` and ``i + 1``, or ``0`` and ``k``) are independent, so a step proved about them
 holds for every value of the sequence, and a counterexample is one at a position where the indices
 differ. A subscript that comes to a number names a declared name when there is one (``w_s`` at
-``s = 0`` is the declared ``w_0``).
+``s = 0`` is the declared ``w_0``). A member at another free letter, ``x_j`` beside the declared ``x_i``
+(Shaw et al. 2018), is the member at j, independent of x_i, where both letters are indices of the file
+(``W_v`` beside ``W_q`` holds labels, and is read as written).
 
 A recurrence defines a sequence from its previous member, ``x_k = \bar{A} x_{k-1} + \bar{B} u_k``,
 with its initial condition stated (``x_{-1} = 0``); a definition at a position letter that uses such
@@ -69,7 +71,125 @@ def is_member_name(scope, n) -> bool:
         return False
     if recurrence_of(scope, n) is not None:
         return True
-    return isinstance(n.sub, (ast.Index, ast.Arith, ast.Num)) and bool(generic_letters(scope, n))
+    if isinstance(n.sub, (ast.Index, ast.Arith, ast.Num)) and bool(generic_letters(scope, n)):
+        return True
+    return other_letter(scope, n)
+
+
+def other_letter(scope, n) -> bool:
+    """``x_j`` of a sequence declared by its generic member ``x_i``: the member at another free letter (a letter
+    that is not a count, a dimension or a declared name), never a name of its own. ``x_j`` with ``x_j`` itself
+    declared, or a letter of more than one character (``x_{ij}``), is read as written."""
+    sub = n.sub
+    if not (isinstance(n, ast.Name) and isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None
+            and len(sub.base) == 1 and sub.base.isalpha() and sub.base.islower()):
+        return False
+    generic = generic_letters(scope, n)
+    if not generic or sub.base in generic or sub.base in scope.counts or sub.base in scope.dims:
+        return False
+    letters = scope.__dict__.get("index_letters", set())
+    lengths = scope.__dict__.get("sequence_lengths", set())
+    if sub.base not in letters or not (any(c in letters for c in generic) or family_key(n) in lengths):
+        return False  # W_v beside a declared W_q: labels, not positions
+    if any(sub.base in table for table in (scope.matrices, scope.scalars, scope.defs)):
+        return False
+    k = key_of(n)
+    return not (k in scope.matrices or k in scope.scalars or k in scope.defs)
+
+
+def bound_in_run(scope, node, L):
+    """Refuse ``a^V_{ij}``, a name the file declares as one value, inside a sum over j: the subscript ij holds
+    the letter the sum binds, so the paper means one value for every j, and reading the one declared value
+    at every term would be another claim."""
+    sub = node.sub
+    if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base) > 1
+            and sub.base.isalpha() and sub.base.islower()):
+        return
+    k = key_of(node)
+    if not (k in scope.matrices or k in scope.scalars):
+        return
+    for c in sub.base:
+        v = L.get(c)
+        if v is not None and not is_matrix(v) and isinstance(v, sp.Expr):
+            scope.fail(node, f"{node.text()} is declared as one value, and here a sum binds the letter {c} of its "
+                       f"subscript {sub.base}: a value for every {c} is not read from a declaration of one",
+                       f"the terms of the sum written out, or the sum over a sequence declared by its generic "
+                       f"member with the one index {c}")
+
+
+def note_index_letters(scope, stmts):
+    """Record the letters the file uses as indices: the index of a sum, a part of a subscript ``{i,j}``, a
+    letter of a subscript ``ij`` of two letters. A member ``x_j`` beside a declared ``x_i`` is read as a
+    member only when both letters are such indices, so that ``W_v`` beside ``W_q`` (labels) is not."""
+    found = set()
+    for st in stmts:
+        for n in ast.nodes_of(st):
+            if isinstance(n, ast.Sum) and len(n.index) == 1:
+                found.add(n.index)
+            elif isinstance(n, ast.Labels):
+                found |= {p.base for p in n.parts if isinstance(p, ast.Name) and p.sub is None and p.sup is None
+                          and len(p.base) == 1 and p.base.islower()}
+            elif isinstance(n, ast.Name) and isinstance(n.sub, ast.Name) and n.sub.sub is None \
+                    and n.sub.sup is None and len(n.sub.base) == 2 and n.sub.base.isalpha() \
+                    and n.sub.base.islower():
+                found |= set(n.sub.base)
+    scope.index_letters = found
+
+
+def member_of_set(parser, node):
+    """Refuse ``\\mathrm{softmax}_{x_j \\in X}`` (Kobayashi et al. 2020) by name: a subscript that ranges over the
+    members of a set, which the reader does not read (the set X is named nowhere)."""
+    if parser.dialect == "latex" and parser.at("cmd", "in"):
+        parser.fail(f"a subscript {node.text()} \\in ..., a range over the members of a set, is not read",
+                    "the weights written out, as in \\frac{\\exp(s_{ij})}{\\sum_{k=1}^{n} \\exp(s_{ik})}, "
+                    "over an index of a declared range")
+
+
+def sequence_length(parser, plain, first, last, p):
+    """``x_1, \\ldots, x_n \\in S`` with a small last letter (Kobayashi et al. 2020): the sequence of n members of
+    S, n its length (a dimension), read as the members x_i, x_j of a sequence declared by its generic member;
+    None where the sequence is not so written (the parser's message applies)."""
+    sub = last.sub if isinstance(last, ast.Name) else None
+    if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base) == 1
+            and sub.base.islower() and isinstance(first.sub, ast.Num) and first.sub.value == 1
+            and (last.base, last.sup) == (first.base, first.sup) and all(n.sub is None for n in plain)
+            and parser.at("cmd", "in")):
+        return None
+    parser.next()
+    space = parser.space()
+    return [ast.Declare(p, tuple(plain), space)] * bool(plain) + [ast.Declare(p, (last,), space, None, sub)]
+
+
+def declare_length(scope, st):
+    """The length n of ``x_1, \\ldots, x_n \\in S``: a dimension, and x a sequence whose members x_i, x_j are
+    read at the file's index letters."""
+    scope.dim(st.upper)
+    for n in st.names:
+        scope.__dict__.setdefault("sequence_lengths", set()).add(family_key(n))
+    scope.notes.append(f"{st.names[0].text()}: the last of a sequence of {st.upper.text()} members, "
+                       f"{st.upper.text()} its length (a dimension)")
+
+
+def length_of(scope, node, L):
+    """``\\sum_{j=1}^{n} ... x_j ...`` with n named nowhere else and x_i declared (Shaw et al. 2018): n is the
+    length of the sequence x, a dimension; None where the sum is not so (the sum's own message applies)."""
+    up = node.upper
+    if not (node.lower is None and isinstance(up, ast.Name) and up.sub is None and up.sup is None
+            and len(up.base) == 1 and up.base.islower() and up.base not in L and up.base not in scope.counts
+            and up.base != node.index):
+        return None
+    if any(up.base in table for table in (scope.matrices, scope.scalars, scope.defs, scope.dims)):
+        return None
+    over = [n for n in ast.nodes_of(node.body) if isinstance(n, ast.Name) and isinstance(n.sub, ast.Name)
+            and n.sub.base == node.index and n.sub.sub is None and generic_letters(scope, n)]
+    if not over:
+        return None
+    from .symbols import dimension_symbol
+
+    scope.dims[up.base] = dimension_symbol(up.base)
+    scope.notes.append(f"{up.base}, the upper limit of a sum over the members {over[0].text()} of a declared "
+                       f"sequence, is the length of the sequence: a dimension")
+    return scope.dims[up.base]
 
 
 def index_value(scope, sub, L, node, strict=True):
@@ -125,9 +245,10 @@ def member(scope, node, L):
     rec = recurrence_of(scope, node)
     generic = generic_letters(scope, node)
     bound = any(isinstance(n, ast.Name) and n.base in L for n in ast.nodes_of(sub))
+    bound_in_run(scope, node, L)
     if rec is None and not generic and not bound:
         return None
-    if rec is None and not bound and isinstance(sub, ast.Name):
+    if rec is None and not bound and isinstance(sub, ast.Name) and not other_letter(scope, node):
         return None  # q_i itself, or a name of its own: the ordinary reading
     k = key_of(node)
     if not bound and (k in scope.matrices or k in scope.scalars or k in scope.defs):
@@ -150,6 +271,17 @@ def member(scope, node, L):
         return None  # w_s at s = 0 with no w_0: the ordinary reading says what is unknown
     c, table = next(iter(generic.items()))
     generic_value = table[key_of(_template(node, ast.Name(node.pos, c)))]
+    if not bound and isinstance(sub, ast.Name) and family_key(node) in scope.__dict__.get("sequence_lengths", ()):
+        note = (f"{node.text()} is the member at {sub.base} of the sequence {node.base}_1, ..., "
+                f"{_template(node, ast.Name(node.pos, c)).text()}: members at different letters are independent "
+                "values, so a counterexample is one at different positions")
+    elif not bound and isinstance(sub, ast.Name):
+        note = (f"{node.text()} is the member at {sub.base} of the sequence declared by "
+                f"{_template(node, ast.Name(node.pos, c)).text()}: members at different letters are independent "
+                f"values, so a counterexample is one at positions {c} \u2260 {sub.base}")
+    if not bound and isinstance(sub, ast.Name):
+        if note not in scope.notes:
+            scope.notes.append(note)
     idx = sp.sstr(v).replace(" ", "")
     name = f"{node.base}_{idx if v.is_Atom else '{' + idx + '}'}" + (f"^{node.sup}" if node.sup else "")
     if table is scope.matrices:
