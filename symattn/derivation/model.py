@@ -29,6 +29,7 @@ from .indexed_names import read_indexed_definitions
 from .labels import rewrite_labels
 from .point_values import read_point_values
 from .real_functions import REAL, refute_with_real_functions
+from .recurrence_step import is_initial_condition
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
@@ -356,7 +357,8 @@ def _infer_head_ranges(scope: Scope, stmts) -> None:
 
 def _is_definition(scope: Scope, st) -> bool:
     """``x = e`` (or ``F(Q, K, V) = e = e' ...``) with x a name nothing declares yet defines x."""
-    return isinstance(st, ast.Chain) and st.links[0][0] == "=" and scope.is_undefined_name(st.first)
+    return isinstance(st, ast.Chain) and st.links[0][0] == "=" and (
+        scope.is_undefined_name(st.first) or is_initial_condition(scope, st))  # S_0 = 0 after the recurrence
 
 
 def _as_one_by_one(L, R):

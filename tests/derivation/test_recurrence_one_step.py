@@ -49,3 +49,29 @@ def test_an_undeclared_previous_member_is_still_refused():
 def test_a_later_position_is_still_refused():
     (step,) = check(DELTA + TRUE.replace("(i)", "(i+1)").replace("(i-1)", "(i)")).steps
     assert step.status == "ill-formed" and "symbolic position i + 1" in step.error
+
+
+RFA = (r"$$ k_t \in \mathbb{R}^{d}, \quad v_t \in \mathbb{R}^{e} $$" + "\n"
+       r"$$ S_t = S_{t-1} + k_t \otimes v_t, \quad S_0 = 0 $$" + "\n")
+
+
+def test_an_initial_condition_after_the_recurrence_is_read_as_one():
+    r = check(RFA + r"$$ S_2 = k_1 v_1^\top + k_2 v_2^\top $$")
+    assert [s.status for s in r.steps] == ["proved"]
+    assert any("S_0 := 0" in d for d in r.definitions)
+
+
+def test_a_member_dropped_after_the_late_initial_condition_is_refuted():
+    (step,) = check(RFA + r"$$ S_2 = k_2 v_2^\top $$").steps
+    assert step.status == "refuted" and step.verdict.counterexample.certificate
+
+
+def test_a_zero_written_once_the_initial_condition_is_stated_is_a_claim():
+    r = check(RFA + r"$$ S_1 = 0 $$")
+    assert [s.status for s in r.steps] == ["ill-formed"]  # a claim (S_1 a matrix, 0 a scalar), not a definition
+    assert not any(d.startswith("S_1") for d in r.definitions)
+
+
+def test_an_initial_condition_is_read_whatever_the_position_letter():
+    r = check(RFA.replace("_t", "_i").replace("_{t-1}", "_{i-1}") + r"$$ S_1 = k_1 v_1^\top $$")
+    assert [s.status for s in r.steps] == ["proved"]
