@@ -21,7 +21,7 @@ from ..displays import show
 from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
-from . import ast, operators, powers
+from . import ast, operators, position_induction, powers
 from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
@@ -212,6 +212,9 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             continue
         s.verdict, s.status, s.general = v, v.status, v.general
         s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
+        if getattr(s, "induction", None) is not None:  # S_t = sum_{i=1}^{t} ... (position_induction.py)
+            s.induction.conclude(s.scope_obj, s, lambda s, L, R: _verify_positions(s, L, R, budget))
+            continue
         maps = _uninterpreted_maps(L, R)
         if v.status == "refuted" and maps and _independent_of_maps(s, L, R, budget):
             s.scope += (f"; for every {', '.join(maps)}: the difference of the sides does not depend on what "
@@ -598,4 +601,5 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
         s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
         s.orientation = as_vectors[k] or ""
         out.append(s)
+    position_induction.attach(scope, st, out)
     return out

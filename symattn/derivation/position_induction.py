@@ -1,0 +1,143 @@
+r"""A recurrence unrolled into a sum over the positions up to t, proved by an induction on t.
+
+Papers write a recurrence with its initial condition, ``S_t = S_{t-1} + k_t v_t^\top`` with ``S_0 = 0``,
+and then claim its closed form, ``S_t = \sum_{i=1}^{t} k_i v_i^\top``: a claim about every position t.
+It is read here as an induction on t, in the one shape where both parts are checked by the ordinary
+engine:
+
+- the claim is the recurrent member at the recurrence's own position letter, ``S_t``, equal to a sum over
+  j from the position after the initial condition to t, whose summand does not depend on t (the letter t
+  appears nowhere in it);
+- the base, t at the initial condition, holds because the initial condition is 0 and the sum is empty;
+- the step substitutes the hypothesis ``S_{t-1} = \sum_{j}^{t-1} F(j)`` for the previous member, as a free
+  matrix P of the sequence's shape (the sum of t - 1 terms, whatever it is), and checks the recurrence's
+  body at t, with S_{t-1} = P, against ``P + F(t)``, the sum up to t with its last term apart.
+
+A step proved so (for every P) proves the claim at every position t. A step that is not proved refutes
+nothing (P need not be a reachable value): the claim is then checked at given positions, unrolled from
+the initial condition, and a counterexample there refutes it at that position; when every given position
+agrees the claim is left unknown, named as holding at those positions only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import sympy as sp
+
+from ..errors import DerivationError
+from . import ast
+from .recurrence_step import previous_members
+from .sequences import index_value, initial_index, letter, recurrence_of, sequence_shape
+from .symbols import key_of
+
+POSITIONS = 4  # given positions the claim is checked at when the induction step is not proved
+
+
+@dataclasses.dataclass
+class Induction:
+    letter: str
+    first: int
+    hypothesis: str
+    lhs_node: object
+    rhs_node: object
+
+    def conclude(self, scope, s, verify) -> None:
+        """Turn the verdict on the induction step into the step's verdict on the claim (see the module)."""
+        c = self.letter
+        if s.status == "proved":
+            s.scope = (f"every position {c} by induction on {c}: base {c} = {self.first} (the initial condition 0, "
+                       f"the sum empty), step with the hypothesis {self.hypothesis} substituted, proved for "
+                       + s.scope)
+            s.method = f"induction on {c}, {s.method}"
+            return
+        why = s.status
+        for q in range(self.first + 1, self.first + 1 + POSITIONS):
+            try:
+                L = scope.expr(self.lhs_node, {c: sp.Integer(q)})
+                R = scope.expr(self.rhs_node, {c: sp.Integer(q)})
+                v = verify(s, L, R)
+            except DerivationError:
+                break
+            if v.status == "refuted":
+                s.lhs_expr, s.rhs_expr = L, R
+                s.verdict, s.status, s.general, s.method, s.seconds = v, v.status, False, v.method, v.seconds
+                s.scope = f"at the position {c} = {q}, unrolled from the initial condition: {v.scope}"
+                s.error = ""
+                return
+            if v.status != "proved":
+                break
+        else:
+            q = self.first + POSITIONS
+        s.status, s.general, s.verdict = "unknown", False, None
+        s.scope = f"agrees at the positions {c} = {self.first + 1}, ..., {q} only" if q > self.first else ""
+        s.error = (f"the induction step (the hypothesis {self.hypothesis} substituted) is {why}, which refutes "
+                   f"nothing: the claim about every position {c} is neither proved nor refuted"
+                   + (f"; it holds at the positions {c} = {self.first + 1}, ..., {q}, which is no proof for every "
+                      f"{c}" if q > self.first else ""))
+
+
+def _zero(node) -> bool:
+    node = node.body if isinstance(node, ast.Group) else node
+    return isinstance(node, ast.Num) and node.value == 0
+
+
+def read(scope, st):
+    """The induction step's two sides and its :class:`Induction`, for a claim ``S_t = \\sum_{j=a}^{t} F(j)``
+    of the shape the module reads; None otherwise (the claim is read, or refused, as before)."""
+    if not (isinstance(st, ast.Chain) and len(st.links) == 1 and st.links[0][0] == "="):
+        return None
+    lhs, rhs = st.first, st.links[0][2]
+    rec = recurrence_of(scope, lhs)
+    if rec is None or not isinstance(rhs, ast.Sum) or rhs.upper is None:
+        return None
+    c, d = rec
+    if not (isinstance(lhs.sub, ast.Name) and lhs.sub.base == c and lhs.sub.sub is None and lhs.sub.sup is None):
+        return None
+    if not (isinstance(rhs.upper, ast.Name) and rhs.upper.base == c and rhs.upper.sub is None
+            and rhs.upper.sup is None) or rhs.index == c:
+        return None
+    names = [n for n in ast.nodes_of(rhs.body) if isinstance(n, ast.Name)]
+    if any(n.base == c for n in names) or any(recurrence_of(scope, n) is not None for n in names):
+        return None  # the summand depends on t, or on a recurrent sequence: not this induction
+    first = initial_index(scope, lhs)
+    prev = previous_members(d, c)
+    if first is None or not prev:
+        return None
+    initial = scope.defs.get(key_of(ast.Name(lhs.pos, lhs.base, ast.Num(lhs.pos, first), lhs.sup, lhs.font)))
+    if initial is None or not _zero(initial.body):
+        return None
+    low = sp.Integer(1) if rhs.lower is None else index_value(scope, rhs.lower, {}, rhs, strict=False)
+    if low is None or low != first + 1:
+        return None
+    keys = {key_of(n) for n in prev}
+    if len(keys) != 1 or any(index_value(scope, n.sub, {}, n, strict=False) != letter(c) - 1 for n in prev):
+        return None  # a recurrence of one previous member, at t - 1
+    (key,) = keys
+    if key in scope.matrices or key in scope.scalars:
+        return None  # a declared previous member: one step of the recurrence (recurrence_step.py)
+    try:
+        P = sp.MatrixSymbol(key, *sequence_shape(scope, lhs, rec))
+        scope.matrices[key] = P
+        try:
+            step_lhs = scope.expr(d.body, {})
+        finally:
+            del scope.matrices[key]
+        step_rhs = P + scope.expr(rhs.body, {rhs.index: letter(c)})
+    except DerivationError:
+        return None
+    hyp = f"{prev[0].text()} = sum_{{{rhs.index}={low}}}^{{{c}-1}} {rhs.body.text()}"
+    note = (f"{lhs.text()} = {rhs.text()} is read as an induction on {c}: base at the initial condition, step with "
+            f"the hypothesis {hyp} substituted")
+    if note not in scope.notes:
+        scope.notes.append(note)
+    return step_lhs, step_rhs, Induction(c, first, hyp, lhs, rhs)
+
+
+def attach(scope, st, steps) -> None:
+    """Give the claim's step the induction step's sides to check, when the claim is read as an induction."""
+    if len(steps) != 1 or not (isinstance(steps[0].lhs_expr, Exception) or isinstance(steps[0].rhs_expr, Exception)):
+        return
+    found = read(scope, st)
+    if found is not None:
+        steps[0].lhs_expr, steps[0].rhs_expr, steps[0].induction = found
