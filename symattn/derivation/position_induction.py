@@ -82,29 +82,77 @@ def _zero(node) -> bool:
     return isinstance(node, ast.Num) and node.value == 0
 
 
+def _members(node):
+    return [n for n in ast.nodes_of(node) if isinstance(n, ast.Name) and n.sub is not None]
+
+
+def _families(node):
+    return {(n.base, n.sup) for n in ast.nodes_of(node) if isinstance(n, ast.Name)}
+
+
+def _at(n, c) -> bool:
+    return isinstance(n.sub, ast.Name) and n.sub.base == c and n.sub.sub is None and n.sub.sup is None
+
+
+def _recurrent_member(scope, lhs):
+    """The one recurrent member of the claim's left side (S_t of S_t, or of phi(q_t)^T S_t), or None."""
+    found = [n for n in ast.nodes_of(lhs) if isinstance(n, ast.Name) and recurrence_of(scope, n) is not None]
+    return found[0] if len(found) == 1 else None
+
+
+def _independent(scope, lhs, summand, index, x, c, body) -> bool:
+    """True when t enters the claim only through the recurrent member and through members at t of sequences
+    the recurrence does not use and the claim uses at no other position (q_t of S_t q_t): such a member is
+    any value z, the same at t and in the hypothesis at t - 1, and the claim is proved for every z. Other
+    members are the summand's at its index (k_i, v_i) or at given positions (k_1, the same at every t)."""
+    inputs = _families(body)
+    members = [n for n in _members(lhs) + _members(summand) if (n.base, n.sup) != (x.base, x.sup)]
+    free = {(n.base, n.sup) for n in members if _at(n, c)}
+    if free & inputs:
+        return False
+    for n in members:
+        if (n.base, n.sup) in free:
+            continue  # at t, checked below to be at t everywhere
+        if isinstance(n.sub, ast.Name) and n.sub.base == index and n.sub.sub is None and n.sub.sup is None:
+            continue
+        v = index_value(scope, n.sub, {}, n, strict=False)
+        if v is None or not v.is_Integer:
+            return False
+    if any((n.base, n.sup) in free and not _at(n, c) for n in members):
+        return False
+    return not (_free_letters(lhs) & {c, index}) and c not in _free_letters(summand)
+
+
+def _free_letters(node):
+    """The plain letters of ``node`` outside the subscripts of its members (t of gamma^t, not of q_t)."""
+    inner = {id(m) for n in _members(node) for m in ast.nodes_of(n.sub)}
+    return {n.base for n in ast.nodes_of(node)
+            if isinstance(n, ast.Name) and n.sub is None and n.sup is None and id(n) not in inner}
+
+
 def read(scope, st):
-    """The induction step's two sides and its :class:`Induction`, for a claim ``S_t = \\sum_{j=a}^{t} F(j)``
+    """The induction step's two sides and its :class:`Induction`, for a claim ``E(S_t) = \\sum_{j=a}^{t} F(j)``
     of the shape the module reads; None otherwise (the claim is read, or refused, as before)."""
     if not (isinstance(st, ast.Chain) and len(st.links) == 1 and st.links[0][0] == "="):
         return None
     lhs, rhs = st.first, st.links[0][2]
-    rec = recurrence_of(scope, lhs)
-    if rec is None or not isinstance(rhs, ast.Sum) or rhs.upper is None:
+    x = _recurrent_member(scope, lhs)
+    if x is None or not isinstance(rhs, ast.Sum) or rhs.upper is None:
         return None
+    rec = recurrence_of(scope, x)
     c, d = rec
-    if not (isinstance(lhs.sub, ast.Name) and lhs.sub.base == c and lhs.sub.sub is None and lhs.sub.sup is None):
+    if not _at(x, c) or not (isinstance(rhs.upper, ast.Name) and rhs.upper.base == c and rhs.upper.sub is None
+                             and rhs.upper.sup is None) or rhs.index == c:
         return None
-    if not (isinstance(rhs.upper, ast.Name) and rhs.upper.base == c and rhs.upper.sub is None
-            and rhs.upper.sup is None) or rhs.index == c:
+    if any(recurrence_of(scope, n) is not None for n in ast.nodes_of(rhs.body) if isinstance(n, ast.Name)):
         return None
-    names = [n for n in ast.nodes_of(rhs.body) if isinstance(n, ast.Name)]
-    if any(n.base == c for n in names) or any(recurrence_of(scope, n) is not None for n in names):
-        return None  # the summand depends on t, or on a recurrent sequence: not this induction
-    first = initial_index(scope, lhs)
+    if not _independent(scope, lhs, rhs.body, rhs.index, x, c, d.body):
+        return None  # the summand or the left side depends on t otherwise: not this induction
+    first = initial_index(scope, x)
     prev = previous_members(d, c)
     if first is None or not prev:
         return None
-    initial = scope.defs.get(key_of(ast.Name(lhs.pos, lhs.base, ast.Num(lhs.pos, first), lhs.sup, lhs.font)))
+    initial = scope.defs.get(key_of(ast.Name(x.pos, x.base, ast.Num(x.pos, first), x.sup, x.font)))
     if initial is None or not _zero(initial.body):
         return None
     low = sp.Integer(1) if rhs.lower is None else index_value(scope, rhs.lower, {}, rhs, strict=False)
@@ -114,19 +162,29 @@ def read(scope, st):
     if len(keys) != 1 or any(index_value(scope, n.sub, {}, n, strict=False) != letter(c) - 1 for n in prev):
         return None  # a recurrence of one previous member, at t - 1
     (key,) = keys
-    if key in scope.matrices or key in scope.scalars:
-        return None  # a declared previous member: one step of the recurrence (recurrence_step.py)
-    try:
-        P = sp.MatrixSymbol(key, *sequence_shape(scope, lhs, rec))
-        scope.matrices[key] = P
+    own = key_of(x)
+    if {key, own} & (set(scope.matrices) | set(scope.scalars)):
+        return None  # a declared member: one step of the recurrence (recurrence_step.py)
+
+    def with_value(k, value, node):
+        scope.matrices[k] = value
         try:
-            step_lhs = scope.expr(d.body, {})
+            return scope.expr(node, {})
         finally:
-            del scope.matrices[key]
-        step_rhs = P + scope.expr(rhs.body, {rhs.index: letter(c)})
+            del scope.matrices[k]
+
+    try:
+        shape = sequence_shape(scope, x, rec)
+        P = sp.MatrixSymbol(key, *shape)
+        body = with_value(key, P, d.body)
+        step_lhs = with_value(own, body, lhs)
+        base = with_value(own, sp.ZeroMatrix(*shape), lhs)
+        step_rhs = with_value(own, P, lhs) + scope.expr(rhs.body, {rhs.index: letter(c)})
     except DerivationError:
         return None
-    hyp = f"{prev[0].text()} = sum_{{{rhs.index}={low}}}^{{{c}-1}} {rhs.body.text()}"
+    if not isinstance(base, sp.MatrixExpr) or not base.doit().is_ZeroMatrix:
+        return None  # the base: the left side at the zero initial condition must be 0, as the empty sum is
+    hyp = f"{lhs.text().replace(x.text(), prev[0].text())} = sum_{{{rhs.index}={low}}}^{{{c}-1}} {rhs.body.text()}"
     note = (f"{lhs.text()} = {rhs.text()} is read as an induction on {c}: base at the initial condition, step with "
             f"the hypothesis {hyp} substituted")
     if note not in scope.notes:

@@ -59,3 +59,25 @@ def test_a_decaying_recurrence_is_not_claimed_by_the_undecayed_sum():
     decayed = LINEAR.replace(r"S_{t-1} +", r"2 S_{t-1} +")
     step = _step(decayed + r"$$ S_t = \sum_{i=1}^{t} k_i v_i^\top $$")
     assert step.status == "refuted" and "at the position t = 2" in step.scope
+
+
+CAUSAL = (r"$$ k_t, q_t \in \mathbb{R}^{d}, \quad v_t \in \mathbb{R}^{e}, \quad S_0 = 0 $$" + "\n"
+          r"$$ S_t = S_{t-1} + v_t k_t^\top $$" + "\n")
+
+
+def test_the_output_equals_causal_linear_attention_at_every_position():
+    step = _step(CAUSAL + r"$$ S_t q_t = \sum_{i=1}^{t} v_i k_i^\top q_t $$")
+    assert step.status == "proved" and "every position t by induction on t" in step.scope
+    assert "S_{t-1} q_t" in step.scope  # the hypothesis, with the query at t any value
+    assert _step(CAUSAL + r"$$ q_t^\top S_t^\top = \sum_{i=1}^{t} q_t^\top k_i v_i^\top $$").status == "proved"
+
+
+def test_a_query_at_the_summed_position_is_not_proved_by_the_induction():
+    # q_i in the summand: the query at t is no longer a value apart, and the claim is false at t = 2
+    step = _step(CAUSAL + r"$$ S_t q_t = \sum_{i=1}^{t} v_i k_i^\top q_i $$")
+    assert step.status != "proved"
+
+
+def test_a_scaled_causal_sum_is_refuted_at_a_given_position():
+    step = _step(CAUSAL + r"$$ S_t q_t = \sum_{i=1}^{t} 2 v_i k_i^\top q_t $$")
+    assert step.status == "refuted" and "at the position t = 1" in step.scope
