@@ -136,6 +136,10 @@ def read(scope, st):
     if not (isinstance(st, ast.Chain) and len(st.links) == 1 and st.links[0][0] == "="):
         return None
     lhs, rhs = st.first, st.links[0][2]
+    shown = lhs
+    defined = recurrence_of(scope, lhs) if isinstance(lhs, ast.Name) else None
+    if defined is not None and not previous_members(defined[1], defined[0]) and _at(lhs, defined[0]):
+        lhs = defined[1].body  # o_t of o_t = S_t q_t: its definition at t
     x = _recurrent_member(scope, lhs)
     if x is None or not isinstance(rhs, ast.Sum) or rhs.upper is None:
         return None
@@ -185,11 +189,11 @@ def read(scope, st):
     if not isinstance(base, sp.MatrixExpr) or not base.doit().is_ZeroMatrix:
         return None  # the base: the left side at the zero initial condition must be 0, as the empty sum is
     hyp = f"{lhs.text().replace(x.text(), prev[0].text())} = sum_{{{rhs.index}={low}}}^{{{c}-1}} {rhs.body.text()}"
-    note = (f"{lhs.text()} = {rhs.text()} is read as an induction on {c}: base at the initial condition, step with "
+    note = (f"{shown.text()} = {rhs.text()} is read as an induction on {c}: base at the initial condition, step with "
             f"the hypothesis {hyp} substituted")
     if note not in scope.notes:
         scope.notes.append(note)
-    return step_lhs, step_rhs, Induction(c, first, hyp, lhs, rhs)
+    return step_lhs, step_rhs, Induction(c, first, hyp, shown, rhs)
 
 
 def attach(scope, st, steps) -> None:

@@ -81,3 +81,15 @@ def test_a_query_at_the_summed_position_is_not_proved_by_the_induction():
 def test_a_scaled_causal_sum_is_refuted_at_a_given_position():
     step = _step(CAUSAL + r"$$ S_t q_t = \sum_{i=1}^{t} 2 v_i k_i^\top q_t $$")
     assert step.status == "refuted" and "at the position t = 1" in step.scope
+
+
+def test_an_output_defined_at_the_position_is_read_through_its_definition():
+    text = CAUSAL + r"$$ o_t = S_t q_t $$" + "\n"
+    step = _step(text + r"$$ o_t = \sum_{i=1}^{t} v_i k_i^\top q_t $$")
+    assert step.status == "proved" and "every position t by induction on t" in step.scope
+    step = _step(text + r"$$ o_t = \sum_{i=1}^{t} k_i^\top q_t v_i $$")
+    assert step.status == "proved"
+    step = _step(text + r"$$ o_t = \sum_{i=1}^{t} v_i q_t^\top k_t $$")
+    assert step.status != "proved"
+    step = _step(text + r"$$ o_t = \sum_{i=1}^{t} v_i q_t^\top k_1 $$")
+    assert step.status == "refuted" and "at the position t = 2" in step.scope
