@@ -21,7 +21,7 @@ from ..displays import show
 from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
-from . import ast, operators, powers
+from . import ast, operators, position_induction, powers
 from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
@@ -30,6 +30,7 @@ from .labels import rewrite_labels
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
 from .real_functions import REAL, refute_with_real_functions
+from .recurrence_step import is_initial_condition
 from .sequences import note_index_letters
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
@@ -213,6 +214,9 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             continue
         s.verdict, s.status, s.general = v, v.status, v.general
         s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
+        if getattr(s, "induction", None) is not None:  # S_t = sum_{i=1}^{t} ... (position_induction.py)
+            s.induction.conclude(s.scope_obj, s, lambda s, L, R: _verify_positions(s, L, R, budget))
+            continue
         maps = _uninterpreted_maps(L, R)
         if v.status == "refuted" and maps and _independent_of_maps(s, L, R, budget):
             s.scope += (f"; for every {', '.join(maps)}: the difference of the sides does not depend on what "
@@ -358,7 +362,8 @@ def _infer_head_ranges(scope: Scope, stmts) -> None:
 
 def _is_definition(scope: Scope, st) -> bool:
     """``x = e`` (or ``F(Q, K, V) = e = e' ...``) with x a name nothing declares yet defines x."""
-    return isinstance(st, ast.Chain) and st.links[0][0] == "=" and scope.is_undefined_name(st.first)
+    return isinstance(st, ast.Chain) and st.links[0][0] == "=" and (
+        scope.is_undefined_name(st.first) or is_initial_condition(scope, st))  # S_0 = 0 after the recurrence
 
 
 def _as_one_by_one(L, R):
@@ -602,4 +607,5 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
         s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
         s.orientation = as_vectors[k] or ""
         out.append(s)
+    position_induction.attach(scope, st, out)
     return out

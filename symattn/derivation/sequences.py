@@ -26,6 +26,7 @@ import sympy as sp
 
 from ..errors import DerivationError
 from . import ast
+from .recurrence_step import one_step
 from .symbols import family_key, is_matrix, key_of
 
 MAX_UNROLL = 16  # positions a recurrence is unrolled through, down to its initial condition
@@ -318,6 +319,8 @@ def unroll(scope, node, rec, v):
     """The recurrent member ``node`` at position ``v``: its definition at v, down to the initial condition."""
     c, d = rec
     what = f"{d.target.text()} = {d.body.text()}"
+    if not v.is_Integer and (step := one_step(scope, node, rec, v)) is not None:
+        return step
     if not v.is_Integer:
         scope.fail(node, f"{node.text()} is at the symbolic position {sp.sstr(v)} of the recurrence {what}: a "
                    "recurrence is unrolled only at a given position (such as 2); a step about every position "
