@@ -181,6 +181,8 @@ def length_of(scope, node, L):
         return None
     if any(up.base in table for table in (scope.matrices, scope.scalars, scope.defs, scope.dims)):
         return None
+    if any(c == up.base for c, _ in recurrences(scope).values()):
+        return None  # the position letter of a recurrence: a position, never a length (position_induction)
     over = [n for n in ast.nodes_of(node.body) if isinstance(n, ast.Name) and isinstance(n.sub, ast.Name)
             and n.sub.base == node.index and n.sub.sub is None and generic_letters(scope, n)]
     if not over:

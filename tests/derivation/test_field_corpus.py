@@ -94,12 +94,10 @@ UNREAD: dict[str, tuple[int, str, str]] = {
     'he2021.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
     'he2021_corrupted.tex': (11, 'ill-formed', 'the left side Q_i^c K_j^c^T + Q_i^c K_{delta('),
     'jaegle2021.tex': (11, 'unknown', ''),
-    'peng2021.tex': (7, 'ill-formed', 'the left side S_0 is ill-formed: line 7, colu'),
-    'peng2021_corrupted.tex': (7, 'ill-formed', 'the left side S_0 is ill-formed: line 7, colu'),
+    'peng2021.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
+    'peng2021_corrupted.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2023.tex': (6, 'ill-formed', 'the left side w k v_t is ill-formed: line 6, '),
     'peng2023_corrupted.tex': (6, 'ill-formed', 'the left side w k v_t is ill-formed: line 6, '),
-    'schlag2021.tex': (9, 'ill-formed', 'the left side W_i is ill-formed: line 9, colu'),
-    'schlag2021_corrupted.tex': (9, 'ill-formed', 'the left side W_i is ill-formed: line 9, colu'),
     'shazeer2020_corrupted.tex': (11, 'unknown', 'the sides differ for some map sigma (the coun'),
 }
 
