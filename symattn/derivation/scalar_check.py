@@ -37,6 +37,7 @@ import sympy as sp
 
 from ..errors import BudgetExceeded, DerivationError, SymattnError
 from ..proof.verdict import general_scope, refuted, unknown
+from . import scalar_bounds as B
 from . import scalars as S
 from .model import Report, Step
 from .scalar_prove import Prover
@@ -192,12 +193,13 @@ def _where_nonzero(el, nodes) -> str:
 
 def _scope(el, pr, nodes, how, hyp) -> str:
     """What a proved step holds for, in words: every length, every real entry, every j."""
-    dims = sorted(str(d) for d in el.dims.values())
+    dims = sorted(str(d) for d in el.dims)
     if pr.j is not None and "symbolically" in how:
         lengths = ", ".join(dims) or "V"
         out = f"every {pr.j} in 1..{lengths}, all real entries: {how}"
     else:
-        out = (f"every {', '.join(dims)} >= 1 and " if dims else "") + (
+        out = (f"every {', '.join(dims)} >= 1 and " if dims else "") + "".join(
+            f"{B.text(b)}, " for b in el.bounds) + (
             "all real entries" if (el.vectors or el.reals) else "all values")
         if how:
             out += f"; {how}"

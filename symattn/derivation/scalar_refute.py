@@ -49,7 +49,8 @@ class Refuter:
         self.el, self.pr = el, prover
 
     def instances(self):
-        dims = sorted(self.el.dims.values(), key=str)
+        # the symbols of the lengths (a length bounded by another, n = c + (n - c), has two)
+        dims = sorted(set().union(*(sp.sympify(v).free_symbols for v in self.el.dims.values())), key=str)
         j = self.pr.j
         sizes = [1, 2, 3]
         for size in sizes:
@@ -157,7 +158,9 @@ class Refuter:
                     continue
                 d = a - b
                 used = set().union(*(sp.sympify(x).free_symbols for x in (L, R) if not isinstance(x, Vec)))
-                dims = {str(s): int(v) for s, v in at.items() if s in used or s in self.el.dims.values()}
+                dims = {str(s): int(v) for s, v in at.items() if s in used and not any(
+                    sp.sympify(x).has(s) for x in self.el.dims.values())}
+                dims.update({name: int(sp.sympify(v).xreplace(at)) for name, v in self.el.dims.items()})
                 values = {}
                 for (name, _, _), v in zip(entries, combo):
                     values.setdefault(name, []).append(v)

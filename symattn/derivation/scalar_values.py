@@ -18,6 +18,7 @@ import sympy as sp
 
 from ..errors import DerivationError, UnknownSymbolError
 from ..proof.maxcases import INDEX, VecMax, instantiate
+from . import scalar_bounds as B
 from . import scalars as S
 
 MAX_LENGTH = 64  # a concrete length written in a declaration
@@ -58,6 +59,9 @@ class Elaborator:
         self.chains: list = []
         self.named: dict = {}  # name -> (what it is, where): every name is declared or defined once
         self.calling: list = []  # the functions being evaluated (a definition by itself is refused)
+        self.bounds = [st for st in stmts if isinstance(st, B.Bound)]
+        if self.bounds:
+            self.bound_lengths(stmts)
         for st in stmts:
             if isinstance(st, S.Declare):
                 self.declare(st)
@@ -97,6 +101,25 @@ class Elaborator:
                               "initial values")
 
     # declarations ---------------------------------------------------------------------------
+    def bound_lengths(self, stmts):
+        """The letters of ``1 \\le c < n`` as lengths (:mod:`.scalar_bounds`), each used as a length or a
+        sum's bound somewhere in the file."""
+        used = B.used_as_lengths(stmts, S)
+        declared = {n.parts[0] for st in stmts if isinstance(st, S.Declare) for n in st.names if n.kind == "name"}
+        for b in self.bounds:
+            for x, v in B.lengths(b).items():
+                if x not in used:
+                    raise DerivationError(f"{x} in {B.text(b)} is neither a length nor the bound of a sum: the "
+                                          "chain is read only as bounds on lengths", b.pos[0], b.pos[1],
+                                          "bounds between lengths, as in 1 \\le c < n with c and n bounds of sums")
+                if x in declared:
+                    raise DerivationError(f"{x} in {B.text(b)} is declared as a number too", b.pos[0], b.pos[1],
+                                          "a length bounded without its declaration as a real")
+                if x in self.dims:
+                    raise DerivationError(f"{x} is bounded twice", b.pos[0], b.pos[1], "one chain for each letter")
+                self.dims[x] = v
+            self.notes.append(f"assumed {B.text(b)} (whole numbers)")
+
     def claim_name(self, key: str, what: str, node):
         """Record that ``key`` is declared or defined as ``what`` at ``node``; a name declared or
         defined a second time (a function defined twice, a sequence x_1..x_V and a vector x, a

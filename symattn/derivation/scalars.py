@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import ParseError
+from . import scalar_bounds as B
 from .tokens import MAX_DEPTH, MAX_TOKENS, check_size
 
 TRIGGERS = re.compile(r"\\(max|leftarrow|gets)(?![A-Za-z])|\\(operatorname|mathrm)\s*\{\s*max\s*\}")
@@ -47,10 +48,11 @@ REFUSED = {  # command: (what it writes, what to write instead)
     "min": ("a minimum", "the step with \\max"),
     "prod": ("a product over an index", "the product written out"),
     "log": ("a logarithm", "exponentials e^{...}"),
-    "le": ("an inequality", "a chain of equalities"),
-    "leq": ("an inequality", "a chain of equalities"),
     "approx": ("an approximation", "a chain of equalities"),
 }
+
+
+COMPARISONS = ("le", "leq", "ge", "geq")
 
 
 def is_scalar_document(text: str) -> bool:
@@ -300,6 +302,9 @@ def tokenize(text: str) -> list[Tok]:
             elif name in ("{", "}"):
                 emit("sym", name, i)
                 i = j
+            elif name in COMPARISONS:  # read only as a chain of bounds (scalar_bounds)
+                emit("cmp", name, i)
+                i = j
             elif name in REFUSED:
                 what, instead = REFUSED[name]
                 raise ParseError(f"\\{name} is not read: {what} is not part of a scalar derivation", line,
@@ -502,6 +507,8 @@ class Parser:
             return N("num", (int(t.value),), pos)
         if t.kind == "id":
             return self.name(t)
+        if B.comparison(t):
+            B.refuse(t)
         if simple:
             raise ParseError(f"found {t.show()}", t.line, t.col, "a name, a number or {...}")
         if t.kind == "cmd" and t.value == "infty":
@@ -603,6 +610,9 @@ def _statement(toks: list[Tok], names_before: list) -> list:
     """One statement: a declaration, a definition, a recurrence or a chain."""
     while toks and toks[-1].kind == "sym" and toks[-1].value == ".":
         toks = toks[:-1]  # the full stop that ends a displayed formula
+    for t in toks:
+        if B.comparison(t):  # an inequality beside a relation, or inside an expression
+            B.refuse(t)
     rel = _relation(toks)
     pos = (toks[0].line, toks[0].col)
     if rel == "in":
@@ -704,6 +714,9 @@ def _formula(toks: list[Tok], env: str) -> list:
             if not out or not isinstance(out[-1], Chain):
                 raise ParseError("a row that continues a chain, after no chain", row[0].line, row[0].col,
                                  "a chain a = b before the row '&= c'")
+            for t in row:
+                if B.comparison(t):
+                    B.refuse(t)
             p = Parser(_eof(row[1:]))
             node = p.expr()
             if p.at("sym", ","):
@@ -715,6 +728,9 @@ def _formula(toks: list[Tok], env: str) -> list:
         pending: list = []
         for part in _split(row, lambda t: t.kind == "sym" and t.value == ","):
             if not part:
+                continue
+            if _relation(part) is None and any(B.comparison(t) for t in part):
+                out.append(B.statement(part))  # 1 \le c < n: bounds on lengths
                 continue
             if _relation(part) is None:
                 pending.append(part)  # a name of a list: a, b \in ...

@@ -13,6 +13,8 @@ these identities of real numbers (the rules of this module):
   integer c in 1..8 when hi >= lo - 1 is provable, so that sums with the same lower limit meet at
   the smaller upper limit. A sum over hi < lo is empty (0), as papers read it; SymPy's own sum
   identities (Karr's convention) are never used: the sums left are opaque symbols.
+- ``join_sums`` (:mod:`.join_sums`): Σ_{k=a}^{b} g(k) + Σ_{k=b+1}^{e} g(k) = Σ_{k=a}^{e} g(k) when
+  b >= a - 1 and e >= b are provable (a sum split at a bounded position, ``1 \\le c < n``).
 - ``merge_sums``: a·Σ_k g(k) + b·Σ_k h(k) = Σ_k (a·g(k) + b·h(k)) over the same limits, for a
   and b free of k (linearity of a finite sum).
 - ``max_cases`` (a case split on the maximum entry): the entries of the vectors a claim
@@ -38,6 +40,7 @@ import sympy as sp
 
 from ..errors import BudgetExceeded, SoundnessError
 from .budget import Budget
+from .join_sums import join_sums
 from .kernel import combine, conclude
 from .scalar import exact_zero, parameters
 from .verdict import AuditRecord, TraceLine, Verdict, proved, quantified, symbolic_proof, unknown
@@ -269,7 +272,7 @@ def _by_sums(L, R, budget: float, claim=None):
     (the caller has the kernel audit the claim as stated); else "unknown". ``claim``: the claim
     as stated (before the maxima were made opaque), whose symbols the proof is for."""
     L, R = rename_sum_indices(L), rename_sum_indices(R)
-    d = merge_sums(_combine_exp(sp.Add(*peel_sums(L, -R))))
+    d = merge_sums(join_sums(_combine_exp(sp.Add(*peel_sums(L, -R)))))
     d = sp.Add(*[sp.Sum(_combine_exp(t.function), t.limits) if isinstance(t, sp.Sum) else t
                  for t in sp.Add.make_args(d)])
     trace = [TraceLine("lhs - rhs after the sum rules: {}", d, limit=200)]
