@@ -30,8 +30,7 @@ from .labels import rewrite_labels
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
 from .real_functions import REAL, refute_with_real_functions
-from .recurrence_step import is_initial_condition
-from .sequences import note_index_letters
+from .sequences import is_initial_condition, note_index_letters
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls

@@ -33,13 +33,11 @@ def declared_previous(scope, d, c) -> bool:
     return bool(prev) and all(key_of(n) in scope.matrices or key_of(n) in scope.scalars for n in prev)
 
 
-def one_step(scope, node, rec, v):
+def one_step(scope, node, rec, v, position):
     """The member ``node`` at the symbolic position v read as the body once, or None when this reading does not
-    apply (the caller refuses)."""
-    from .sequences import letter
-
+    apply (the caller refuses); ``position`` is the value of the recurrence's own position letter."""
     c, d = rec
-    if v != letter(c) or not declared_previous(scope, d, c):
+    if v != position or not declared_previous(scope, d, c):
         return None
     notes = scope.notes
     msg = (f"{node.text()} is read as one step of its recurrence, {d.target.text()} = {d.body.text()}, with the "
@@ -49,22 +47,3 @@ def one_step(scope, node, rec, v):
     if msg not in notes:
         notes.append(msg)
     return scope.expr(d.body, {})
-
-
-def is_initial_condition(scope, st) -> bool:
-    """``S_0 = 0`` written after the recurrence ``S_t = S_{t-1} + \\phi(k_t) \\otimes v_t`` (as RFA writes it):
-    the zero value at a given position of a recurrence that has no initial condition yet is its initial
-    condition, read as a definition (before the recurrence it is one already)."""
-    from .sequences import index_value, initial_index, recurrence_of
-
-    if not (isinstance(st, ast.Chain) and len(st.links) == 1 and st.links[0][0] == "="):
-        return False
-    n, body = st.first, st.links[0][2]
-    body = body.body if isinstance(body, ast.Group) else body
-    if not (isinstance(n, ast.Name) and n.sub is not None and isinstance(body, ast.Num) and body.value == 0):
-        return False
-    rec = recurrence_of(scope, n)
-    if rec is None or initial_index(scope, n) is not None or not previous_members(rec[1], rec[0]):
-        return False
-    v = index_value(scope, n.sub, {}, n, strict=False)
-    return v is not None and v.is_Integer

@@ -26,7 +26,7 @@ import sympy as sp
 
 from ..errors import DerivationError
 from . import ast
-from .recurrence_step import one_step
+from .recurrence_step import one_step, previous_members
 from .symbols import family_key, is_matrix, key_of
 
 MAX_UNROLL = 16  # positions a recurrence is unrolled through, down to its initial condition
@@ -321,7 +321,7 @@ def unroll(scope, node, rec, v):
     """The recurrent member ``node`` at position ``v``: its definition at v, down to the initial condition."""
     c, d = rec
     what = f"{d.target.text()} = {d.body.text()}"
-    if not v.is_Integer and (step := one_step(scope, node, rec, v)) is not None:
+    if not v.is_Integer and (step := one_step(scope, node, rec, v, letter(c))) is not None:
         return step
     if not v.is_Integer:
         scope.fail(node, f"{node.text()} is at the symbolic position {sp.sstr(v)} of the recurrence {what}: a "
@@ -396,3 +396,20 @@ def define(scope, st) -> bool:
     scope.notes.append(f"{t.text()} = {st.body.text()} is read as a sequence over the position {c}, unrolled at a "
                        "given position down to its initial condition")
     return True
+
+
+def is_initial_condition(scope, st) -> bool:
+    """``S_0 = 0`` written after the recurrence ``S_t = S_{t-1} + \\phi(k_t) \\otimes v_t`` (as RFA writes it):
+    the zero value at a given position of a recurrence that has no initial condition yet is its initial
+    condition, read as a definition (before the recurrence it is one already)."""
+    if not (isinstance(st, ast.Chain) and len(st.links) == 1 and st.links[0][0] == "="):
+        return False
+    n, body = st.first, st.links[0][2]
+    body = body.body if isinstance(body, ast.Group) else body
+    if not (isinstance(n, ast.Name) and n.sub is not None and isinstance(body, ast.Num) and body.value == 0):
+        return False
+    rec = recurrence_of(scope, n)
+    if rec is None or initial_index(scope, n) is not None or not previous_members(rec[1], rec[0]):
+        return False
+    v = index_value(scope, n.sub, {}, n, strict=False)
+    return v is not None and v.is_Integer
