@@ -29,6 +29,7 @@ from ..defs.numeric_nodes import DivideRows, ScaleRows
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError
 from . import ast, identity
+from .label_rows import labelled_whole
 from .symbols import ONES
 
 
@@ -110,8 +111,8 @@ def row_vector(scope, node: ast.Name, L):
     sub = node.sub
     if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base.rstrip("'")) == 1):
         return None  # a letter, primed or not (K_{m'} in a sum over m')
-    whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
-    key = scope.resolve(whole.text())
+    whole = labelled_whole(scope, node, L) or ast.Name(node.pos, node.base, None, node.sup, node.font)
+    key = scope.resolve(whole.text())  # Q^c_i: row i of Q_c (label_rows)
     if (not (key in scope.matrices or defined_matrix(scope, key)) or sub.base in scope.counts
             or scope.resolve(sub.base) in scope.dims
             or sub.base in scope.family_letters.values() or scope.dialect != "latex"):
