@@ -17,16 +17,18 @@ and the subscript is then read as the row index of a declared matrix's row ``X_i
 from __future__ import annotations
 
 from . import ast
+from .row_pairs import is_map_index
 from .symbols import family_key, key_of
 
 
 def labelled_whole(scope, node: ast.Name, L) -> ast.Name | None:
     """``X_c`` for the row ``X^c_i`` (the whole matrix whose row it is), or None where ``node`` is not that."""
     sup, sub = node.sup, node.sub
-    if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base.rstrip("'")) == 1
-            and sub.base not in scope.counts and scope.resolve(sub.base) not in scope.dims):
+    letter = (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base.rstrip("'")) == 1
+              and sub.base not in scope.counts and scope.resolve(sub.base) not in scope.dims)
+    if not (letter or is_map_index(scope, sub)):  # Q^c_i, K^r_{\delta(i,j)}
         return None
-    if ( not isinstance(sup, str) or not sup.isalpha() or not sup.islower() or len(sup) > 2
+    if (not isinstance(sup, str) or not sup.isalpha() or not sup.islower() or len(sup) > 2
             or sup in scope.counts or sup in L or scope.resolve(sup) in scope.dims or scope.dialect != "latex"):
         return None
     top = ast.Name(node.pos, node.base, None, sup, node.font)
