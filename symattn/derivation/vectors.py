@@ -115,6 +115,7 @@ def row_vector(scope, node: ast.Name, L):
         if scope.dialect != "latex" or not (key in scope.matrices or defined_matrix(scope, key)):
             return None
         row = row_pairs.free_row(scope, node, scope._expr(whole, L), sub)
+        scope.rows_read += 1
         return row if scope.convention == "row" else row.T
     if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base.rstrip("'")) == 1):
         return None  # a letter, primed or not (K_{m'} in a sum over m')

@@ -54,3 +54,12 @@ def test_a_row_of_a_transpose_at_a_second_position_is_refused():
     decl = DECL + r"$$ S = (H W)^\top H $$" "\n"
     (s,) = check(decl + r"$$ H_i S_j^\top = H_i S_j^\top $$").steps
     assert s.status == "ill-formed" and "second position" in s.error
+
+
+@pytest.mark.parametrize("transpose, status", [(r"U^\top", "proved"), ("U", "refuted")])
+def test_under_the_column_convention_the_rows_are_column_vectors(transpose, status):
+    text = (r"$$ H \in \mathbb{R}^{N \times d}, \quad P \in \mathbb{R}^{M \times d}, \quad "
+            r"W, U \in \mathbb{R}^{d \times d} $$" "\n" r"$$ Q = H W, \quad K = P U $$" "\n"
+            rf"$$ Q_i^\top K_{{\delta(i,j)}} + Q_i^\top H_j = H_i^\top W {transpose} P_{{\delta(i,j)}} "
+            r"+ H_i^\top W H_j $$")
+    assert [s.status for s in check(text).steps] == [status]
