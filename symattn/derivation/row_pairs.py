@@ -99,7 +99,7 @@ def verify_rows(scope, L, R, verify):
     """``verify(L, R)`` with the free rows free; else at j = i (see the module's text)."""
     v = verify(L, R)
     present = L.free_symbols | R.free_symbols
-    rows = {f: m for f, m in scope.__dict__.get("free_rows", {}).items() if f in present}  # this step's
+    rows = {f: m for f, m in (getattr(scope, "free_rows", None) or {}).items() if f in present}  # this step's
     if not rows:
         return v
     letters = sorted({t for _, m, t in rows.values() if not m})
