@@ -30,6 +30,7 @@ from .labels import rewrite_labels
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
 from .real_functions import REAL, refute_with_real_functions
+from .row_pairs import verify_rows
 from .sequences import is_initial_condition, note_index_letters
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
@@ -268,7 +269,7 @@ def _verify_positions(s, L, R, budget):
     scope = s.scope_obj
     if getattr(scope, "positions", None):
         s.lhs_expr, s.rhs_expr = L.xreplace(scope.subs), R.xreplace(scope.subs)
-    return verify_positions(scope, L, R, budget=budget)
+    return verify_rows(scope, L, R, lambda a, b: verify_positions(scope, a, b, budget=budget))  # H_j beside H_i
 
 
 # documents (statements from a front end) ------------------------------------

@@ -28,7 +28,8 @@ from ..defs.feature_map import FeatureMap
 from ..defs.numeric_nodes import DivideRows, ScaleRows
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError
-from . import ast, identity
+from . import ast, identity, row_pairs
+from .label_rows import labelled_whole
 from .symbols import ONES
 
 
@@ -108,10 +109,18 @@ def row_vector(scope, node: ast.Name, L):
     The subscript is a letter: an index bound by a sum over the rows of Q (``\\sum_{j=1}^{N} K_j``), or
     an undeclared letter, read as a position 1 <= i <= N (see ``Scope.position_value``)."""
     sub = node.sub
+    if row_pairs.is_map_index(scope, sub):  # P_{\delta(i,j)}: a row picked by an index map (row_pairs)
+        whole = labelled_whole(scope, node, L) or ast.Name(node.pos, node.base, None, node.sup, node.font)
+        key = scope.resolve(whole.text())
+        if scope.dialect != "latex" or not (key in scope.matrices or defined_matrix(scope, key)):
+            return None
+        row = row_pairs.free_row(scope, node, scope._expr(whole, L), sub)
+        scope.rows_read += 1
+        return row if scope.convention == "row" else row.T
     if not (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and len(sub.base.rstrip("'")) == 1):
         return None  # a letter, primed or not (K_{m'} in a sum over m')
-    whole = ast.Name(node.pos, node.base, None, node.sup, node.font)
-    key = scope.resolve(whole.text())
+    whole = labelled_whole(scope, node, L) or ast.Name(node.pos, node.base, None, node.sup, node.font)
+    key = scope.resolve(whole.text())  # Q^c_i: row i of Q_c (label_rows)
     if (not (key in scope.matrices or defined_matrix(scope, key)) or sub.base in scope.counts
             or scope.resolve(sub.base) in scope.dims
             or sub.base in scope.family_letters.values() or scope.dialect != "latex"):
@@ -126,6 +135,10 @@ def row_vector(scope, node: ast.Name, L):
             scope.fail(node, f"{node.text()} is row {sub.base} of {whole.text()}, which has {sp.sstr(rows)} rows, and "
                        f"the sum over {sub.base} runs to {sp.sstr(n)}", f"a sum over the {sp.sstr(rows)} rows of "
                        f"{whole.text()}", NotationShapeError)
+    elif row_pairs.second_position(scope, sub, L):  # H_j beside H_i (row_pairs)
+        row = row_pairs.free_row(scope, node, X, sub)
+        scope.rows_read += 1
+        return row if scope.convention == "row" else row.T
     else:
         k = scope.position_value(sub, X.rows, L)
         scope.check_positions(node, k, k, X.rows)
