@@ -30,6 +30,7 @@ from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError, SymattnError, UnknownSymbolError
 from . import ast, broadcast, componentwise, index_ranges, operators, scalar_functions, sequences, statistics, vectors
 from . import real_functions as real
+from .call_values import rejoin_calls
 from .conditions import mask_entry_refusal
 from .declarations import Declarations
 from .diagonal import inverse_power
@@ -339,6 +340,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         return sp.sqrt(square[0, 0] if getattr(square, "shape", None) == (1, 1) else square)
 
     def _mul(self, node, L):
+        if (node := rejoin_calls(self, node, L)) and not isinstance(node, ast.Mul):
+            return self._expr(node, L)  # k (x)^T of the document's function k: (k(x))^T (call_values)
         if operators.mentions_operator(self, node):  # (Id + A \otimes W) \cdot x
             return operators.application(self, node, L)
         acc, left = None, None

@@ -34,6 +34,7 @@ from .point_values import PointValue
 from .position_sets import read_position_set
 from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_of, entry_refusal, is_plain_index
 from .sequences import sequence_length
+from .set_families import refuse_family
 from .tokens import Token, tokenize_plain
 
 
@@ -73,6 +74,7 @@ class LatexParser(Parser):
             return read_position_set(self)
         node = super().primary()
         if isinstance(node, ast.Group) and self.at_op("_"):  # (P_l)_{h,h'}: an entry (result_parts)
+            refuse_family(self, node, self.peek())  # (W_k x_j)_{j \in S_i}: a family over a set (set_families)
             op = self.next()
             return entry_of(node, self.subscript(), lambda: self.fail(*PAREN_SUBSCRIPT, op))
         return node
