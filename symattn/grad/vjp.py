@@ -17,6 +17,7 @@ from sympy.matrices.expressions.matexpr import MatrixExpr
 from ..defs.heads import FamilyMember, HeadSum, bind, substitute
 from ..defs.shapes import as_matrix, same_dim, show_shape
 from ..errors import GradientError
+from ..proof import dag
 from ..proof.layer_stack import stacks_of, unfold
 from .coverage import CONSTANTS, INPUTS, REFUSED_WRT, refuse
 from .rules import pullback
@@ -77,7 +78,12 @@ def unfold_stacks(expr, wrt, op: str = "vjp"):
     weight W is W_l); a stack of a symbolic depth L, or a wrt that is a weight of a stack (each layer
     has its own), is refused with a GradientError that says what to ask instead."""
     stacks = stacks_of(expr)
+    names = {x.name for x in dag.atoms(expr, sp.MatrixSymbol)} if stacks else set()
     for s in stacks:
+        clash = sorted(x for W in s.weights for x in names if re.fullmatch(rf"{re.escape(W.name)}_[1-9]\d*", x))
+        if clash:  # unfolded, layer 1's weight A_1 would be the user's A_1
+            raise GradientError(f"{op}: the matrix {clash[0]} is named like a weight of a layer of the stack "
+                                f"{sp.sstr(s)[:80]} (W_1, W_2, ... once unfolded); rename it")
         if wrt in s.weights:
             raise GradientError(f"{op}: {wrt} is a weight of the stack {sp.sstr(s)[:80]}: each layer has its own "
                                 f"({wrt.name}_1, ..., {wrt.name}_L, as LayerStack.unfold names them); differentiate "

@@ -580,7 +580,12 @@ class BatchedNumPyPrinter(NumPyPrinter):
         if self._axes(e):
             raise LoweringError(f"cannot lower a stack of layers that reads a head index: {sp.sstr(e)[:80]}")
         level = self._layer_level
+        # the lambda's parameters: named apart from every name the body may read (a user matrix _S0)
+        taken = {str(getattr(x, "name", x)) for x in e.atoms(sp.Symbol, sp.MatrixSymbol)}
+        taken |= {str(v) for v in (*self.names.values(), *(self.dims or {}).values(), *(self.stacked or {}).values())}
         S, layer = f"_S{level}", f"_l{level}"
+        while S in taken or layer in taken:
+            S, layer = S + "_", layer + "_"
         start, depth = self._print(e.start), self.dim(e.depth)
         names, known = self.names, self.known
         self.names = {**names, e.placeholder: S,

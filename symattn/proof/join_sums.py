@@ -19,8 +19,8 @@ import sympy as sp
 MAX_JOINS = 16
 
 
-def _parts(term):
-    """(coefficient, the one single-limit sum of the term) or None."""
+def single_sum(term):
+    """(coefficient, the one single-limit sum of the term, whose index the coefficient does not hold) or None."""
     coeff, sums = sp.Integer(1), []
     for f in sp.Mul.make_args(term):
         if isinstance(f, sp.Sum) and len(f.limits) == 1:
@@ -48,9 +48,9 @@ def join_sums(e):
     for _ in range(MAX_JOINS):
         found = False
         for i, u in enumerate(terms):
-            pu = _parts(u)
+            pu = single_sum(u)
             for j, w in enumerate(terms):
-                pw = _parts(w) if i != j else None
+                pw = single_sum(w) if i != j else None
                 if pu is None or pw is None or sp.expand(pu[0] - pw[0]) != 0:
                     continue
                 one = _joined(pu[1], pw[1])

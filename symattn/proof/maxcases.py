@@ -40,7 +40,7 @@ import sympy as sp
 
 from ..errors import BudgetExceeded, SoundnessError
 from .budget import Budget
-from .join_sums import join_sums
+from .join_sums import join_sums, single_sum
 from .kernel import combine, conclude
 from .scalar import exact_zero, parameters
 from .verdict import AuditRecord, TraceLine, Verdict, proved, quantified, symbolic_proof, unknown
@@ -169,20 +169,12 @@ def merge_sums(e):
     groups: dict = {}
     rest = []
     for term in sp.Add.make_args(e):
-        coeff, sums = sp.Integer(1), []
-        for f in sp.Mul.make_args(term):
-            if isinstance(f, sp.Sum) and len(f.limits) == 1:
-                sums.append(f)
-            else:
-                coeff = coeff * f
-        if len(sums) != 1:
+        found = single_sum(term)
+        if found is None:
             rest.append(term)
             continue
-        s = sums[0]
+        coeff, s = found
         k, lo, hi = s.limits[0]
-        if coeff.has(k):
-            rest.append(term)
-            continue
         fresh = groups.setdefault((lo, hi), [sp.Dummy("k", integer=True), []])
         fresh[1].append(coeff * s.function.xreplace({k: fresh[0]}))
     out = [sp.Sum(sp.Add(*body), (k, lo, hi)) for (lo, hi), (k, body) in groups.items()]

@@ -54,3 +54,9 @@ def test_a_symbolic_depth_is_refused_also_for_one_layer_weight():
 def test_the_weight_of_every_layer_at_once_is_refused_naming_the_layer_weights():
     with pytest.raises(sa.GradientError, match="A_1, ..., A_L"):
         sa.vjp(_two_layers(), A, G)
+
+
+def test_a_user_matrix_named_like_a_layer_weight_is_refused():
+    """Unfolded, layer 1's weight A_1 would be the user's A_1: the two gradients would be summed."""
+    with pytest.raises(sa.GradientError, match="A_1 is named like a weight"):
+        sa.vjp(_two_layers() + A1 * X, A1, G)

@@ -89,3 +89,18 @@ def test_a_weight_also_read_outside_its_stack_is_refused():
     both = RESIDUAL + W * X
     with pytest.raises(LoweringError, match="also read outside the stack"):
         sa.lower(both)
+
+
+@pytest.mark.parametrize("name", ["_S0", "_l0"])
+def test_a_user_matrix_named_like_the_loop_variables_keeps_its_value(name):
+    """The loop's lambda names its parameters apart from every name of the body."""
+    B = sp.MatrixSymbol(name, n, m)
+    stack = sa.layer_stack(S + W * S + B, S, X, L, weights=[W])
+    rng = np.random.default_rng(2)
+    x, w, b = rng.normal(size=(4, 2)), rng.normal(size=(3, 4, 4)), rng.normal(size=(4, 2))
+    want = x
+    for layer in range(3):
+        want = want + w[layer] @ want + b
+    np.testing.assert_allclose(sp.lambdify([X, W, B], stack)(x, w, b), want, rtol=1e-12)
+    kernel, given = sa.lower(stack), {"X": x, "W": w, name: b}
+    np.testing.assert_allclose(kernel(*[given[a.name] for a in kernel.args]), want, rtol=1e-12)

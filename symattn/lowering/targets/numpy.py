@@ -59,7 +59,7 @@ def as_inputs(named):
         if a.ndim < (least[0] if least else 2):
             if least and least[0] == 3:
                 raise InputError(f"{name}: expected the heads of a family, (..., H, rows, cols) with the "
-                                 f"heads on axis -3, got shape {a.shape}")
+                                 f"heads on axis -3 (or the layers of a stack's weight), got shape {a.shape}")
             raise InputError(
                 f"{name}: expected a matrix (at least 2 axes, batch axes first), got shape {a.shape}")
         arrays.append(a)
