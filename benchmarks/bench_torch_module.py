@@ -62,8 +62,9 @@ def bench(shape, dtype, rounds, reps, backward):
     names = list(fns)
     times = {k: [] for k in fns}
     with grad():
-        for fn in fns.values():  # warm up
-            timed(fn, backward, 1)
+        for _ in range(2):  # warm up: two timings of each (the first cell of a run pays the process's start)
+            for fn in fns.values():
+                timed(fn, backward, reps)
         for r in range(rounds):
             for k in names[r % 3:] + names[:r % 3]:
                 times[k].append(timed(fns[k], backward, reps))
