@@ -34,6 +34,7 @@ from .row_pairs import verify_rows
 from .sequences import is_initial_condition, note_index_letters
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
+from .vector_orientation import orient_bare_vectors
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 from .where_clauses import definitions_first
 
@@ -470,6 +471,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
         if isinstance(st, (ast.Setting, ast.ScoreDecl)):
             _setting(scope, st)
     _infer_head_ranges(scope, stmts)
+    orient_bare_vectors(scope, stmts)  # x^T y of x, y in R^d in a row-convention file (vector_orientation)
     for st in stmts:
         if isinstance(st, ast.HeadRange):
             scope.head_range(st.index, st.upper, st)
