@@ -29,7 +29,7 @@ from .indexed_names import read_indexed_definitions
 from .labels import rewrite_labels
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
-from .real_functions import REAL, refute_with_real_functions
+from .real_functions import MEANING, NAMED, REAL, refute_with_real_functions
 from .row_pairs import verify_rows
 from .sequences import is_initial_condition, note_index_letters
 from .subscript_parameters import rewrite_subscripted_functions
@@ -222,10 +222,10 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         if v.status == "refuted" and maps and _independent_of_maps(s, L, R, budget):
             s.scope += (f"; for every {', '.join(maps)}: the difference of the sides does not depend on what "
                         f"{', '.join(maps)} does (proved)")
-        elif v.status == "refuted" and maps and all(m in REAL for m in maps) and (
+        elif v.status == "refuted" and maps and all(m in REAL or m in NAMED for m in maps) and (
                 real := refute_with_real_functions(L, R, v.counterexample)) is not None:
             s.verdict = v = dataclasses.replace(v, counterexample=real)
-            s.scope = v.scope + f"; with {', '.join(maps)} the real function{'s' if len(maps) > 1 else ''}, entrywise"
+            s.scope = v.scope + "; with " + ", ".join(f"{m} {MEANING[m]}" for m in maps) + ", entrywise"
         elif v.status == "refuted" and maps:  # refuted for one map, the paper means another: undecided
             s.status = "unknown"
             s.error = (f"the sides differ for some map {', '.join(maps)} (the counterexample below): the step depends "

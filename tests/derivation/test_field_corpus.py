@@ -94,7 +94,6 @@ UNREAD: dict[str, tuple[int, str, str]] = {
     'peng2021_corrupted.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2023.tex': (6, 'ill-formed', 'the left side w k v_t is ill-formed: line 6, '),
     'peng2023_corrupted.tex': (6, 'ill-formed', 'the left side w k v_t is ill-formed: line 6, '),
-    'shazeer2020_corrupted.tex': (11, 'unknown', 'the sides differ for some map sigma (the coun'),
 }
 
 
