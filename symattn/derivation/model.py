@@ -27,6 +27,7 @@ from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
 from .indexed_names import read_indexed_definitions
 from .labels import rewrite_labels
+from .opaque_definitions import prove_for_every_value
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
 from .real_functions import MEANING, NAMED, REAL, refute_with_real_functions
@@ -213,8 +214,10 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         except Exception as exc:  # an engine failure must not hide the other steps
             s.status, s.error = "unknown", f"the proof engine failed: {type(exc).__name__}: {exc}"
             continue
+        kept = prove_for_every_value(s, lambda a, b: _verify_positions(s, a, b, budget)) if v.status == "unknown" else None
+        v, kept_note = kept if kept is not None else (v, "")  # [softmax(QK^T)V]_n with Q := L W_Q (opaque_definitions)
         s.verdict, s.status, s.general = v, v.status, v.general
-        s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
+        s.scope, s.method, s.seconds = v.scope + kept_note, v.method, v.seconds
         if getattr(s, "induction", None) is not None:  # S_t = sum_{i=1}^{t} ... (position_induction.py)
             s.induction.conclude(s.scope_obj, s, lambda s, L, R: _verify_positions(s, L, R, budget))
             continue

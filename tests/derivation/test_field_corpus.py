@@ -89,7 +89,6 @@ REFUSED: dict[str, tuple[int, str]] = {
 UNREAD: dict[str, tuple[int, str, str]] = {
     'gu2023.tex': (9, 'ill-formed', 'the left side B̄ is ill-formed: line 9, colum'),
     'gu2023_corrupted.tex': (9, 'ill-formed', 'the left side B̄ is ill-formed: line 9, colum'),
-    'jaegle2021.tex': (11, 'unknown', ''),
     'peng2021.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2021_corrupted.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2023.tex': (6, 'ill-formed', 'the left side w k v_t is ill-formed: line 6, '),
