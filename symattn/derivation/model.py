@@ -214,8 +214,9 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         except Exception as exc:  # an engine failure must not hide the other steps
             s.status, s.error = "unknown", f"the proof engine failed: {type(exc).__name__}: {exc}"
             continue
-        kept = prove_for_every_value(s, lambda a, b: _verify_positions(s, a, b, budget)) if v.status == "unknown" else None
-        v, kept_note = kept if kept is not None else (v, "")  # [softmax(QK^T)V]_n with Q := L W_Q (opaque_definitions)
+        # [softmax(QK^T)V]_n with Q := L W_Q: decided again with Q kept as a name (opaque_definitions)
+        kept = prove_for_every_value(s, budget, _verify_positions) if v.status == "unknown" else None
+        v, kept_note = kept if kept is not None else (v, "")
         s.verdict, s.status, s.general = v, v.status, v.general
         s.scope, s.method, s.seconds = v.scope + kept_note, v.method, v.seconds
         if getattr(s, "induction", None) is not None:  # S_t = sum_{i=1}^{t} ... (position_induction.py)

@@ -55,9 +55,9 @@ def _sides_with_names(scope, s, keys_values):
     return (sides, sorted(named)) if named else None
 
 
-def prove_for_every_value(s, verify):
+def prove_for_every_value(s, budget, verify):
     """A proof of step ``s`` (whose verdict is not a proof) with the matrices the file defines kept as names,
-    as ``verify(L, R)`` gives it; None when there is none."""
+    as ``verify(s, L, R, budget)`` gives it; None when there is none."""
     scope = getattr(s, "scope_obj", None)
     if scope is None or s.lhs_node is None or s.rhs_node is None or not getattr(scope, "defs", None):
         return None
@@ -73,7 +73,7 @@ def prove_for_every_value(s, verify):
     if not (isinstance(L, sp.MatrixExpr) and isinstance(R, sp.MatrixExpr)) or tuple(L.shape) != tuple(R.shape):
         return None
     try:
-        v = verify(L, R)
+        v = verify(s, L, R, budget)
     except Exception:  # an engine failure: the step stays as it was
         return None
     if v.status != "proved":

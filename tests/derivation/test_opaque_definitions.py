@@ -14,8 +14,9 @@ def perceiver(q, k, v, m, row="{v}_{m}"):
             r"$$ L \in \mathbb{{R}}^{{N \times D}}, \quad X \in \mathbb{{R}}^{{M \times C}}, \quad W_Q \in "
             r"\mathbb{{R}}^{{D \times F}}, \quad W_K, W_V \in \mathbb{{R}}^{{C \times F}} $$" + "\n"
             r"$$ {q} = L W_Q, \quad {k} = X W_K, \quad {v} = X W_V $$" + "\n"
-            r"$$ \left[\mathrm{{softmax}}\left(\frac{{{q}{k}^T}}{{\sqrt{{F}}}}\right){v}\right]_n = \sum_{{{m}=1}}^{{M}} "
-            r"\frac{{\exp({q}_n {k}_{m}^T / \sqrt{{F}})}}{{\sum_{{{m}'=1}}^{{M}} \exp({q}_n {k}_{{{m}'}}^T / \sqrt{{F}})}} "
+            r"$$ \left[\mathrm{{softmax}}\left(\frac{{{q}{k}^T}}{{\sqrt{{F}}}}\right){v}\right]_n = "
+            r"\sum_{{{m}=1}}^{{M}} \frac{{\exp({q}_n {k}_{m}^T / \sqrt{{F}})}}"
+            r"{{\sum_{{{m}'=1}}^{{M}} \exp({q}_n {k}_{{{m}'}}^T / \sqrt{{F}})}} "
             + row + " $$")
     return text.format(q=q, k=k, v=v, m=m)
 
