@@ -27,6 +27,8 @@ from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
 from .indexed_names import read_indexed_definitions
 from .labels import rewrite_labels
+from .matrix_exponential import inverted_names
+from .matrix_exponential import read as exponentials
 from .opaque_definitions import prove_for_every_value
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
@@ -476,6 +478,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             _setting(scope, st)
     _infer_head_ranges(scope, stmts)
     orient_bare_vectors(scope, stmts)  # x^T y of x, y in R^d in a row-convention file (vector_orientation)
+    scope.inverted = inverted_names(stmts)  # exp(Delta A) beside A^{-1}: the matrix exponential (matrix_exponential)
     for st in stmts:
         if isinstance(st, ast.HeadRange):
             scope.head_range(st.index, st.upper, st)
@@ -584,7 +587,7 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     for n in nodes:
         start, read = len(scope.hits), scope.rows_read
         try:
-            vals.append(powers.guard(scope, n, scope.expr(n, bound)))  # an inverse beside exp(A) (powers.py)
+            vals.append(powers.guard(scope, n, exponentials(scope, n, scope.expr(n, bound))))  # (powers.py)
         except DerivationError as exc:
             vals.append(exc)
         used.append(set(scope.hits[start:]))

@@ -20,6 +20,7 @@ import sympy as sp
 
 from ..errors import DerivationError
 from . import powers
+from .matrix_exponential import read as exponentials
 
 
 def _matrix_definitions(scope):
@@ -45,7 +46,8 @@ def _sides_with_names(scope, s, keys_values):
         for k, value in keys_values.items():
             del scope.defs[k]
             scope.matrices[k] = sp.MatrixSymbol(k, value.rows, value.cols)
-        sides = [powers.guard(scope, n, scope.expr(n, s.bound)) for n in (s.lhs_node, s.rhs_node)]
+        sides = [powers.guard(scope, n, exponentials(scope, n, scope.expr(n, s.bound)))
+                 for n in (s.lhs_node, s.rhs_node)]
     except DerivationError:
         return None
     finally:

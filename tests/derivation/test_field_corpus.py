@@ -87,8 +87,6 @@ REFUSED: dict[str, tuple[int, str]] = {
 
 # file -> (line, status, start of the message) of the first step the reader gets wrong (see above).
 UNREAD: dict[str, tuple[int, str, str]] = {
-    'gu2023.tex': (9, 'ill-formed', 'the left side B̄ is ill-formed: line 9, colum'),
-    'gu2023_corrupted.tex': (9, 'ill-formed', 'the left side B̄ is ill-formed: line 9, colum'),
     'peng2021.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2021_corrupted.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2023.tex': (6, 'ill-formed', 'the left side w k v_t is ill-formed: line 6, '),
