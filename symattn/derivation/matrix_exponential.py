@@ -36,13 +36,16 @@ ALLOWED = (sp.MatMul, sp.MatAdd, sp.MatrixSymbol, sp.Identity, sp.ZeroMatrix, sp
 
 
 def inverted_names(stmts) -> set:
-    """The names inside the base of a negative power of the file (``A^{-1}``, ``(\\Delta A)^{-1}``)."""
-    out = set()
+    """The names the file both inverts (inside the base of a negative power, ``A^{-1}``, ``(\\Delta A)^{-1}``) and
+    exponentiates (inside the argument of ``\\exp``)."""
+    inverted, exponentiated = set(), set()
     for st in stmts:
         for n in ast.nodes_of(st):
             if isinstance(n, ast.Power) and n.num < 0 and n.den == 1:
-                out |= {key_of(x) for x in ast.names_of(n.base)}
-    return out
+                inverted |= {key_of(x) for x in ast.names_of(n.base)}
+            if isinstance(n, ast.Call) and n.target.base == "exp" and n.target.sub is None:
+                exponentiated |= {key_of(x) for x in ast.names_of(n.args)}
+    return inverted & exponentiated
 
 
 def _exponentiated(e, inverted):
@@ -70,7 +73,9 @@ def read(scope, node, value):
     inverted = getattr(scope, "inverted", set())
     if not inverted or not isinstance(value, sp.Basic):
         return value
-    bases = {A for e in sp.preorder_traversal(value) if (A := _exponentiated(e, inverted)) is not None}
+    # every side with A, exp(cA) or not, so that the two sides of a step read the same A
+    bases = {e for e in sp.preorder_traversal(value) if isinstance(e, sp.MatrixSymbol) and e.name in inverted
+             and e.rows != 1 and same_dim(e.rows, e.cols)}
     if not bases:
         return value
     if len(bases) > 1:
@@ -81,7 +86,7 @@ def read(scope, node, value):
         if isinstance(e, sp.MatrixExpr) and not isinstance(e, ALLOWED) or (
                 isinstance(e, Exp) and _exponentiated(e, inverted) is None) or (
                 isinstance(e, sp.MatPow) and not isinstance(e, sp.Inverse) and not sp.sympify(e.exp).is_Integer):
-            scope.fail(node, f"{node.text()} holds exp({sp.sstr(A)} ...), the matrix exponential of {A.name} (the file "
+            scope.fail(node, f"{node.text()} holds {A.name}, whose exp(c {A.name}) is the matrix exponential (the file "
                        f"inverts {A.name}), beside {type(e).__name__} {sp.sstr(e)[:60]}, which is not read with it",
                        f"sums, products and inverses of matrices with exp(c {A.name}), or exp of scores (entrywise)")
     lam = _fresh(scope, A)

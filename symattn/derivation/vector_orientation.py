@@ -9,9 +9,11 @@ x^⊤ y would be the d × d outer product, which the paper never means.
 :func:`written_as_columns` reads how the file writes its bare vectors, from the products it writes with
 them:
 
-- as columns: ``x^\\top y`` (a transposed vector before a vector), ``x^\\top W`` and ``W x`` (W a declared
-  matrix);
-- as rows: ``x y^\\top``, ``x W`` and ``W x^\\top``.
+- as columns: ``x^\\top y`` (a transposed vector before a vector of its length: the inner product of columns),
+  ``x^\\top W`` and ``W x`` (W a declared matrix);
+- as rows: ``x y^\\top``, ``x W`` and ``W x^\\top``;
+- of two lengths (x ∈ R^d, v ∈ R^m), ``x^\\top v`` can only be the outer product of rows, ``x v^\\top`` that of
+  columns.
 
 The bare vectors are read as columns only when the file writes them as columns and never as rows; a file
 that writes both (``x^\\top y`` beside ``x W``) keeps the row convention, as does one that writes neither.
@@ -28,6 +30,11 @@ def _strip(n):
     while isinstance(n, ast.Group):
         n = n.body
     return n
+
+
+def _strip_t(n):
+    n = _strip(n)
+    return _strip(n.arg) if isinstance(n, ast.T) else n
 
 
 def _kind(n, vectors, matrices):
@@ -57,7 +64,10 @@ def _evidence(stmts, vectors, matrices):
                 if ka == "vector" and kb in ("vector", "matrix"):  # x^T y, x^T W / x y^T, x W
                     if kb == "vector" and ta == tb:
                         continue  # x y or x^T y^T: no product of vectors, the reader says so
-                    (columns if ta else rows).append(f"{a.text()} {b.text()}")
+                    column = ta
+                    if kb == "vector" and vectors[_strip_t(a).base] != vectors[_strip_t(b).base]:
+                        column = not ta  # u^T v of two lengths is an outer product: of rows (u^T v), of columns
+                    (columns if column else rows).append(f"{a.text()} {b.text()}")
                 elif ka == "matrix" and kb == "vector":  # W x / W x^T
                     (rows if tb else columns).append(f"{a.text()} {b.text()}")
     return columns, rows
@@ -67,19 +77,19 @@ def written_as_columns(stmts) -> tuple[set, str]:
     """The bases of the bare vectors (declared in R^d) of a row-convention document that it writes as
     columns, and the product that shows it; (set(), "") when the file writes them as rows, or both ways, or
     neither."""
-    vectors, matrices = set(), set()
+    vectors, matrices = {}, set()  # the base of each bare vector -> its length as written
     for st in stmts:
         if isinstance(st, ast.Declare) and st.shape.rows is not None:
             for n in st.names:
                 if st.shape.vector:
-                    vectors.add(n.base)
+                    vectors[n.base] = st.shape.rows.text()
                 else:
                     matrices.update((key_of(n), family_key(n)))
     if not vectors:
         return set(), ""
     columns, rows = _evidence(stmts, vectors, matrices)
     if columns and not rows:
-        return vectors, columns[0]
+        return set(vectors), columns[0]
     return set(), ""
 
 

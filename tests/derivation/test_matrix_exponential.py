@@ -55,3 +55,14 @@ def test_without_an_inverse_of_A_exp_stays_entrywise():
     text = (r"$$ S \in \mathbb{R}^{N \times N} $$" + "\n" + r"$$ \exp(S + S) = \exp(S) \odot \exp(S) $$")
     (s,) = check(text).steps
     assert s.status == "proved"
+
+
+def test_a_side_without_exp_reads_the_same_A():
+    # A^{-1} A on one side and exp on the other: both sides read A as one matrix
+    (s,) = steps("A", "B", r"\Delta", r"\exp(\Delta A) A^{-1} A B = \exp(\Delta A) B")
+    assert s.status == "proved"
+    (s,) = steps("A", "B", r"\Delta", r"\exp(\Delta A) A^{-1} B = A^{-1} B + \exp(\Delta A) B")
+    assert s.status == "refuted"
+    r = check(head("A", "B", r"\Delta") + r"$$ A^{-1} \exp(\Delta A) B = \exp(\Delta A) A^{-1} B $$" + "\n"
+              + r"$$ A B = A B $$")
+    assert [s.status for s in r.steps] == ["proved", "proved"]

@@ -67,3 +67,11 @@ def test_a_declared_row_keeps_its_shape():
     assert statuses(text) == ["proved"]
     assert statuses(ROW + r"$$ x, y \in \mathbb{R}^{1 \times d} $$" + "\n" + r"$$ x^\top y = y^\top x $$") == [
         "refuted"]
+
+
+def test_a_transposed_vector_before_one_of_another_length_is_an_outer_product_of_rows():
+    text = ROW + r"$$ x \in \mathbb{R}^{d}, \quad v \in \mathbb{R}^{m} $$" + "\n"
+    r = check(text + r"$$ x^\top v = (v^\top x)^\top $$")
+    assert [s.status for s in r.steps] == ["proved"]
+    assert not any("read as columns" in n for n in r.notes)
+    assert statuses(text + r"$$ x^\top v + x^\top v = 2 (v^\top x)^\top $$") == ["proved"]
