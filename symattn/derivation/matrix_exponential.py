@@ -83,7 +83,8 @@ def read(scope, node, value):
                    "which need not commute", "the exponential of one matrix per step")
     (A,) = bases
     for e in sp.preorder_traversal(value):
-        if isinstance(e, sp.MatrixExpr) and not isinstance(e, ALLOWED) or (
+        if isinstance(e, sp.MatrixExpr) and not isinstance(e, ALLOWED) or (  # a number of a matrix, (A)_{11}
+                not isinstance(e, sp.MatrixExpr) and any(isinstance(a, sp.MatrixExpr) for a in e.args)) or (
                 isinstance(e, Exp) and _exponentiated(e, inverted) is None) or (
                 isinstance(e, sp.MatPow) and not isinstance(e, sp.Inverse) and not sp.sympify(e.exp).is_Integer):
             scope.fail(node, f"{node.text()} holds {A.name}, whose exp(c {A.name}) is the matrix exponential (the file "

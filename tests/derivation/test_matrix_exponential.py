@@ -66,3 +66,10 @@ def test_a_side_without_exp_reads_the_same_A():
     r = check(head("A", "B", r"\Delta") + r"$$ A^{-1} \exp(\Delta A) B = \exp(\Delta A) A^{-1} B $$" + "\n"
               + r"$$ A B = A B $$")
     assert [s.status for s in r.steps] == ["proved", "proved"]
+
+
+def test_beside_a_number_made_of_a_matrix_it_is_refused():
+    text = (r"$$ A \in \mathbb{R}^{N \times N}, \quad B \in \mathbb{R}^{N \times 1}, \quad "
+            r"c \in \mathbb{R}^{1 \times N} $$" + "\n" + r"$$ (c A B) A^{-1} \exp(A) B = A^{-1} \exp(A) B (c A B) $$")
+    (s,) = check(text).steps
+    assert s.status == "ill-formed" and "matrix exponential" in s.error
