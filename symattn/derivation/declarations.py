@@ -102,7 +102,8 @@ class Declarations:
         if st.index is None and st.upper is not None:  # x_1, \ldots, x_n: n the length (sequences)
             sequences.declare_length(self, st)
         rows, cols = self.dim(st.shape.rows), self.dim(st.shape.cols)
-        if st.shape.vector and self.convention == "row":  # x \in \mathbb{R}^{d}: under the row convention a row
+        columns = {n.base for n in st.names} <= getattr(self, "column_vectors", set())  # (vector_orientation)
+        if st.shape.vector and self.convention == "row" and not columns:  # x \in \mathbb{R}^{d}: a row
             rows, cols = cols, rows
             names, d = ", ".join(n.text() for n in st.names), sp.sstr(cols)
             self.notes.append(f"{names} \u2208 R^{d}: a row of {d} entries (1 \u00d7 {d}), as the row convention "

@@ -27,13 +27,17 @@ from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
 from .indexed_names import read_indexed_definitions
 from .labels import rewrite_labels
+from .matrix_exponential import inverted_names
+from .matrix_exponential import read as exponentials
+from .opaque_definitions import prove_for_every_value
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
-from .real_functions import REAL, refute_with_real_functions
+from .real_functions import MEANING, NAMED, REAL, refute_with_real_functions
 from .row_pairs import verify_rows
 from .sequences import is_initial_condition, note_index_letters
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
+from .vector_orientation import orient_bare_vectors
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 from .where_clauses import definitions_first
 
@@ -212,8 +216,11 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         except Exception as exc:  # an engine failure must not hide the other steps
             s.status, s.error = "unknown", f"the proof engine failed: {type(exc).__name__}: {exc}"
             continue
+        # [softmax(QK^T)V]_n with Q := L W_Q: decided again with Q kept as a name (opaque_definitions)
+        kept = prove_for_every_value(s, budget, _verify_positions) if v.status == "unknown" else None
+        v, kept_note = kept if kept is not None else (v, "")
         s.verdict, s.status, s.general = v, v.status, v.general
-        s.scope, s.method, s.seconds = v.scope, v.method, v.seconds
+        s.scope, s.method, s.seconds = v.scope + kept_note, v.method, v.seconds
         if getattr(s, "induction", None) is not None:  # S_t = sum_{i=1}^{t} ... (position_induction.py)
             s.induction.conclude(s.scope_obj, s, lambda s, L, R: _verify_positions(s, L, R, budget))
             continue
@@ -221,10 +228,10 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
         if v.status == "refuted" and maps and _independent_of_maps(s, L, R, budget):
             s.scope += (f"; for every {', '.join(maps)}: the difference of the sides does not depend on what "
                         f"{', '.join(maps)} does (proved)")
-        elif v.status == "refuted" and maps and all(m in REAL for m in maps) and (
+        elif v.status == "refuted" and maps and all(m in REAL or m in NAMED for m in maps) and (
                 real := refute_with_real_functions(L, R, v.counterexample)) is not None:
             s.verdict = v = dataclasses.replace(v, counterexample=real)
-            s.scope = v.scope + f"; with {', '.join(maps)} the real function{'s' if len(maps) > 1 else ''}, entrywise"
+            s.scope = v.scope + "; with " + ", ".join(f"{m} {MEANING[m]}" for m in maps) + ", entrywise"
         elif v.status == "refuted" and maps:  # refuted for one map, the paper means another: undecided
             s.status = "unknown"
             s.error = (f"the sides differ for some map {', '.join(maps)} (the counterexample below): the step depends "
@@ -470,6 +477,8 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
         if isinstance(st, (ast.Setting, ast.ScoreDecl)):
             _setting(scope, st)
     _infer_head_ranges(scope, stmts)
+    orient_bare_vectors(scope, stmts)  # x^T y of x, y in R^d in a row-convention file (vector_orientation)
+    scope.inverted = inverted_names(stmts)  # exp(Delta A) beside A^{-1}: the matrix exponential (matrix_exponential)
     for st in stmts:
         if isinstance(st, ast.HeadRange):
             scope.head_range(st.index, st.upper, st)
@@ -578,7 +587,7 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     for n in nodes:
         start, read = len(scope.hits), scope.rows_read
         try:
-            vals.append(powers.guard(scope, n, scope.expr(n, bound)))  # an inverse beside exp(A) (powers.py)
+            vals.append(powers.guard(scope, n, exponentials(scope, n, scope.expr(n, bound))))  # (powers.py)
         except DerivationError as exc:
             vals.append(exc)
         used.append(set(scope.hits[start:]))

@@ -8,7 +8,8 @@ such an inverse holds where every inverse exists, and the proof's scope says so 
 ``\\exp`` of a matrix is read entrywise, as attention papers mean it (``\\exp(QK^\\top)``). A file that inverts
 matrices may mean the matrix exponential (the zero-order hold of Gu & Dao 2023, ``(\\Delta A)^{-1}(\\exp(\\Delta
 A) - I)``), under which ``\\exp(\\Delta A)`` commutes with ``A^{-1}``; read entrywise, a true step would be
-refuted. A side that holds both an inverse and ``\\exp`` of a square matrix is therefore refused, naming both.
+refuted. A side that holds both an inverse and ``\\exp`` of a square matrix is therefore refused, naming both,
+unless the file inverts that matrix itself: then ``\\exp`` of it is the matrix exponential (:mod:`.matrix_exponential`).
 """
 
 from __future__ import annotations

@@ -32,6 +32,14 @@ REAL = {
     "ReLU": (lambda x: sp.Max(0, x), lambda a: np.maximum(0, a)),
 }
 
+#: maps read as a real function only to decide a step refuted for some map: sigma, which papers that do not
+#: define it write for the logistic sigmoid (Shazeer 2020: GLU(x) = sigma(xW + b) (x) (xV + c), Swish = x sigma(x));
+#: of a number it stays uninterpreted, so that no step is proved from it
+NAMED = {
+    "sigma": (lambda x: 1 / (1 + sp.exp(-x)), lambda a: 1 / (1 + np.exp(-a))),
+}
+MEANING = {"tanh": "tanh(x)", "ReLU": "max(0, x)", "sigma": "the logistic sigmoid 1/(1 + e^(-x))"}
+
 SAMPLES = 6  # inputs tried besides the counterexample's own
 
 
@@ -69,11 +77,13 @@ def _meaning(base):
 
 def _instances(exact: bool):
     """The callables that evaluate each Apply of a real function (f(X, 1) in the evaluator's terms)."""
+    table = {**REAL, **NAMED}
+
     def make(base):
         if exact:
-            return lambda X, ones: X.applyfunc(REAL[base][0])
-        return lambda X, ones: REAL[base][1](np.asarray(X, dtype=float))
-    return {base: make(base) for base in REAL}
+            return lambda X, ones: X.applyfunc(table[base][0])
+        return lambda X, ones: table[base][1](np.asarray(X, dtype=float))
+    return {base: make(base) for base in table}
 
 
 def refute_with_real_functions(L, R, cex):
@@ -115,11 +125,11 @@ def refute_with_real_functions(L, R, cex):
                 if cert is None:
                     continue
                 values = {x.name: np.asarray(v) for x, v in env.items()}
-                names = ", ".join(sorted({str(x.function) for e in (L, R) for x in sp.preorder_traversal(e)
-                                          if str(getattr(x, "function", "")) in REAL}))
+                names = sorted({str(x.function) for e in (L, R) for x in sp.preorder_traversal(e)
+                                if str(getattr(x, "function", "")) in MEANING})
                 return Counterexample(dims=dict(cex.dims), values=values, lhs=A, rhs=B, lhs_exact=Ax,
                                       rhs_exact=Bx, entry=(i, j), difference=d, certificate=cert,
-                                      functions={names: "the real function, entry by entry"})
+                                      functions={n: f"the real function {MEANING[n]}, entry by entry" for n in names})
     return None
 
 

@@ -1,6 +1,6 @@
 """``A^{-1}`` and ``(\\Delta A)^{-1}``: negative powers of square matrices are inverses, and steps with them are
-proved where every inverse exists; non-square inverses, roots, and exp of a square matrix beside an
-inverse (perhaps the matrix exponential) are refused."""
+proved where every inverse exists; non-square inverses, roots, and exp of a square matrix the file does not
+invert beside an inverse (perhaps the matrix exponential) are refused."""
 
 from __future__ import annotations
 
@@ -48,5 +48,6 @@ def test_what_has_no_inverse_reading_is_refused(text, said):
 
 
 def test_exp_of_a_square_matrix_beside_an_inverse_is_refused_not_misread():
-    s = step(r"A^{-1} (\exp(\Delta A) - I) B = (\exp(\Delta A) - I) A^{-1} B")
+    # the inverse of another matrix: exp(Delta A) may be the matrix exponential (A inverted: test_matrix_exponential)
+    s = step(r"C^{-1} (\exp(\Delta A) - I) B = (\exp(\Delta A) - I) C^{-1} B")
     assert s.status == "ill-formed" and "matrix exponential" in s.error
