@@ -25,9 +25,10 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import DerivationError
-from . import ast
+from . import ast, sequence_rows
 from .recurrence_step import one_step, previous_members
 from .symbols import family_key, is_matrix, key_of
+from .vectors import row_vector
 
 MAX_UNROLL = 16  # positions a recurrence is unrolled through, down to its initial condition
 
@@ -239,6 +240,8 @@ def index_value(scope, sub, L, node, strict=True):
 def member(scope, node, L):
     """The value of ``node`` as a member of a sequence (declared by its generic member, or a recurrence), or
     None when it is not one (the ordinary reading of the name applies)."""
+    if (row := sequence_rows.member_row(scope, node, L, row_vector)) is not None:
+        return row  # x_j of a sequence summed over symbolically many members (sequence_rows)
     sub = node.sub
     if sub is None or not isinstance(sub, (ast.Name, ast.Num, ast.Index, ast.Arith)):
         return None
