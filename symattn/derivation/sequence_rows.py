@@ -35,10 +35,12 @@ def _letter(n) -> str | None:
     return None
 
 
-def _sums(stmts):
+def _sums(scope, stmts):
     for st in stmts:
         for n in ast.nodes_of(st):
-            if isinstance(n, ast.Sum) and getattr(n, "lower", None) is None and _letter(n.upper) is not None:
+            up = n.upper if isinstance(n, ast.Sum) and getattr(n, "lower", None) is None else None
+            if _letter(up) is not None or (isinstance(up, ast.Name) and up.sub is None and up.sup is None
+                                           and len(up.base) == 1 and up.base in scope.dims):
                 yield n
 
 
@@ -46,7 +48,7 @@ def note_row_sequences(scope, stmts, generic_letters):
     """Find the sequences of vectors that a sum of symbolically many terms runs over (a member at the sum's
     index letter anywhere in the file) and keep each as the rows of one matrix (see the module's text)."""
     rows = scope.__dict__.setdefault("row_sequences", {})
-    sums = [s for s in _sums(stmts) if s.upper.base not in scope.counts and s.index not in scope.counts]
+    sums = [s for s in _sums(scope, stmts) if s.upper.base not in scope.counts and s.index not in scope.counts]
     if not sums:
         return
     names = [n for st in stmts for n in ast.nodes_of(st) if isinstance(n, ast.Name) and _letter(n.sub)]
@@ -133,10 +135,19 @@ def member_row(scope, node, L, row_vector):
         sub = ast.Name(sub.pos, sub.base[1], None, None, "")
     hidden = HIDDEN.format(family_key(node))
     scope.matrices.setdefault(hidden, X)
+    last = isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and sub.base not in L \
+        and scope.resolve(sub.base) in scope.dims
     if isinstance(sub, ast.Num):
         k = sub.value
         scope.check_positions(node, k, k, X.rows)
         row = X[k - 1:k, :]
+    elif last and scope.dims[scope.resolve(sub.base)] == X.rows:  # x_n: the last member, row n
+        row = X[X.rows - 1:X.rows, :]
+    elif last:
+        scope.fail(node, f"{node.text()}: the member at the dimension {sub.base} of the sequence {node.base}, whose "
+                   f"members are the {sp.sstr(X.rows)} rows of one matrix, is not read",
+                   f"the member at a position letter ({node.base}_j), at a number, or the last, "
+                   f"{node.base}_{sp.sstr(X.rows)}")
     elif _letter(sub) is not None or (isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None
                                       and len(sub.base.rstrip("'")) == 1):
         conv, before = scope.convention, len(scope.notes)
