@@ -101,3 +101,19 @@ def test_pair_vectors_summed_and_their_table_by_clipped_distance():
     assert [s.status for s in report.steps] == ["proved"]
     assert any("a table of vectors by relative position" in d for d in report.definitions)
     assert statuses(RELATIVE.replace("RHS", r"\sum_{j=1}^{n} x_j W + a_{ij}")) == ["refuted"]
+
+
+PRODUCT = r"""%: convention: row
+$$ x_i, z_i \in \mathbb{R}^{d}, \quad W \in \mathbb{R}^{d \times d}, \quad c_{ij} = x_i W x_j^\top $$
+$$ z_i = \sum_{j=1}^{n} c_{ij} \left(x_j W\right) $$
+$$ z_i = RHS $$
+"""
+
+
+def test_indexed_weight_before_parentheses_and_a_declared_output_defined():
+    """c_{ij} (x_j W) is a product (c_{ij} is defined, not a function), and z_i, declared and then written
+    with '=' beside the indexed definition c_{ij}, is defined by it."""
+    report = check_latex(PRODUCT.replace("RHS", r"\sum_{j=1}^{n} x_i W x_j^\top x_j W"))
+    assert [s.status for s in report.steps] == ["proved"]
+    assert any(d.startswith("z_i :=") for d in report.definitions)
+    assert statuses(PRODUCT.replace("RHS", r"\sum_{j=1}^{n} x_i W x_j^\top x_i W")) == ["refuted"]
