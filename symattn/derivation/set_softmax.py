@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 
 from ..errors import DerivationError
 from . import ast
+from .indexed_names import _rename_letters
 from .symbols import family_key
 
 FRESH = "kmlpqrstuvwabcg"  # letters tried, in order, for the index of the written-out sum
@@ -68,19 +69,6 @@ def _lengths(stmts) -> dict:
             and st.index is None for n in st.names}
 
 
-def _rename(node, old, new):
-    def visit(n):
-        if isinstance(n, ast.Name) and n.sub is None and n.sup is None and n.base == old:
-            return ast.Name(n.pos, new, None, None, n.font)
-        if isinstance(n, tuple):
-            return tuple(visit(x) for x in n)
-        if not isinstance(n, ast.Node) or isinstance(n, ast.Given):
-            return n
-        return type(n)(**{f.name: getattr(n, f.name) if f.name == "pos" else visit(getattr(n, f.name))
-                          for f in fields(n)})
-    return visit(node)
-
-
 def rewrite(scope, stmts) -> list:
     """Every ``\\mathop{\\mathrm{softmax}}_{x_j \\in X}(s)`` written out over the members (see the module's
     text); any other subscript ``x_j \\in X`` refused."""
@@ -114,7 +102,7 @@ def rewrite(scope, stmts) -> list:
         arg = call.args[0]
         exp = ast.Name(call.pos, "exp", None, None, "")
         num = ast.Call(call.pos, exp, (arg,))
-        den = ast.Sum(call.pos, fresh, n, ast.Call(call.pos, exp, (_rename(arg, letter, fresh),)))
+        den = ast.Sum(call.pos, fresh, n, ast.Call(call.pos, exp, (_rename_letters(arg, {letter: fresh}),)))
         note = (f"{call.target.base}_{{{m.text()}}}(...) is the softmax over the {n.text()} members of the "
                 f"sequence {member.base}: exp(...) / sum_{{{fresh}=1}}^{{{n.text()}}} exp(...) at "
                 f"{member.base}_{fresh}")

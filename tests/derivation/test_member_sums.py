@@ -117,3 +117,14 @@ def test_indexed_weight_before_parentheses_and_a_declared_output_defined():
     assert [s.status for s in report.steps] == ["proved"]
     assert any(d.startswith("z_i :=") for d in report.definitions)
     assert statuses(PRODUCT.replace("RHS", r"\sum_{j=1}^{n} x_i W x_j^\top x_i W")) == ["refuted"]
+
+
+def test_softmax_over_the_members_renames_the_letter_in_a_subscript_of_two_letters():
+    """softmax_{x_j in X}(e_{ij}): the denominator is the sum of exp(e_{ik}) over k, not n copies of exp(e_{ij})."""
+    text = r"""%: convention: row
+$$ x_1, \ldots, x_n \in \mathbb{R}^{d}, \quad W \in \mathbb{R}^{d \times d}, \quad b \in \mathbb{R}^{d} $$
+$$ e_{ij} = x_i W x_j^\top, \quad \alpha_{i,j} = \mathop{\mathrm{softmax}}_{x_j \in X}\left(e_{ij}\right) $$
+$$ \sum_{j=1}^{n} \alpha_{i,j} (x_j + b) = RHS $$
+"""
+    assert statuses(text.replace("RHS", r"\sum_{j=1}^{n} \alpha_{i,j} x_j + b")) == ["proved"]
+    assert statuses(text.replace("RHS", r"\sum_{j=1}^{n} \frac{\exp(e_{ij})}{n \exp(e_{ij})} x_j + b")) == ["refuted"]
