@@ -457,6 +457,8 @@ class Declarations:
 
     def check_shape(self, node, value, shape: ast.Shape):
         rows, cols = self.dim(shape.rows), self.dim(shape.cols)
+        if shape.vector and self.convention == "row":  # z_i \in \mathbb{R}^{d} declared, then defined: a row
+            rows, cols = cols, rows
         if not is_matrix(value):
             self.fail(node, "a scalar where a matrix was declared", f"a {rows} × {cols} matrix")
         if not (same_dim(value.rows, rows) and same_dim(value.cols, cols)):

@@ -304,7 +304,7 @@ class Parser:
                 what, example = ("a slice", "K_{1:t}") if self.at_op(":") else ("a double subscript", "A_{t,:}")
                 self.fail(f"{what} in a subscript ({example}) is not read", "whole matrices (the KV cache and "
                           "causal-mask theorems of `symattn prove` state the sliced forms)")
-            member_of_set(self, node)  # softmax_{x_j \in X}: over the members of a set (sequences)
+            node = member_of_set(self, node)  # softmax_{x_j \in X}: over the members of a set (set_softmax)
             self.expect_op("}", "'}' closing the subscript")
         return node
 

@@ -165,6 +165,9 @@ def _rename_indexed_uses(scope, stmts) -> list:
                 own, body, _ = entry
                 return ast.Group(n.pos, visit(_rename_letters(body, dict(zip(own, letters))), depth + 1))
             return n
+        if (isinstance(n, ast.Call) and n.axis is None and len(n.args) == 1 and not n.extra
+                and isinstance(target := visit(n.target, depth), ast.Group)):  # alpha_{ij} (x_j W^V): a product
+            return ast.Mul(n.pos, (target, ast.Group(n.args[0].pos, visit(n.args[0], depth))))
         return _rebuild(n, lambda x: visit(x, depth))
 
     return [visit(st) for st in stmts]

@@ -33,8 +33,11 @@ from .opaque_definitions import prove_for_every_value
 from .point_values import read_point_values
 from .position_sets import PositionSet, define_set
 from .real_functions import MEANING, NAMED, REAL, refute_with_real_functions
+from .relative_positions import define_table, is_table_definition
 from .row_pairs import verify_rows
-from .sequences import is_initial_condition, note_index_letters
+from .sequence_rows import note_row_sequences
+from .sequences import generic_letters, is_initial_condition, note_index_letters
+from .set_softmax import rewrite as written_out_softmax
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
 from .vector_orientation import orient_bare_vectors
@@ -407,8 +410,10 @@ def _declared_then_defined(stmts) -> dict:
         k, first = key_of(st.first), st.first
         if len(declared.get(k, ())) != 1 or k in seen:
             continue
-        if any(isinstance(n, ast.Name) and (key_of(n) == k or (n.base == first.base and n.sup == first.sup))
-               for _, _, e in st.links for n in ast.nodes_of(e)):
+        nodes = [n for _, _, e in st.links for n in ast.nodes_of(e)]
+        subs = {id(n.sub) for n in nodes if isinstance(n, ast.Name)}  # the z of d_z is no member of z_i
+        if any(isinstance(n, ast.Name) and id(n) not in subs
+               and (key_of(n) == k or (n.base == first.base and n.sup == first.sup)) for n in nodes):
             continue  # the name, or a block or member of it (W^O and W^O_i), on both sides: a claim about it
         if isinstance(st.links[0][2], (ast.Block, ast.Cases)):
             continue  # X = [x_1, ..., x_n] names the columns of X; a block or a mask is read as before
@@ -488,9 +493,12 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             declare_feature_map(scope, st)
     if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
+    stmts = written_out_softmax(scope, stmts)  # softmax_{x_j \in X}(s): over the members x_1..x_n (set_softmax)
     note_index_letters(scope, stmts)  # x_j beside a declared x_i: a member where i and j are indices (sequences)
+    note_row_sequences(scope, stmts, generic_letters)  # sum_{j=1}^{n} f(x_j): x read as rows (sequence_rows)
     stmts = read_indexed_definitions(scope, stmts)  # a(s_{i-1}, h_j) = ...; e_{ik} from e_{ij} = ... (indexed_names)
     stmts = rewrite_subscripted_functions(scope, rewrite_labels(scope, stmts))  # A(l_1); Swish_beta(x)
+    redefined.update(_declared_then_defined(stmts))  # the chains as rewritten (their ids are new)
     declare_sizes(scope, stmts)  # Omega(MSA) = 4hwC^2: the letters of a cost are sizes (cost_formulas.py)
     named = {id(st) for st in stmts if isinstance(st, ast.Chain) and len(st.links) == 1
              and st.links[0][0] == "=" and scope.name_vectors(st, st.links[0][2])}
@@ -519,6 +527,8 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             definitions.append(f"{st.first.text()} := {st.links[0][2].text()}  (declared, then written with '=')")
             if len(st.links) > 1:
                 chains.append(ast.Chain(st.links[1][1], st.first, st.links[1:], st.shape))
+        elif is_table_definition(scope, st):  # a^K_{ij} = w^K_{clip(j-i,k)} (relative_positions)
+            definitions.append(define_table(scope, st))
         elif _is_definition(scope, st):
             first = st.first
             target, params = (first.target, first.args) if isinstance(first, ast.Call) else (first, ())

@@ -25,9 +25,11 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import DerivationError
-from . import ast
+from . import ast, sequence_rows
 from .recurrence_step import one_step, previous_members
+from .set_softmax import read_member_of
 from .symbols import family_key, is_matrix, key_of
+from .vectors import row_vector
 
 MAX_UNROLL = 16  # positions a recurrence is unrolled through, down to its initial condition
 
@@ -138,12 +140,11 @@ def note_index_letters(scope, stmts):
 
 
 def member_of_set(parser, node):
-    """Refuse ``\\mathrm{softmax}_{x_j \\in X}`` (Kobayashi et al. 2020) by name: a subscript that ranges over the
-    members of a set, which the reader does not read (the set X is named nowhere)."""
+    """``\\mathrm{softmax}_{x_j \\in X}`` (Kobayashi et al. 2020): the subscript ``x_j \\in X``, a range over the
+    members of a set, read where it is used (:mod:`.set_softmax`); ``node`` itself otherwise."""
     if parser.dialect == "latex" and parser.at("cmd", "in"):
-        parser.fail(f"a subscript {node.text()} \\in ..., a range over the members of a set, is not read",
-                    "the weights written out, as in \\frac{\\exp(s_{ij})}{\\sum_{k=1}^{n} \\exp(s_{ik})}, "
-                    "over an index of a declared range")
+        return read_member_of(parser, node)
+    return node
 
 
 def sequence_length(parser, plain, first, last, p):
@@ -239,6 +240,8 @@ def index_value(scope, sub, L, node, strict=True):
 def member(scope, node, L):
     """The value of ``node`` as a member of a sequence (declared by its generic member, or a recurrence), or
     None when it is not one (the ordinary reading of the name applies)."""
+    if (row := sequence_rows.member_row(scope, node, L, row_vector)) is not None:
+        return row  # x_j of a sequence summed over symbolically many members (sequence_rows)
     sub = node.sub
     if sub is None or not isinstance(sub, (ast.Name, ast.Num, ast.Index, ast.Arith)):
         return None

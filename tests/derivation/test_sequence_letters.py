@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from symattn.derivation.latex_document import check_latex as check
-from symattn.errors import ParseError, UnknownSymbolError
+from symattn.errors import DerivationError, UnknownSymbolError
 
 
 def decl(i="i", j="j"):
@@ -74,11 +74,13 @@ def test_a_name_declared_as_one_value_is_not_read_as_one_per_term_of_a_sum(j):
 
 
 def test_the_upper_limit_of_a_sum_over_a_sequence_is_its_length():
-    """n named nowhere else, in a sum over the members x_j: the length of x (then the sum of symbolically many
-    members is refused by name, never read as n copies of one value)."""
-    (step,) = check(decl() + r"$$ \sum_{j=1}^{n} x_j W^Q = \sum_{j=1}^{n} x_j W^Q $$").steps
-    assert step.status == "ill-formed"
-    assert "inside a sum over j whose number of terms is not a given number" in step.error
+    """n named nowhere else, in a sum over the members x_j: the length of x, and the members the n rows of one
+    matrix (sequence_rows), never n copies of one value."""
+    r = check(decl() + r"$$ \sum_{j=1}^{n} x_j W^Q = \sum_{j=1}^{n} x_j W^Q $$")
+    assert [s.status for s in r.steps] == ["proved"]
+    assert any("read as the n rows of one n × d matrix" in n for n in r.notes)
+    (step,) = check(decl() + r"$$ \sum_{j=1}^{n} x_j W^Q = n x_i W^Q $$").steps
+    assert step.status == "refuted"
 
 
 def test_an_unnamed_upper_limit_of_another_sum_is_refused_as_before():
@@ -103,6 +105,6 @@ def test_members_of_a_sequence_to_a_small_letter_are_independent():
     assert step.status == "refuted" and step.verdict.counterexample.certificate
 
 
-def test_a_softmax_over_the_members_of_a_set_is_refused_by_name():
-    with pytest.raises(ParseError, match="a range over the members of a set"):
-        check(LENGTH + r"$$ a_{ij} = \mathop{\mathrm{softmax}}_{x_j \in X}(s_{ij}) $$")
+def test_a_softmax_over_the_members_of_a_set_the_file_does_not_tie_to_x_is_refused_by_name():
+    with pytest.raises(DerivationError, match="the set Y is not read as the members"):
+        check(LENGTH + r"$$ a_{ij} = \mathop{\mathrm{softmax}}_{x_j \in Y}(s_{ij}) $$")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from symattn.derivation.latex_document import check_latex as check
-from symattn.errors import ParseError
+from symattn.errors import DerivationError, ParseError
 
 DECL = r"$$ x_i \in \mathbb{R}^{d}, \quad W_k \in \mathbb{R}^{d \times d} $$" + "\n"
 
@@ -21,7 +21,8 @@ def test_a_family_over_a_set_is_refused_by_name(j, S):
 
 
 def test_a_softmax_over_a_set_keeps_its_own_message():
-    with pytest.raises(ParseError, match=r"a subscript x_j \\in \.\.\., a range over the members of a set"):
+    """x_i declared by its generic member: the number of members of X is not written (set_softmax)."""
+    with pytest.raises(DerivationError, match=r"the subscript x_j in X: the number of members of X is not written"):
         check(DECL + r"$$ a = \mathop{\mathrm{softmax}}_{x_j \in X}\left(x_j\right) $$")
 
 
