@@ -36,6 +36,7 @@ from .declarations import Declarations
 from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
 from .head_lists import HeadLists
+from .index_powers import IndexPowers
 from .label_subscripts import labelled_name
 from .patterns import short_text
 from .position_sets import refuse_use
@@ -60,7 +61,7 @@ from .tokens import PINV
 from .trig import trig_call
 
 
-class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
+class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers):
     """The declarations of a derivation, and the elaboration of expressions under them."""
 
     def __init__(self):
@@ -567,7 +568,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         grad = gradient_symbol(self, node, L)  # dO in a backward pass (grad_names)
         if grad is not None:
             return grad
-        return self.unknown(node, k)
+        return p if (p := self.label_power(node, L)) is not None else self.unknown(node, k)  # A^j: a power
 
     def resolve(self, key: str) -> str:
         """The name ``key`` stands for under the assumptions (d_v = d_k, W^K = W^Q); marks the
