@@ -60,13 +60,21 @@ def _factors(node):
     return list(node.factors) if isinstance(node, ast.Mul) else [node]
 
 
-def _strip(lhs, x, summand):
+def _text(factors):
+    return " ".join(f.text() for f in factors)
+
+
+def _letters(node):
+    return {n.base for n in ast.nodes_of(node) if isinstance(n, ast.Name)}
+
+
+def _strip(lhs, x, summand, index):
     """``C x_k`` against ``C A^{k-j} B u_j``: (x_k, A^{k-j} B u_j) when the summand starts with the factors
     before the member; else (lhs, summand)."""
     fl, fs = _factors(lhs), _factors(summand)
     if len(fl) < 2 or fl[-1] is not x or len(fs) <= len(fl) - 1:
         return lhs, summand
-    if any(a.text() != b.text() for a, b in zip(fl[:-1], fs)):
+    if any(a.text() != b.text() or index in _letters(a) for a, b in zip(fl[:-1], fs)):
         return lhs, summand
     rest = fs[len(fl) - 1:]
     return x, rest[0] if len(rest) == 1 else ast.Mul(rest[0].pos, tuple(rest))
@@ -91,12 +99,12 @@ def _decay(d, prev):
 
 def _z_members(lhs, summand, x, c, inputs):
     """Members at t of sequences the recurrence does not use (Q_n of Q_n S_n): any value, the same throughout."""
-    out = []
-    for n in ast.nodes_of((lhs, summand)):
-        if isinstance(n, ast.Name) and n.sub is not None and (n.base, n.sup) != (x.base, x.sup) and _at(n, c):
-            if (n.base, n.sup) in inputs:
-                return None
-            out.append(n)
+    members = [n for n in ast.nodes_of((lhs, summand)) if isinstance(n, ast.Name) and n.sub is not None
+               and (n.base, n.sup) != (x.base, x.sup)]
+    out = [n for n in members if _at(n, c)]
+    families = {(n.base, n.sup) for n in out}
+    if families & inputs or any((n.base, n.sup) in families and not _at(n, c) for n in members):
+        return None  # q_t beside q_{t-1}, or an input of the recurrence at t: not any value
     return out
 
 
@@ -137,7 +145,7 @@ def read(scope, st):
     decay = _decay(d, prev)
     if decay is None:
         return None
-    lhs2, summand = _strip(lhs, x, rhs.body)
+    lhs2, summand = _strip(lhs, x, rhs.body, rhs.index)
     inputs = {(n.base, n.sup) for n in ast.nodes_of(d.body) if isinstance(n, ast.Name)}
     zs = _z_members(lhs2, summand, x, c, inputs)
     if zs is None:
@@ -177,10 +185,10 @@ def read(scope, st):
         unread = exc.detail
     finally:
         scope.power_gap = None
-    hyp = (f"{lhs2.text().replace(x.text(), prev[0].text())} = "
-           f"sum_{{{rhs.index}={low}}}^{{{c}-1}} {summand.text()} at {c} - 1")
+    hyp = (f"{lhs2.text().replace(x.text(), prev[0].text())} = sum_{{{rhs.index}={low}}}^{{{c}-1}} of "
+           f"{summand.text()} with {c} - 1 for {c}, each term times the decay {_text(decay)} the term at {c}")
     note = (f"{shown.text()} = {rhs.text()} is read as an induction on {c} with the decay "
-            f"{' '.join(f.text() for f in decay)}: each earlier term times the decay is the term at {c}, and the "
+            f"{_text(decay)}: each earlier term times the decay is the term at {c}, and the "
             f"new term is the input")
     if note not in scope.notes:
         scope.notes.append(note)

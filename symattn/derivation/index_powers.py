@@ -113,8 +113,9 @@ def label_power(scope, node, L):
     """``\\bar{A}^{j}`` with j bound in ``L`` and ``\\bar{A}`` a declared square matrix or scalar (the name with the
     label undeclared): the power, else None (the caller reads a label)."""
     sup = node.sup
-    if not (isinstance(sup, str) and len(sup) == 1 and sup.isalpha() and sup in L):
-        return None
+    if not (isinstance(sup, str) and len(sup) == 1 and sup.isalpha() and sup in L) or sup in scope.counts \
+            or sup in scope.family_letters.values():
+        return None  # W^h of head h stays a label
     base = ast.Name(node.pos, node.base, node.sub, None, node.font)
     k = key_of(base)
     if k not in scope.matrices and k not in scope.scalars:
