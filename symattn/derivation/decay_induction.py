@@ -81,20 +81,25 @@ def _strip(lhs, x, summand, index):
 
 
 def _decay(d, prev):
-    """The body ``M x_{t-1} + c`` of the recurrence: (M's factors, c's terms), or None."""
+    """The body ``M x_{t-1} + c`` (or ``M \\odot x_{t-1} + c``) of the recurrence: (how, M's factors), or None."""
     body = d.body.body if isinstance(d.body, ast.Group) else d.body
     terms = body.terms if isinstance(body, ast.Add) else ((1, body),)
     keys = {key_of(n) for n in prev}
-    with_prev = [(s, t) for s, t in terms if any(isinstance(n, ast.Name) and key_of(n) in keys
-                                                 for n in ast.nodes_of(t))]
+
+    def uses(n):
+        return any(isinstance(m, ast.Name) and key_of(m) in keys for m in ast.nodes_of(n))
+
+    with_prev = [(s, t) for s, t in terms if uses(t)]
     if len(with_prev) != 1 or with_prev[0][0] != 1:
         return None
-    f = _factors(with_prev[0][1])
-    if len(f) < 2 or not (isinstance(f[-1], ast.Name) and key_of(f[-1]) in keys):
+    term = with_prev[0][1]
+    how = "hadamard" if isinstance(term, ast.Hadamard) else "mul"
+    f = list(term.factors) if how == "hadamard" else _factors(term)
+    if how == "hadamard":  # e^{-w} \odot a_{t-1}: the member one factor of the entrywise product
+        f = [g for g in f if not uses(g)] + [g for g in f if uses(g)]
+    if len(f) < 2 or not (isinstance(f[-1], ast.Name) and key_of(f[-1]) in keys) or any(uses(g) for g in f[:-1]):
         return None
-    if any(isinstance(n, ast.Name) and key_of(n) in keys for g in f[:-1] for n in ast.nodes_of(g)):
-        return None
-    return f[:-1]
+    return how, f[:-1]
 
 
 def _z_members(lhs, summand, x, c, inputs):
@@ -122,8 +127,10 @@ def read(scope, st):
         return None
     rec = recurrence_of(scope, x)
     c, d = rec
-    if not _at(x, c) or not (isinstance(rhs.upper, ast.Name) and rhs.upper.base == c and rhs.upper.sub is None
-                             and rhs.upper.sup is None) or rhs.index == c:
+    at = index_value(scope, x.sub, {}, x, strict=False)  # t, or t - 1 of a_{t-1} = \sum_{i=1}^{t-1} ...
+    shift = sp.expand(at - letter(c)) if at is not None else None
+    if shift is None or not shift.is_Integer or rhs.index == c or sp.expand(
+            (index_value(scope, rhs.upper, {}, rhs, strict=False) or sp.nan) - at) != 0:
         return None
     if any(recurrence_of(scope, n) is not None for n in ast.nodes_of(rhs.body) if isinstance(n, ast.Name)):
         return None
@@ -142,13 +149,14 @@ def read(scope, st):
     key, own = key_of(prev[0]), key_of(x)
     if {key, own} & (set(scope.matrices) | set(scope.scalars)):
         return None
-    decay = _decay(d, prev)
-    if decay is None:
+    found = _decay(d, prev)
+    if found is None:
         return None
+    how, decay = found
     lhs2, summand = _strip(lhs, x, rhs.body, rhs.index)
     inputs = {(n.base, n.sup) for n in ast.nodes_of(d.body) if isinstance(n, ast.Name)}
     zs = _z_members(lhs2, summand, x, c, inputs)
-    if zs is None:
+    if zs is None or (shift != 0 and (zs or lhs2 is not x)):
         return None
     t, j = letter(c), letter(rhs.index)
 
@@ -165,6 +173,9 @@ def read(scope, st):
         M = scope.expr(decay[0] if len(decay) == 1 else ast.Mul(decay[0].pos, tuple(decay)), {})
         if is_matrix(M) and lhs2 is not x:
             return None  # E(M P) is M E(P) only for a scalar M or E the identity
+
+        def scaled(Y):
+            return sp.HadamardProduct(M, Y) if how == "hadamard" else M * Y
         base = with_value(own, sp.ZeroMatrix(*shape), lhs2, {})
         step_lhs = with_value(own, with_value(key, P, d.body, {}), lhs2, {})
         EP = with_value(own, P, lhs2, {})
@@ -176,26 +187,27 @@ def read(scope, st):
         return None
     unread, last = "", new
     try:
-        last = scope.expr(summand, {rhs.index: t})
+        last = scope.expr(summand, {rhs.index: t, c: t - shift})
         scope.power_gap = t - 1 - j
-        now = scope.expr(summand, {rhs.index: j})
-        before = scope.expr(summand, {rhs.index: j, c: t - 1})
-        before = before.xreplace({scope.expr(z, {c: t - 1}): scope.expr(z, {}) for z in zs})
+        now = scope.expr(summand, {rhs.index: j, c: t - shift})
+        before = scope.expr(summand, {rhs.index: j, c: t - 1 - shift})
+        before = before.xreplace({scope.expr(z, {c: t - 1}): scope.expr(z, {c: t}) for z in zs})
     except DerivationError as exc:  # the summand at a symbolic j: checked at given positions only
         unread = exc.detail
     finally:
         scope.power_gap = None
-    hyp = (f"{lhs2.text().replace(x.text(), prev[0].text())} = sum_{{{rhs.index}={low}}}^{{{c}-1}} of "
-           f"{summand.text()} with {c} - 1 for {c}, each term times the decay {_text(decay)} the term at {c}")
+    hyp = (f"the claim at {c} - 1 (each earlier term times the decay {_text(decay)} is the term at {c}, and the new "
+           f"term is the input)")
     note = (f"{shown.text()} = {rhs.text()} is read as an induction on {c} with the decay "
             f"{_text(decay)}: each earlier term times the decay is the term at {c}, and the "
             f"new term is the input")
     if note not in scope.notes:
         scope.notes.append(note)
-    parts = [("the body", step_lhs, M * EP + new), ("the new term", new, last)]
+    parts = [("the body", step_lhs, scaled(EP) + new), ("the new term", new, last)]
+    first = int(first - shift)  # the letter's value at the initial condition (t = 1 for a_{t-1}, a_0 = 0)
     if unread:
         return new, last, DecayInduction(c, first, hyp, shown, rhs, parts, unread)
-    return M * before, now, DecayInduction(c, first, hyp, shown, rhs, parts)
+    return scaled(before), now, DecayInduction(c, first, hyp, shown, rhs, parts)
 
 
 def attach(scope, st, steps) -> None:

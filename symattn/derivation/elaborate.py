@@ -513,7 +513,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
             v = L[node.base]
             if is_matrix(v) or scalar_functions.is_scalar_argument(v):  # sigma(u) = ... called on a scalar
                 return scalar_functions.value_of(v)
-            self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
+            return self.index_number(node, v)  # (t - 1 - i) w: a distance between positions (index_powers)
         if k in self.matrices:
             return self.matrices[k].xreplace(self.subs) if self.subs else self.matrices[k]
         if k in self.partitions:

@@ -134,3 +134,13 @@ class IndexPowers:
 
     def label_power(self, node, L):
         return label_power(self, node, L)
+
+    def index_number(self, node, v):
+        """A position or a sum's index bound to an integer, used as a number (``-(t-1-i) w``, RWKV's decay by
+        the distance); a head index, or anything else bound, is refused as a value."""
+        v = sp.sympify(v)
+        if isinstance(v, sp.Expr) and not is_matrix(v) and node.base not in self.counts \
+                and node.base not in self.family_letters.values() \
+                and all(s.is_Symbol and s.is_integer for s in v.free_symbols) and (v.is_integer or v.free_symbols):
+            return v
+        self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
