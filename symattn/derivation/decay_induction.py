@@ -25,7 +25,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import DerivationError
-from . import ast
+from . import ast, closed_forms
 from .position_induction import Induction, _at, _recurrent_member, _zero
 from .position_induction import attach as plain_attach
 from .recurrence_step import previous_members
@@ -213,10 +213,19 @@ def read(scope, st):
 def attach(scope, st, steps) -> None:
     """``position_induction.attach``, then this module's induction for a claim it did not read."""
     plain_attach(scope, st, steps)
-    if len(steps) != 1 or getattr(steps[0], "induction", None) is not None:
+    if len(steps) == 1 and getattr(steps[0], "induction", None) is not None:
+        closed_forms.register(scope, st, steps[0])
+        return
+    if len(steps) != 1:
         return
     if not (isinstance(steps[0].lhs_expr, Exception) or isinstance(steps[0].rhs_expr, Exception)):
         return
     found = read(scope, st)
+    if found is not None:
+        steps[0].lhs_expr, steps[0].rhs_expr, steps[0].induction = found
+    if getattr(steps[0], "induction", None) is not None:
+        closed_forms.register(scope, st, steps[0])  # for later steps that use it
+        return
+    found = closed_forms.read(scope, st)
     if found is not None:
         steps[0].lhs_expr, steps[0].rhs_expr, steps[0].induction = found

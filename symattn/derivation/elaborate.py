@@ -245,9 +245,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
         if is_matrix(den) and is_matrix(num) and den.rows == 1 and den.cols == 1:  # a 1 × 1 matrix: a scalar
             vectors.division_note(self, node.den)
             return vectors.divide(num, den)
-        if is_matrix(den):
-            self.fail(node.den, f"division by the matrix {node.den.text()}",
-                      "a scalar divisor such as sqrt(d_k)")
+        if is_matrix(den):  # a vector positive by its form divides entry by entry; other matrices are refused
+            return self.entrywise_quotient(node, num, den)
         if den.is_zero is not False:
             self.fail(node.den, f"division by {node.den.text()}, which is not known to be nonzero",
                       "a nonzero divisor such as sqrt(d_k)")
@@ -408,8 +407,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
             sides.append(v)
         return KronOp(*sides)
 
-    def _sum(self, node, L):
-        count = self.sum_count(node, L)
+    def _sum(self, node, L):  # a sum of symbolically many terms is free in a step read with closed forms
+        count = None if (free := self.opaque_sum(node, L)) is not None else self.sum_count(node, L)
 
         def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
             body = self._expr(node.body, {**L, node.index: k, (node.index, "count"): count})
@@ -417,7 +416,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
                 self.fail(node.body, "the summand is a scalar", "a matrix summand")
             return body
 
-        return D.head_sum(summand, count)
+        return D.head_sum(summand, count) if free is None else free
 
     def sum_count(self, node, L):
         """The number of terms of the sum ``node``: its upper limit, the declared range of its index, or the
@@ -513,7 +512,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
             v = L[node.base]
             if is_matrix(v) or scalar_functions.is_scalar_argument(v):  # sigma(u) = ... called on a scalar
                 return scalar_functions.value_of(v)
-            return self.index_number(node, v)  # (t - 1 - i) w: a distance between positions (index_powers)
+            return self.index_number(node, v)  # (t - 1 - i) w: a distance (index_powers)
         if k in self.matrices:
             return self.matrices[k].xreplace(self.subs) if self.subs else self.matrices[k]
         if k in self.partitions:

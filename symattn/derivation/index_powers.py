@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from . import ast
+from . import ast, closed_forms, entrywise_division
 from .sequences import index_value
 from .symbols import is_matrix, key_of
 
@@ -127,13 +127,20 @@ def label_power(scope, node, L):
 
 
 class IndexPowers:
-    """The scope's reading of :class:`IndexPower` nodes and of ``\\bar{A}^{j}`` (a mixin of the scope)."""
+    """The scope's reading of :class:`IndexPower` nodes, of ``\\bar{A}^{j}``, of a distance as a number, and of the
+    sums a step read with closed forms holds (``closed_forms.py``): a mixin of the scope."""
 
     def _indexpower(self, node, L):
         return value(self, node, L)
 
     def label_power(self, node, L):
         return label_power(self, node, L)
+
+    def entrywise_quotient(self, node, num, den):  # \frac{a}{b} of vectors, b positive (entrywise_division)
+        return entrywise_division.quotient(self, node, num, den)
+
+    def opaque_sum(self, node, L):  # a sum of symbolically many terms, in a step read with closed forms
+        return closed_forms.opaque_sum(self, node, L)
 
     def index_number(self, node, v):
         """A position or a sum's index bound to an integer, used as a number (``-(t-1-i) w``, RWKV's decay by

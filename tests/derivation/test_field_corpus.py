@@ -93,7 +93,6 @@ UNREAD: dict[str, tuple[int, str, str]] = {
     'jaegle2021.tex': (11, 'unknown', ''),
     'peng2021.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2021_corrupted.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
-    'peng2023.tex': (12, 'ill-formed', 'the left side wkv_t is ill-formed: line 12, c'),
     'shazeer2020_corrupted.tex': (11, 'unknown', 'the sides differ for some map sigma (the coun'),
 }
 

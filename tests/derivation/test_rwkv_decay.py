@@ -55,3 +55,37 @@ def test_an_index_of_a_sum_is_a_number_in_a_product():
     assert _step(head + r"$$ \sum_{i=1}^{2} i x_i = x_1 + 2 x_2 $$").status == "proved"
     step = _step(head + r"$$ \sum_{i=1}^{2} i x_i = x_1 + x_2 $$")
     assert step.status == "refuted" and step.verdict.counterexample.certificate
+
+
+def test_a_vector_positive_by_its_form_divides_entry_by_entry():
+    head = r"$$ a, b \in \mathbb{R}^{d} $$" + "\n"
+    assert _step(head + r"$$ \frac{a}{e^{b}} = a \odot e^{-b} $$").status == "proved"
+    step = _step(head + r"$$ \frac{a}{e^{b}} = a \odot e^{b} $$")
+    assert step.status == "refuted" and step.verdict.counterexample.certificate
+    step = _step(head + r"$$ \frac{a}{b} = a $$")  # b may have a zero entry: refused, not read
+    assert step.status == "ill-formed" and "division by the matrix b" in step.error
+    step = _step(head + r"$$ \frac{a}{e^{b} - a} = a $$")
+    assert step.status == "ill-formed" and "division by the matrix" in step.error
+
+
+RWKV = (r"$$ w, u, k_t, v_t \in \mathbb{R}^{d}, \quad a_0 = 0, \quad b_0 = 0 $$" + "\n"
+        r"$$ wkv_t = \frac{\sum_{i=1}^{t-1} e^{-(t-1-i)w + k_i} \odot v_i + e^{u + k_t} \odot v_t}"
+        r"{\sum_{i=1}^{t-1} e^{-(t-1-i)w + k_i} + e^{u + k_t}} $$" + "\n"
+        r"$$ a_t = e^{-w} \odot a_{t-1} + e^{k_t} \odot v_t, \qquad b_t = e^{-w} \odot b_{t-1} + e^{k_t} $$" + "\n"
+        r"$$ a_{t-1} = \sum_{i=1}^{t-1} e^{-(t-1-i)w + k_i} \odot v_i $$" + "\n")
+B_FORM = r"$$ b_{t-1} = \sum_{i=1}^{t-1} e^{-(t-1-i)w + k_i} $$" + "\n"
+WKV_STEP = r"$$ wkv_t = \frac{a_{t-1} + e^{u + k_t} \odot v_t}{b_{t-1} + e^{u + k_t}} $$"
+
+
+def test_the_recurrent_form_of_wkv_is_proved_with_the_closed_forms_proved_before():
+    steps = check(RWKV + B_FORM + WKV_STEP).steps
+    assert [s.status for s in steps] == ["proved"] * 3
+    assert "closed forms proved for" in steps[-1].scope and steps[-1].general
+
+
+def test_a_closed_form_not_proved_proves_nothing_that_uses_it():
+    wrong = B_FORM.replace("-(t-1-i)w", "-(t-i)w")
+    steps = check(RWKV + wrong + WKV_STEP).steps
+    assert steps[1].status == "refuted" and steps[-1].status != "proved"
+    swapped = WKV_STEP.replace(r"\odot v_t}{b_{t-1}", r"}{b_{t-1}")
+    assert check(RWKV + B_FORM + swapped).steps[-1].status == "refuted"
