@@ -89,3 +89,16 @@ def test_a_closed_form_not_proved_proves_nothing_that_uses_it():
     assert steps[1].status == "refuted" and steps[-1].status != "proved"
     swapped = WKV_STEP.replace(r"\odot v_t}{b_{t-1}", r"}{b_{t-1}")
     assert check(RWKV + B_FORM + swapped).steps[-1].status == "refuted"
+
+
+def test_renaming_the_letters_of_the_recurrent_form_changes_no_verdict():
+    text = (RWKV + B_FORM + WKV_STEP).replace("_t", "_n").replace("t-1", "n-1").replace("_{i", "_{j")
+    text = text.replace("k_i", "k_j").replace("v_i", "v_j").replace("-i)", "-j)")
+    steps = check(text).steps
+    assert [s.status for s in steps] == ["proved"] * 3 and "every position n" in steps[-1].scope
+
+
+def test_two_adjacent_letters_stay_a_product():
+    text = (r"$$ x \in \mathbb{R}^{1 \times d}, \quad W_q \in \mathbb{R}^{d \times e} $$" + "\n"
+            r"$$ xW_q = x W_q $$")
+    assert _step(text).status == "proved"
