@@ -36,6 +36,7 @@ from .declarations import Declarations
 from .diagonal import inverse_power
 from .grad_names import gradient_symbol, vocabulary_call
 from .head_lists import HeadLists
+from .index_powers import IndexPowers
 from .label_subscripts import labelled_name
 from .patterns import short_text
 from .position_sets import refuse_use
@@ -60,7 +61,7 @@ from .tokens import PINV
 from .trig import trig_call
 
 
-class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
+class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers):
     """The declarations of a derivation, and the elaboration of expressions under them."""
 
     def __init__(self):
@@ -244,9 +245,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         if is_matrix(den) and is_matrix(num) and den.rows == 1 and den.cols == 1:  # a 1 × 1 matrix: a scalar
             vectors.division_note(self, node.den)
             return vectors.divide(num, den)
-        if is_matrix(den):
-            self.fail(node.den, f"division by the matrix {node.den.text()}",
-                      "a scalar divisor such as sqrt(d_k)")
+        if is_matrix(den):  # a vector positive by its form divides entry by entry; other matrices are refused
+            return self.entrywise_quotient(node, num, den)
         if den.is_zero is not False:
             self.fail(node.den, f"division by {node.den.text()}, which is not known to be nonzero",
                       "a nonzero divisor such as sqrt(d_k)")
@@ -407,8 +407,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
             sides.append(v)
         return KronOp(*sides)
 
-    def _sum(self, node, L):
-        count = self.sum_count(node, L)
+    def _sum(self, node, L):  # a sum of symbolically many terms is free in a step read with closed forms
+        count = None if (free := self.opaque_sum(node, L)) is not None else self.sum_count(node, L)
 
         def summand(k):  # k: a fresh placeholder (or each head, for a concrete count); bound without capture
             body = self._expr(node.body, {**L, node.index: k, (node.index, "count"): count})
@@ -416,7 +416,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
                 self.fail(node.body, "the summand is a scalar", "a matrix summand")
             return body
 
-        return D.head_sum(summand, count)
+        return D.head_sum(summand, count) if free is None else free
 
     def sum_count(self, node, L):
         """The number of terms of the sum ``node``: its upper limit, the declared range of its index, or the
@@ -512,7 +512,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
             v = L[node.base]
             if is_matrix(v) or scalar_functions.is_scalar_argument(v):  # sigma(u) = ... called on a scalar
                 return scalar_functions.value_of(v)
-            self.fail(node, f"the head index {node.base} used as a value", "a matrix or a dimension")
+            return self.index_number(node, v)  # (t - 1 - i) w: a distance (index_powers)
         if k in self.matrices:
             return self.matrices[k].xreplace(self.subs) if self.subs else self.matrices[k]
         if k in self.partitions:
@@ -567,7 +567,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         grad = gradient_symbol(self, node, L)  # dO in a backward pass (grad_names)
         if grad is not None:
             return grad
-        return self.unknown(node, k)
+        return p if (p := self.label_power(node, L)) is not None else self.unknown(node, k)  # A^j: a power
 
     def resolve(self, key: str) -> str:
         """The name ``key`` stands for under the assumptions (d_v = d_k, W^K = W^Q); marks the

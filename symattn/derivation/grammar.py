@@ -17,7 +17,7 @@ The parser never evaluates anything: it builds :mod:`.ast` nodes. Nesting deeper
 from __future__ import annotations
 
 from ..errors import ParseError
-from . import ast, position_sets, spaces
+from . import ast, index_powers, position_sets, spaces
 from .complex_notation import conjugate_refusal
 from .real_functions import is_real_function
 from .sequences import member_of_set
@@ -174,8 +174,8 @@ class Parser:
     def postfix(self, node):
         marks = 0
         while self.at_op("^"):
-            if self.power_ahead():
-                node = ast.Power(pos_of(node), node, *self.power())
+            if self.power_ahead() or index_powers.ahead(self):  # A^2, and \gamma^{n-m} (index_powers)
+                node = index_powers.power(self, node, pos_of(node))
                 continue
             caret = self.next()
             marks += 1
@@ -383,8 +383,8 @@ class Parser:
         while self.at_op("_", "^"):
             if self.at_op("^") and self.dialect == "latex" and self.plus_ahead(1):
                 break  # A^{+}: the pseudo-inverse, read by postfix
-            if self.at_op("^") and self.power_ahead():
-                power = self.power()
+            if self.at_op("^") and (self.power_ahead() or index_powers.ahead(self)):
+                power = None if index_powers.ahead(self) else self.power()  # A^{k-j}: read by postfix
                 break
             op = self.next()
             if op.value == "^" and self.dialect == "latex" and self.at_op("{") and self.at("op", "(", 1):

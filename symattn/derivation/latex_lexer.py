@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 from ..errors import ParseError
+from . import letter_runs
 from .complex_notation import conjugate_refusal
 from .conditions import SIGN_AHEAD
 from .decimals import decimal_at, decimal_tokens
@@ -625,4 +626,5 @@ class Lexer:
 def tokenize_latex(text: str, *, math: bool = False) -> list[Token]:
     """The tokens of a LaTeX file (formulas, comments, ``%:`` directives; prose is skipped), or with
     ``math=True`` of one formula's body (``\\frac{Q}{2}``)."""
-    return Lexer(text, math=math).run()
+    toks = Lexer(text, math=math).run()
+    return toks if math else letter_runs.merge(toks)  # wkv_t = ...: a name of letters the file defines

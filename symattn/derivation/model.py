@@ -21,7 +21,7 @@ from ..displays import show
 from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
-from . import ast, operators, position_induction, powers
+from . import ast, decay_induction, operators, powers
 from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
@@ -626,5 +626,5 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
         s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
         s.orientation = as_vectors[k] or ""
         out.append(s)
-    position_induction.attach(scope, st, out)
+    decay_induction.attach(scope, st, out)  # position_induction.attach, then a decay (decay_induction)
     return out

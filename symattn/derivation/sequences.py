@@ -391,7 +391,9 @@ def define(scope, st) -> bool:
     own = any(n.base == t.base and n.sup == t.sup and not (isinstance(n.sub, ast.Name) and n.sub.base == c)
               for n in names)
     uses = any(recurrence_of(scope, n) is not None for n in names)
-    if not (own or uses):
+    upto = any(isinstance(n, ast.Sum) and n.upper is not None and any(  # wkv_t = \sum_{i=1}^{t-1} ...: read at t
+        isinstance(m, ast.Name) and m.base == c for m in ast.nodes_of(n.upper)) for n in ast.nodes_of(st.body))
+    if not (own or uses or upto):
         return False
     from .symbols import Definition
 

@@ -47,7 +47,6 @@ REFUSED: dict[str, tuple[int, str]] = {
     'dong2021_corrupted.tex': (6, 'softmax(d_qk^{-1/2} (X W_{Q,h} + 𝟏 b_{Q,h}^T)'),
     'dosovitskiy2021.tex': (6, 'x^{1}_... indexed on top is not read: a membe'),
     'dosovitskiy2021_corrupted.tex': (6, 'x^{1}_... indexed on top is not read: a membe'),
-    'gu2022.tex': (10, 'the power ^{k-j} by an index expression (a sy'),
     'jiang2023.tex': (7, 'the entry M_ij of the mask M := {0 if i-W <= '),
     'jiang2023_corrupted.tex': (7, 'the entry M_ij of the mask M := {0 if i-W <= '),
     'kitaev2020.tex': (6, 'unsupported LaTeX command \\supseteq: an inclu'),
@@ -89,8 +88,6 @@ REFUSED: dict[str, tuple[int, str]] = {
 UNREAD: dict[str, tuple[int, str, str]] = {
     'peng2021.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2021_corrupted.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
-    'peng2023.tex': (6, 'ill-formed', 'the left side w k v_t is ill-formed: line 6, '),
-    'peng2023_corrupted.tex': (6, 'ill-formed', 'the left side w k v_t is ill-formed: line 6, '),
 }
 
 

@@ -64,9 +64,9 @@ def test_a_negative_index_is_read_in_a_subscript():
     assert st.first.sub.value == -1
 
 
-def test_a_power_by_an_index_expression_is_refused_by_name():
-    with pytest.raises(ParseError, match=r"the power \^\{k-j\} by an index expression"):
-        parse_latex(r"$$ A^{k-j} = A $$")
+def test_a_power_by_an_index_expression_is_read_as_a_power():
+    (st,) = parse_latex(r"$$ A^{k-j} = A $$")
+    assert st.first.text() == "A^{k - j}"  # index_powers: read at given exponents, and in closed forms
 
 
 def test_an_entry_of_a_parenthesized_result_is_refused_by_name():
