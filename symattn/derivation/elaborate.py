@@ -34,6 +34,7 @@ from .call_values import rejoin_calls
 from .conditions import mask_entry_refusal
 from .declarations import Declarations
 from .diagonal import inverse_power
+from .entries import declared_entry, frobenius, trace_call
 from .grad_names import gradient_symbol, vocabulary_call
 from .head_lists import HeadLists
 from .label_subscripts import labelled_name
@@ -328,7 +329,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
             return a.T * b  # columns: a^T b (1 × 1)
         if a.rows == 1:
             return a * b.T  # rows: a b^T (1 × 1)
-        return sp.Trace(a.T * b)  # matrices: the Frobenius inner product
+        return frobenius(a, b)  # matrices: the Frobenius inner product, a sum of entries (entries)
 
     def _norm(self, node, L):
         v = self._expr(node.arg, L)
@@ -554,7 +555,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         if fk in self.families:
             self.fail(node, f"{node.text()} is a head-indexed family",
                       f"a member such as {node.base}_h^{node.sup}")
-        row = vectors.row_vector(self, node, L)  # Q_i: row i of a declared Q, as a column vector
+        row = declared_entry(self, node, L, vectors.row_vector)  # A_{ij} in sums (entries); Q_i: row i
         if row is not None:
             return row
         if isinstance(node.sub, ast.Labels):
@@ -694,7 +695,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
             d = self.defs[k]
             self.match_extra(node, d)
             return real.expand_call(self, node, d, scalar_functions.bind_arguments(self, node, d, L))
-        word = vocabulary_call(self, node, L)  # rowsum(X) in a backward pass (grad_names)
+        word = trace_call(self, node, L, vocabulary_call)  # tr(X) (entries); rowsum(X) (grad_names)
         if word is not None:
             return word
         if real.is_real_function(name) and self.is_undefined_name(name) and (
