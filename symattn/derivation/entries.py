@@ -48,6 +48,33 @@ def is_result(body) -> bool:
     return not isinstance(body, (ast.Name, ast.Num))
 
 
+def unlabelled_softmax(body):
+    """The first softmax inside ``body`` whose axis is not written (no ``_{row}`` / ``_{col}``), or None."""
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (tuple, list)):
+            stack.extend(n)
+        elif isinstance(n, ast.Call) and n.target.base in ("softmax", "Softmax") and n.axis is None:
+            return n
+        elif isinstance(n, ast.Node):
+            stack.extend(getattr(n, f) for f in n.__dataclass_fields__ if f != "pos")
+    return None
+
+
+def softmax_axis_refusal(body, softmax, sub):
+    """The message for ``(\\mathrm{softmax}(K) \\odot V)_{t'}``: one vector of a result whose softmax names no
+    axis. The subscript selects along the positions, and a paper writing so may mean its softmax over those
+    same positions (Zhai et al. 2021: the weights softmax(K) over the context positions t'), where the
+    convention's softmax normalizes each vector; the axis is not guessed."""
+    arg = softmax.args[0].text() if softmax.args else ""
+    return (f"({body.text()})_{{{sub.text()}}}: one vector of a result holding softmax({arg}), whose axis is not "
+            f"written; a paper selecting vector {sub.text()} may mean the softmax over those positions, and the "
+            "convention's softmax normalizes each vector: the axis is not guessed",
+            f"\\mathrm{{softmax}}_{{col}}({arg}) (each column normalized, over the positions of the row "
+            f"convention) or \\mathrm{{softmax}}_{{row}}({arg}) inside ({body.text()})_{{{sub.text()}}}")
+
+
 def bound(L, sub):
     """The value of ``sub`` when it is an index bound by an enclosing sum, else None."""
     if isinstance(sub, ast.Name) and sub.sub is None and sub.sup is None and sub.base in L:
@@ -62,7 +89,10 @@ def check_bound(scope, node, sub, length, L):
     count = L.get((sub.base, "count"))
     if count is None or same_dim(count, length):
         return
-    if sp.expand(sp.sympify(length) - sp.sympify(count)).is_nonnegative:
+    subs = getattr(scope, "subs", {})  # a length n read as t + s beside a position t
+    if same_dim(sp.sympify(count).xreplace(subs), sp.sympify(length).xreplace(subs)):
+        return
+    if sp.expand(sp.sympify(length).xreplace(subs) - sp.sympify(count).xreplace(subs)).is_nonnegative:
         return
     scope.fail(node, f"{node.text()}: the index {sub.text()} runs to {sp.sstr(count)}, and {node.text()} has "
                f"{sp.sstr(length)} there", "a sum whose index runs over the rows (or columns) it indexes",

@@ -75,6 +75,10 @@ def entry_of(group, sub, refuse):
     body = group.body
     if isinstance(sub, ast.ParamIndex):  # {H,h'}: a capital first index is parsed as a label
         sub = ast.Labels(sub.pos, (sub.label, sub.index))
+    if entries.is_result(body) and _index_letter(sub):  # (A B)_n: one vector of a result, as [A B]_n
+        if (softmax := entries.unlabelled_softmax(body)) is not None:
+            return refuse(*entries.softmax_axis_refusal(body, softmax, sub))
+        return PartOf(group.pos, body, sub)
     sub = entries.letter_pair(sub)  # (A A^T)_{ij}: two index letters written together (entries)
     if (isinstance(sub, ast.Labels) and len(sub.parts) == 2 and all(_index_letter(p) for p in sub.parts)
             and (isinstance(body, ast.Name) or entries.is_result(body))):
@@ -96,8 +100,12 @@ class ResultParts:
             self.fail(node, f"{node.text()} would be an entry of the {shape_text(v)} vector {node.arg.text()}; "
                       "entries of a vector are not read", f"the whole vector {node.arg.text()}, or a {what} "
                       "[\\cdot]_n of a matrix with several")
-        k = self.position_value(node.index, length, L)
-        self.check_positions(node, k, k, length)
+        k = entries.bound(L, node.index)  # \sum_{t'} (A B)_{t'}: an index of the sum (entries)
+        if k is None:
+            k = self.position_value(node.index, length, L)
+            self.check_positions(node, k, k, length)
+        else:
+            entries.check_bound(self, node, node.index, length, L)
         note = (f"{node.text()} is {what} {node.index.text()} of {node.arg.text()} (the {what}s are its vectors "
                 f"under the {self.convention} convention)")
         if note not in self.notes:
