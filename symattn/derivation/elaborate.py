@@ -34,7 +34,7 @@ from .call_values import rejoin_calls
 from .conditions import mask_entry_refusal
 from .declarations import Declarations
 from .diagonal import inverse_power
-from .entries import declared_entry, frobenius, trace_call
+from .entries import declared_entry, double_subscript_hint, frobenius, trace_call
 from .grad_names import gradient_symbol, vocabulary_call
 from .head_lists import HeadLists
 from .label_subscripts import labelled_name
@@ -588,7 +588,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
             if k.startswith(a) and k[len(a):] in names:
                 hint = f" (a product is written with a space: {a} {k[len(a):]})"
         if isinstance(getattr(node, "sub", None), ast.Labels) and not hint:
-            hint = f" (a double subscript: {node.text()} is read as a name of its own, to be declared)"
+            hint = double_subscript_hint(self, node)  # q_{t,i}^C beside a declared q_t^C (entries)
         self.fail(node, f"unknown symbol {k}{hint}",
                   "a declared name (" + (", ".join(names) if names else "nothing is declared yet") + ")",
                   UnknownSymbolError)

@@ -14,6 +14,9 @@ squared entries, ``\sum_{i=1}^{r} \sum_{j=1}^{r} \left(AA^T\right)_{ij}^2 - 2 \s
 - the Frobenius inner product of two matrices, ``\langle A, B \rangle = \sum_{i,j} A_{ij} B_{ij}``, and so
   ``\|A\|_F^2``: sums of entries, the form in which the engine compares them with the sums a paper writes.
 
+A double subscript that is not an entry, ``\mathbf{q}_{t,i}^{C}`` beside a declared ``\mathbf{q}_t^{C}`` (head
+i's part of it, said in words), stays an unknown symbol, and its message says so (:func:`double_subscript_hint`).
+
 Entries are 1 × 1 slices, read as scalars where they multiply; the sums are the reader's sums over
 positions (``D.head_sum``), proved for every number of terms.
 
@@ -160,3 +163,23 @@ def _trace(scope, node, L):
 def frobenius(a, b):
     """The Frobenius inner product of two matrices of one shape, sum_i sum_j a_ij b_ij (1 × 1)."""
     return D.head_sum(lambda i: D.head_sum(lambda j: a[i - 1:i, j - 1:j] * b[i - 1:i, j - 1:j], a.cols), a.rows)
+
+
+# A member of a family indexed by two letters, \mathbf{q}_{t,i}^{C} (DeepSeek-AI 2024: head i's part of the
+# query q_t^C, head i's rows W^Q_i, said in words only), is not an entry: when the file declares the member
+# with one of the two letters, the unknown symbol's message says what the other letter would name.
+def double_subscript_hint(scope, node) -> str:
+    """The note added to 'unknown symbol' for a name with a double subscript (``q_{t,i}^C``)."""
+    plain = f" (a double subscript: {node.text()} is read as a name of its own, to be declared)"
+    sub = getattr(node, "sub", None)
+    if not (isinstance(sub, ast.Labels) and len(sub.parts) == 2):
+        return plain
+    known = set(scope.known_names())
+    for kept, other in (sub.parts, reversed(sub.parts)):
+        relative = ast.Name(node.pos, node.base, kept, node.sup, node.font)
+        if key_of(relative) in known:
+            return (f" (a member of a family indexed by two letters: {node.text()} beside the declared "
+                    f"{relative.text()} would be the part of {relative.text()} that {other.text()} names, such as "
+                    f"head {other.text()}'s rows, which the file states only in words; declare "
+                    f"{node.text()} with its shape, or define it from declared names)")
+    return plain

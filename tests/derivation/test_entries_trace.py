@@ -112,3 +112,12 @@ def test_one_vector_of_a_result_with_a_softmax_of_no_axis_is_refused():
     with_axis = (r"$$ \sum_{t'=1}^{T} \left(\mathrm{softmax}_{col}(K) \odot V\right)_{t'} = "
                  r"\mathbf{1}_T^T \left(\mathrm{softmax}_{col}(K) \odot V\right) $$")
     assert statuses(d + with_axis) == ["proved"]
+
+
+@pytest.mark.parametrize("q, t, i", [("q", "t", "i"), ("k", "s", "j")])
+def test_a_member_indexed_by_two_letters_beside_a_declared_member_is_named(q, t, i):
+    d = (rf"$$ h_{t} \in \mathbb{{R}}^{{d}}, \quad W \in \mathbb{{R}}^{{e \times d}} $$" + "\n"
+         rf"$$ {q}^C_{t} = W h_{t} $$" + "\n")
+    with pytest.raises(Exception, match="a member of a family indexed by two letters") as e:
+        check(d + rf"$$ {q}_{{{t},{i}}} = {q}_{{{t},{i}}}^C $$")
+    assert f"the part of {q}_{t}^C that {i} names" in str(e.value)
