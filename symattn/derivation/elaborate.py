@@ -34,7 +34,7 @@ from .call_values import rejoin_calls
 from .conditions import mask_entry_refusal
 from .declarations import Declarations
 from .diagonal import inverse_power
-from .entries import declared_entry, double_subscript_hint, frobenius, trace_call
+from .entries import declared_entry, double_subscript_hint, frobenius, norm_root, trace_call
 from .grad_names import gradient_symbol, vocabulary_call
 from .head_lists import HeadLists
 from .label_subscripts import labelled_name
@@ -338,7 +338,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists):
         square = self._inner(ast.Inner(node.pos, node.arg, node.arg), L)
         if node.squared:
             return square
-        return sp.sqrt(square[0, 0] if getattr(square, "shape", None) == (1, 1) else square)
+        return norm_root(square)  # the root of a 1 × 1 value, or of a sum of entries (entries)
 
     def _mul(self, node, L):
         if (node := rejoin_calls(self, node, L)) and not isinstance(node, ast.Mul):

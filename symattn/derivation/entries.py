@@ -160,6 +160,14 @@ def _trace(scope, node, L):
     return D.head_sum(lambda k: X[k - 1:k, k - 1:k], X.rows)
 
 
+def norm_root(square):
+    """The norm from its square: the root of the one entry of a 1 × 1 product (x^T x), or the entrywise root of
+    the 1 × 1 sum of entries that :func:`frobenius` builds (a sum has no entry to take)."""
+    if isinstance(square, D.HeadSum):
+        return sp.HadamardPower(square, sp.Rational(1, 2))
+    return sp.sqrt(square[0, 0] if getattr(square, "shape", None) == (1, 1) else square)
+
+
 def frobenius(a, b):
     """The Frobenius inner product of two matrices of one shape, sum_i sum_j a_ij b_ij (1 × 1)."""
     return D.head_sum(lambda i: D.head_sum(lambda j: a[i - 1:i, j - 1:j] * b[i - 1:i, j - 1:j], a.cols), a.rows)

@@ -121,3 +121,11 @@ def test_a_member_indexed_by_two_letters_beside_a_declared_member_is_named(q, t,
     with pytest.raises(Exception, match="a member of a family indexed by two letters") as e:
         check(d + rf"$$ {q}_{{{t},{i}}} = {q}_{{{t},{i}}}^C $$")
     assert f"the part of {q}_{t}^C that {i} names" in str(e.value)
+
+
+def test_the_frobenius_norm_and_inner_product_of_matrices():
+    d = r"$$ A \in \mathbb{R}^{r \times n}, \quad B \in \mathbb{R}^{r \times n} $$" "\n"
+    assert statuses(d + r"$$ \|A\|_F = \sqrt{\mathrm{tr}(A^T A)} $$") == ["proved"]
+    assert statuses(d + r"$$ \langle A, B \rangle = \mathrm{tr}(A^T B) = \mathrm{tr}(A B^T) $$") == ["proved"] * 2
+    (step,) = check(d + r"$$ \langle A, B \rangle = \mathrm{tr}(A^T A) $$").steps
+    assert step.status == "refuted" and step.verdict.counterexample.certificate
