@@ -13,6 +13,7 @@ from ..defs.shapes import same_dim
 from ..errors import NotationShapeError
 from . import ast, sequences
 from .conditions import SIGN_WORDS, sign_text, signed_symbol
+from .entries import TRACE_NAMES
 from .label_subscripts import new_labelled_name, word_label
 from .maxima import is_extremum
 from .symbols import ONES, TOP, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
@@ -479,7 +480,8 @@ class Declarations:
                     f"{t.base}/{len(n.args)}" not in self.defs)
             if word_label(t.sub):  # K_{gauss}(x, y): the file's own function, even beside a declared K
                 return new_labelled_name(self, t)
-            return t.sub is None and self.is_undefined_name(t) and t.base not in ("exp", "log") and not is_extremum(n)
+            return (t.sub is None and self.is_undefined_name(t) and t.base not in ("exp", "log", *TRACE_NAMES)
+                    and not is_extremum(n))  # tr(X) = ...: the trace (entries), not a new function
         if not isinstance(n, ast.Name):
             return False
         if n.base in VOCABULARY_ARITY or n.base in ("exp", "log", ONES):

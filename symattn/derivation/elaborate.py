@@ -34,6 +34,7 @@ from .call_values import rejoin_calls
 from .conditions import mask_entry_refusal
 from .declarations import Declarations
 from .diagonal import inverse_power
+from .entries import declared_entry, double_subscript_hint, frobenius, norm_root, trace_call
 from .grad_names import gradient_symbol, vocabulary_call
 from .head_lists import HeadLists
 from .index_powers import IndexPowers
@@ -328,7 +329,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
             return a.T * b  # columns: a^T b (1 × 1)
         if a.rows == 1:
             return a * b.T  # rows: a b^T (1 × 1)
-        return sp.Trace(a.T * b)  # matrices: the Frobenius inner product
+        return frobenius(a, b)  # matrices: the Frobenius inner product, a sum of entries (entries)
 
     def _norm(self, node, L):
         v = self._expr(node.arg, L)
@@ -337,7 +338,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
         square = self._inner(ast.Inner(node.pos, node.arg, node.arg), L)
         if node.squared:
             return square
-        return sp.sqrt(square[0, 0] if getattr(square, "shape", None) == (1, 1) else square)
+        return norm_root(square)  # the root of a 1 × 1 value, or of a sum of entries (entries)
 
     def _mul(self, node, L):
         if (node := rejoin_calls(self, node, L)) and not isinstance(node, ast.Mul):
@@ -554,7 +555,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
         if fk in self.families:
             self.fail(node, f"{node.text()} is a head-indexed family",
                       f"a member such as {node.base}_h^{node.sup}")
-        row = vectors.row_vector(self, node, L)  # Q_i: row i of a declared Q, as a column vector
+        row = declared_entry(self, node, L, vectors.row_vector)  # A_{ij} in sums (entries); Q_i: row i
         if row is not None:
             return row
         if isinstance(node.sub, ast.Labels):
@@ -587,7 +588,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
             if k.startswith(a) and k[len(a):] in names:
                 hint = f" (a product is written with a space: {a} {k[len(a):]})"
         if isinstance(getattr(node, "sub", None), ast.Labels) and not hint:
-            hint = f" (a double subscript: {node.text()} is read as a name of its own, to be declared)"
+            hint = double_subscript_hint(self, node)  # q_{t,i}^C beside a declared q_t^C (entries)
         self.fail(node, f"unknown symbol {k}{hint}",
                   "a declared name (" + (", ".join(names) if names else "nothing is declared yet") + ")",
                   UnknownSymbolError)
@@ -694,7 +695,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
             d = self.defs[k]
             self.match_extra(node, d)
             return real.expand_call(self, node, d, scalar_functions.bind_arguments(self, node, d, L))
-        word = vocabulary_call(self, node, L)  # rowsum(X) in a backward pass (grad_names)
+        word = trace_call(self, node, L, vocabulary_call)  # tr(X) (entries); rowsum(X) (grad_names)
         if word is not None:
             return word
         if real.is_real_function(name) and self.is_undefined_name(name) and (

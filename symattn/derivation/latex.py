@@ -76,7 +76,7 @@ class LatexParser(Parser):
         if isinstance(node, ast.Group) and self.at_op("_"):  # (P_l)_{h,h'}: an entry (result_parts)
             refuse_family(self, node, self.peek())  # (W_k x_j)_{j \in S_i}: a family over a set (set_families)
             op = self.next()
-            return entry_of(node, self.subscript(), lambda: self.fail(*PAREN_SUBSCRIPT, op))
+            return entry_of(node, self.subscript(), lambda *said: self.fail(*(said or PAREN_SUBSCRIPT), op))
         return node
 
     def inner(self, t: Token):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from . import ast
+from . import ast, entries
 from .symbols import is_matrix, shape_text
 
 
@@ -75,8 +75,13 @@ def entry_of(group, sub, refuse):
     body = group.body
     if isinstance(sub, ast.ParamIndex):  # {H,h'}: a capital first index is parsed as a label
         sub = ast.Labels(sub.pos, (sub.label, sub.index))
-    if (isinstance(body, ast.Name) and isinstance(sub, ast.Labels) and len(sub.parts) == 2
-            and all(_index_letter(p) for p in sub.parts)):
+    if entries.is_result(body) and _index_letter(sub):  # (A B)_n: one vector of a result, as [A B]_n
+        if (softmax := entries.unlabelled_softmax(body)) is not None:
+            return refuse(*entries.softmax_axis_refusal(body, softmax, sub))
+        return PartOf(group.pos, body, sub)
+    sub = entries.letter_pair(sub)  # (A A^T)_{ij}: two index letters written together (entries)
+    if (isinstance(sub, ast.Labels) and len(sub.parts) == 2 and all(_index_letter(p) for p in sub.parts)
+            and (isinstance(body, ast.Name) or entries.is_result(body))):
         return EntryOf(group.pos, body, *sub.parts)
     return refuse()
 
@@ -95,8 +100,12 @@ class ResultParts:
             self.fail(node, f"{node.text()} would be an entry of the {shape_text(v)} vector {node.arg.text()}; "
                       "entries of a vector are not read", f"the whole vector {node.arg.text()}, or a {what} "
                       "[\\cdot]_n of a matrix with several")
-        k = self.position_value(node.index, length, L)
-        self.check_positions(node, k, k, length)
+        k = entries.bound(L, node.index)  # \sum_{t'} (A B)_{t'}: an index of the sum (entries)
+        if k is None:
+            k = self.position_value(node.index, length, L)
+            self.check_positions(node, k, k, length)
+        else:
+            entries.check_bound(self, node, node.index, length, L)
         note = (f"{node.text()} is {what} {node.index.text()} of {node.arg.text()} (the {what}s are its vectors "
                 f"under the {self.convention} convention)")
         if note not in self.notes:
@@ -107,7 +116,7 @@ class ResultParts:
     def _entryof(self, node, L):
         """``(P_l)_{h,h'}``: entry (h, h') of the declared matrix P_l, h bound by a sum over the heads (or a
         number), h' a free position 1 <= h' <= the rows (or columns) it indexes."""
-        if not self.is_declared_matrix(node.matrix):
+        if isinstance(node.matrix, ast.Name) and not self.is_declared_matrix(node.matrix):
             self.fail(node, f"{node.text()} is an entry of {node.matrix.text()}, which the file does not declare as "
                       "a matrix", "an entry (A)_{i,j} of a declared matrix A")
         v = self._expr(node.matrix, L)
@@ -117,11 +126,15 @@ class ResultParts:
                 k = L[sub.base]
                 if not isinstance(k, sp.Expr):
                     self.fail(sub, f"{sub.text()} in {node.text()} is not an index", "an index bound by a sum")
+                entries.check_bound(self, node, sub, length, L)
             else:
                 k = self.position_value(sub, length, L)
                 self.check_positions(node, k, k, length)
             ks.append(k)
-        note = f"({node.matrix.text()})_{{i,j}} is the entry (i, j) of the declared {node.matrix.text()}, a scalar"
+        if not is_matrix(v):
+            self.fail(node, f"{node.text()} is an entry of the scalar {node.matrix.text()}", "an entry of a matrix")
+        what = "the declared" if isinstance(node.matrix, ast.Name) else "the result"
+        note = f"({node.matrix.text()})_{{i,j}} is the entry (i, j) of {what} {node.matrix.text()}, a scalar"
         if note not in self.notes:
             self.notes.append(note)
         return v[ks[0] - 1:ks[0], ks[1] - 1:ks[1]]  # 1 × 1, read as a scalar where it multiplies

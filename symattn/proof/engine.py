@@ -30,6 +30,7 @@ from .budget import Budget, guarded
 from .canon import canon, same_by_rewriting, undefined
 from .entrywise import same_entrywise
 from .evaluate import EvaluationError
+from .generalize import generalized
 from .induction import by_induction, head_counts, induction_variable
 from .instances import dimension_symbols, equal_at, matrix_inputs, scalar_symbols
 from .inverses import inverted
@@ -207,6 +208,13 @@ def verify(lhs, rhs, *, at=None, budget: float = DEFAULT_BUDGET, search_countere
         trace.extend(["B: " + s for s in t])
         if ok:
             return done(symbolic_proof("entrywise (B)", trace, over))
+        if (general := generalized(lhs, rhs)) is not None:  # each softmax an arbitrary matrix (generalize)
+            ok, t = _attempt(B, 0.2, "entrywise, each softmax an arbitrary matrix (B)",
+                             lambda: same_entrywise(*general, B), trace)
+            if ok:  # a failure says nothing about the claim: only the lines of a proof are kept
+                trace.extend(["B, general: " + s for s in t])
+                return done(symbolic_proof("entrywise, each softmax an arbitrary matrix (B)", trace, over))
+            trace.append("B, general: not shown with each softmax an arbitrary matrix")
         if _worth_rewriting_first(lhs, rhs):
             ok, t = _attempt(B, 0.3, "entrywise on the canonical forms (A, B)",
                              lambda: same_entrywise(canon(lhs), canon(rhs), B), trace)

@@ -91,6 +91,9 @@ def _delta_target(delta, k, lo, hi, ranges):
     for x, y in ((a, b), (b, a)):
         if x == k and not y.has(k) and in_range(y, lo, hi, ranges):
             return y
+        shift = sp.expand(x - k)  # [k + c = y] = [k = y - c]: an index written with an offset (a 1-based h - 1)
+        if x.has(k) and not shift.has(k) and not y.has(k) and in_range(y - shift, lo, hi, ranges):
+            return y - shift
         if (isinstance(x, PermIndex) and x.args[2] == k and not y.has(k)
                 and in_range(y, 0, x.args[1] - 1, ranges)):
             u = PermIndex(x.args[0], x.args[1], y, 1 - x.args[3])
@@ -309,6 +312,12 @@ def pull_sums_out(x):
         if isinstance(f, sp.Sum):
             return sp.Sum(f.function, *f.limits, *x.limits)  # the inner limits stay innermost
         return sp.Sum(f, *x.limits)
+    if x.is_Pow and x.exp.is_Integer and 2 <= x.exp <= 4 and isinstance(base := pull_sums_out(x.base), sp.Sum):
+        body, limits = sp.Integer(1), []  # (Σ_k a_k)² -> Σ_k Σ_l a_k·a_l: each factor with indices of its own
+        for _ in range(int(x.exp)):
+            f, lim = _fresh_limits(base)
+            body, limits = body * f, limits + lim
+        return pull_sums_out(sp.Sum(sp.expand(body), *limits))
     if x.is_Mul:
         args = [pull_sums_out(a) for a in x.args]
         sums = [a for a in args if isinstance(a, sp.Sum)]

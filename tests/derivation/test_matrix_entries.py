@@ -3,11 +3,8 @@ with h bound by a sum over the heads (or a number) and h' a free position 1 <= h
 
 from __future__ import annotations
 
-import pytest
-
 from symattn.derivation import check_statements
 from symattn.derivation.latex import parse_latex
-from symattn.errors import DerivationError
 
 DECL = (r"$$ Q_1, \ldots, Q_H \in \mathbb{R}^{n \times d}, \quad K_1, \ldots, K_H \in \mathbb{R}^{m \times d}, "
         r"\quad P \in \mathbb{R}^{H \times H} $$" "\n")
@@ -42,6 +39,9 @@ def test_an_entry_of_an_undeclared_matrix_is_ill_formed():
     assert s.status == "ill-formed" and "does not declare as a matrix" in s.error
 
 
-def test_an_entry_of_an_expression_is_refused_at_parse():
-    with pytest.raises(DerivationError, match=r"a subscript after parentheses"):
-        parse_latex(DECL + r"$$ (P P)_{1,2} Q_1 = Q_1 $$")
+def test_an_entry_of_an_expression_is_its_entry():
+    """(P P)_{1,1} is the entry (1, 1) of the product (the entries module): a sum over the heads."""
+    true = r"$$ (P P)_{1,1} Q_1 = \sum_{h=1}^{H} (P)_{1,h} (P)_{h,1} Q_1 $$"
+    assert statuses(DECL + true) == ["proved"]
+    s = check(DECL + true.replace("(P)_{1,h}", "(P)_{h,1}")).steps[0]
+    assert s.status == "refuted" and s.verdict.counterexample.certificate

@@ -61,8 +61,13 @@ def test_a_pair_of_indices_after_a_bracket_is_refused_saying_what_is_read():
         parse_latex(ROW + DECL + r"$$ \left[A B\right]_{ij} = \left[A B\right]_{ij} $$")
 
 
-def test_a_subscript_after_parentheses_is_refused_saying_what_to_write():
-    for formula in (r"$$ C_n = (A B)_n $$", r"$$ C_n = (A B)_{n,m} A_n $$"):
+def test_a_subscript_after_parentheses_around_a_name_is_refused_saying_what_to_write():
+    for formula in (r"$$ C_n = (C)_n $$", r"$$ C_n = (A B)_{n,:} $$"):
         with pytest.raises(DerivationError, match=r"a subscript after parentheses") as info:
             parse_latex(ROW + DECL + formula)
         assert r"[\cdot]_n" in info.value.expected
+
+
+def test_one_index_after_parentheses_around_a_result_is_one_vector_of_it():
+    assert statuses(ROW + DECL + r"$$ (A B + C)_n = A_n B + C_n $$") == ["proved"]
+    assert check(ROW + DECL + r"$$ (A B + C)_n = A_n B $$").steps[0].status == "refuted"

@@ -69,6 +69,11 @@ def test_a_power_by_an_index_expression_is_read_as_a_power():
     assert st.first.text() == "A^{k - j}"  # index_powers: read at given exponents, and in closed forms
 
 
-def test_an_entry_of_a_parenthesized_result_is_refused_by_name():
+def test_an_entry_of_a_parenthesized_result_is_a_scalar():
+    r"""\left(A B\right)_{ij} is the entry (i, j) of A B (the entries module): beside the matrix A, a shape
+    error; a subscript after a name in parentheses, (A)_{i}, is still refused by name."""
+    d = r"$$ A \in \mathbb{R}^{n \times n}, \quad B \in \mathbb{R}^{n \times n} $$" "\n"
+    (step,) = check(d + r"$$ \sum_{i=1}^{n} \sum_{j=1}^{n} \left(A B\right)_{ij} = A $$").steps
+    assert step.status == "ill-formed"
     with pytest.raises(ParseError, match=r"a subscript after parentheses"):
-        parse_latex(r"$$ \left(A B\right)_{ij} = A $$")
+        parse_latex(r"$$ (A)_{i} = A $$")
