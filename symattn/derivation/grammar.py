@@ -17,7 +17,7 @@ The parser never evaluates anything: it builds :mod:`.ast` nodes. Nesting deeper
 from __future__ import annotations
 
 from ..errors import ParseError
-from . import ast, index_powers, position_sets, spaces
+from . import ast, exponents, index_powers, position_sets, spaces
 from .complex_notation import conjugate_refusal
 from .real_functions import is_real_function
 from .sequences import member_of_set
@@ -442,49 +442,10 @@ class Parser:
         return node
 
     def power_ahead(self) -> bool:
-        """At ``^``: a number follows (``^2``, ``^{-1/2}``, ``^{-\\frac{1}{2}}``), in LaTeX."""
-        if self.dialect != "latex":
-            return False
-        k = 1
-        if self.at("op", "{", k):
-            k += 1
-            if self.at("op", "-", k):
-                k += 1
-            if self.at("num", None, k) and self.at("op", ",", k + 1):  # W^{1,l}: a label, not a power
-                return False
-            return self.at("num", None, k) or self.at("cmd", "frac", k)
-        return self.at("num", None, k)
+        return exponents.power_ahead(self)
 
     def power(self):
-        """``^2``, ``^{3}``, ``^{-1}``, ``^{-1/2}``, ``^{\\frac{1}{2}}``: (numerator, denominator)."""
-        self.next()
-        if not self.at_op("{"):
-            return int(self.next().value), 1
-        self.next()
-        sign = -1 if self.at_op("-") and self.next() else 1
-        if self.at("cmd", "frac"):
-            self.next()
-            parts = []
-            for _ in range(2):
-                self.expect_op("{", "'{' and a number")
-                t = self.next()
-                if t.kind != "num":
-                    self.fail(f"found {t.show()} in a power", "a number, as in ^{-\\frac{1}{2}}", t)
-                parts.append(int(t.value))
-                self.expect_op("}", "'}'")
-            num, den = parts
-        else:
-            num, den = int(self.next().value), 1
-            if self.at_op("/"):
-                self.next()
-                t = self.next()
-                if t.kind != "num":
-                    self.fail(f"found {t.show()} in a power", "a number, as in ^{-1/2}", t)
-                den = int(t.value)
-        self.expect_op("}", "'}' closing the power")
-        if den == 0:
-            self.fail("a power with the denominator 0", "a power such as ^{-1/2}")
-        return sign * num, den
+        return exponents.read_power(self)
 
     def bare_application(self, t: Token):
         """``\\exp x``, ``\\exp q^\\top k / \\sqrt{d}``: without parentheses the argument is the product that
