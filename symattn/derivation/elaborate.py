@@ -64,6 +64,7 @@ from .trig import trig_call
 
 class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers):
     """The declarations of a derivation, and the elaboration of expressions under them."""
+    _letterpower = operators.letter_power  # 2^{-8h/n}: a positive number to a scalar power (exponents)
 
     def __init__(self):
         self.convention = "column"

@@ -1,7 +1,95 @@
-r"""Number powers as papers write them, read at ``^`` by the parser: ``x^2``, ``d^{-1/2}``,
-``d_k^{-\frac{1}{2}}`` (a numerator and a denominator); ``W^{1,l}`` is a label, not a power."""
+r"""Powers as papers write them, read at ``^`` by the parser.
+
+- number powers: ``x^2``, ``d^{-1/2}``, ``d_k^{-\frac{1}{2}}`` (a numerator and a denominator);
+  ``W^{1,l}`` is a label, not a power;
+- letters in an exponent, on a number or a parenthesized scalar: ``2^{-8h/n}``, ``\left(2^{-8/n}\right)^{h}``
+  (ALiBi's head slopes, Press et al. 2022) are the real powers b^e, read where the base is a positive number
+  (b^e of a base that may be negative or 0 is not a real number for every real e) and the exponent a
+  scalar. ``(\cdot)^{T}`` stays a transpose, and a letter exponent on a matrix is refused.
+
+>>> from symattn.derivation.latex import parse_latex
+>>> parse_latex(r"$$ 2^{-8h/n} = (2^{-8/n})^{h} $$")[0].links[0][2].text()
+'(2^{- (8) / (n)})^{h}'
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from . import ast
+from .symbols import is_matrix
+
+#: the tokens an exponent with letters may hold besides letters and numbers
+EXPONENT_OPS = ("+", "-", "/", "*", "(", ")", "{", "}")
+
+
+@dataclass(frozen=True)
+class LetterPower(ast.Node):
+    """``2^{-8h/n}``: a base (a number, or a parenthesized scalar) to an exponent that holds letters."""
+
+    base: ast.Node
+    exponent: ast.Node
+
+    def text(self):
+        return f"{self.base.text()}^{{{self.exponent.text()}}}"
+
+    def latex(self):
+        return f"{{{self.base.latex()}}}^{{{self.exponent.latex()}}}"
+
+
+def letter_power_ahead(p, node) -> bool:
+    """At ``^`` after ``node``: an exponent that holds a letter (``^{-8h/n}``, ``^h``) on a number or a
+    parenthesized expression, in LaTeX; ``^T`` and ``^{T}`` stay transposes."""
+    if p.dialect != "latex" or not isinstance(node, (ast.Num, ast.Group)):
+        return False
+    if p.at("ident", None, 1):
+        return len(p.peek(1).value) == 1 and p.peek(1).value.isalpha() and p.peek(1).value != "T"
+    if not p.at("op", "{", 1):
+        return False
+    k, depth, letters = 2, 0, []
+    while k < 64:
+        t = p.peek(k)
+        if t.kind == "op" and t.value == "}" and depth == 0:
+            break
+        if t.kind == "op" and t.value in ("{", "}"):
+            depth += 1 if t.value == "{" else -1
+        elif t.kind == "ident" and t.value.isalpha():
+            letters.append(t.value)
+        elif not (t.kind == "num" or (t.kind == "op" and t.value in EXPONENT_OPS)
+                  or (t.kind == "cmd" and t.value in ("frac", "cdot"))):
+            return False
+        k += 1
+    return bool(letters) and letters != ["T"] and p.at("op", "}", k)
+
+
+def read_letter_power(p, node):
+    """``^{-8h/n}`` or ``^h`` after ``node`` (see :func:`letter_power_ahead`): a :class:`LetterPower`."""
+    p.next()
+    if p.at_op("{"):
+        exponent = p.braced_expr("the exponent")
+    else:
+        t = p.next()
+        exponent = ast.Name((t.line, t.col), t.value, None, None, t.font)
+    return LetterPower(getattr(node, "pos", (0, 0)), node, exponent)
+
+
+def letter_power(scope, node, L):
+    """The value of a :class:`LetterPower`: the real power b^e of a positive number b by a scalar e."""
+    base, exponent = scope._expr(node.base, L), scope._expr(node.exponent, L)
+    if is_matrix(base) or is_matrix(exponent):
+        what = node.base.text() if is_matrix(base) else node.exponent.text()
+        scope.fail(node, f"the power {node.text()}: {what} is a matrix, and an exponent with letters is read only "
+                   "as a power of numbers", "a positive number to a scalar power, as in 2^{-8h/n}")
+    if not sp.sympify(base).is_positive:
+        scope.fail(node, f"the power {node.text()}: its base {node.base.text()} is not known to be positive, so "
+                   "the power is not a real number for every exponent", "a positive base, as in 2^{-8h/n}")
+    base = sp.sympify(base)
+    if base.is_Rational:  # 4^h as 2^{2h}: powers of numbers over their primes, so that (2^h)^2 = 4^h is seen
+        primes = {**sp.factorint(base.p), **{q: -k for q, k in sp.factorint(base.q).items()}}
+        return sp.Mul(*(sp.Pow(q, k * exponent) for q, k in primes.items() if q != 1))
+    return sp.Pow(base, exponent)
 
 
 def power_ahead(p) -> bool:

@@ -177,6 +177,9 @@ class Parser:
             if self.power_ahead() or index_powers.ahead(self):  # A^2, and \gamma^{n-m} (index_powers)
                 node = index_powers.power(self, node, pos_of(node))
                 continue
+            if exponents.letter_power_ahead(self, node):  # 2^{-8h/n}: letters in an exponent (exponents)
+                node = exponents.read_letter_power(self, node)
+                continue
             caret = self.next()
             marks += 1
             if marks > MAX_DEPTH:

@@ -21,6 +21,7 @@ import sympy as sp
 
 from .. import defs as D
 from . import ast, componentwise
+from .exponents import letter_power  # noqa: F401 (for the elaborator)
 from .outer_products import is_outer_product, outer_product  # noqa: F401 (outer_product: for the elaborator)
 from .symbols import KronOp, dimension_symbol, is_matrix, key_of
 

@@ -43,6 +43,8 @@ REFUSED: dict[str, tuple[int, str]] = {
     'dao2024_corrupted.tex': (7, 'a_{t:s}^{\\times}, the product of the members '),
     'deepseek2024.tex': (8, 'unknown symbol q_t,i^C (a double subscript: q'),
     'deepseek2024_corrupted.tex': (8, 'unknown symbol q_t,i^C (a double subscript: q'),
+    'dong2021.tex': (6, 'softmax(d_qk^{-1/2} (X W_{Q,h} + 𝟏 b_{Q,h}^T)'),
+    'dong2021_corrupted.tex': (6, 'softmax(d_qk^{-1/2} (X W_{Q,h} + 𝟏 b_{Q,h}^T)'),
     'dosovitskiy2021.tex': (6, 'x^{1}_... indexed on top is not read: a membe'),
     'dosovitskiy2021_corrupted.tex': (6, 'x^{1}_... indexed on top is not read: a membe'),
     'jiang2023.tex': (7, 'the entry M_ij of the mask M := {0 if i-W <= '),
