@@ -122,7 +122,7 @@ def latex(n: N) -> str:
         return str(p[0])
     if k == "name":
         base = p[0]
-        word = base if len(base) == 1 or base == "\\ell" else f"\\mathrm{{{base}}}"
+        word = base if len(base.rstrip("'")) == 1 or base == "\\ell" else f"\\mathrm{{{base}}}"
         return word + (f"^{{{p[1]}}}" if p[1] else "")
     if k == "inf":
         return "\\infty"
@@ -325,6 +325,9 @@ def tokenize(text: str) -> list[Tok]:
             i = j
         elif c.isascii() and c.isalpha():
             emit("id", c, i)
+            i += 1
+        elif c == "'" and out and out[-1].kind == "id" and out[-1].value != "\\R":
+            out[-1] = Tok("id", out[-1].value + "'", out[-1].line, out[-1].col)  # s'_i: the prime is the name's
             i += 1
         elif c == ":" and text.startswith(":=", i):
             emit("sym", ":=", i)
