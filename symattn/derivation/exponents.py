@@ -5,7 +5,9 @@ r"""Powers as papers write them, read at ``^`` by the parser.
 - letters in an exponent, on a number or a parenthesized scalar: ``2^{-8h/n}``, ``\left(2^{-8/n}\right)^{h}``
   (ALiBi's head slopes, Press et al. 2022) are the real powers b^e, read where the base is a positive number
   (b^e of a base that may be negative or 0 is not a real number for every real e) and the exponent a
-  scalar. ``(\cdot)^{T}`` stays a transpose, and a letter exponent on a matrix is refused.
+  scalar. A single letter of the exponent that the file never declares (the head h of n heads) is a positive
+  whole number, as a dimension is (:func:`exponent_counts`). ``(\cdot)^{T}`` stays a transpose, and a letter
+  exponent on a matrix is refused.
 
 >>> from symattn.derivation.latex import parse_latex
 >>> parse_latex(r"$$ 2^{-8h/n} = (2^{-8/n})^{h} $$")[0].links[0][2].text()
@@ -14,7 +16,7 @@ r"""Powers as papers write them, read at ``^`` by the parser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import sympy as sp
 
@@ -77,6 +79,12 @@ def read_letter_power(p, node):
 
 def letter_power(scope, node, L):
     """The value of a :class:`LetterPower`: the real power b^e of a positive number b by a scalar e."""
+    counts = exponent_counts(scope, node.exponent, L)
+    if counts:
+        note = (f"{', '.join(counts)} in the exponent of {node.text()}: not declared by the file, read as positive "
+                "whole numbers (a head, a count, as papers write them in an exponent)")
+        if note not in scope.notes:
+            scope.notes.append(note)
     base, exponent = scope._expr(node.base, L), scope._expr(node.exponent, L)
     if is_matrix(base) or is_matrix(exponent):
         what = node.base.text() if is_matrix(base) else node.exponent.text()
@@ -137,3 +145,21 @@ def read_power(p):
     if den == 0:
         p.fail("a power with the denominator 0", "a power such as ^{-1/2}")
     return sign * num, den
+
+
+def exponent_counts(scope, exponent, L) -> list[str]:
+    """The single letters of ``exponent`` that the file never declares (h and n in ``2^{-8h/n}``, ALiBi's head h of
+    n): read as positive whole numbers, as dimensions are, so that a step proved holds for every such value."""
+    found, stack = [], [exponent]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(n)
+        elif isinstance(n, ast.Name):
+            if (n.sub is None and n.sup is None and len(n.base) == 1 and n.base.isalpha() and n.base not in L
+                    and n.base not in scope.dims and scope.is_undefined_name(n)):
+                scope.dims[n.base] = sp.Symbol(n.base, integer=True, positive=True)
+                found.append(n.base)
+        elif isinstance(n, ast.Node):
+            stack.extend(getattr(n, f.name) for f in fields(n) if f.name != "pos")
+    return sorted(found)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import defs as D
 from . import ast
+from .number_lists import number_list, scalar_items
 from .patterns import anti_unify, show_pattern, substitute
 from .symbols import HOLE, is_matrix
 
@@ -23,6 +24,8 @@ class HeadLists:
             return self._block(ast.Block(node.pos, rows), L)
         if len(dots) != 1 or dots[0] in (0, len(items) - 1):
             self.fail(node, "the list must have one ellipsis between its first and last element", "e_1, ..., e_H")
+        if (vals := scalar_items(self, items, L)) is not None:  # [0, 1, \ldots, i-1]: numbers (number_lists)
+            return number_list(self, node, items, direction, L, vals)
         first, last = items[0], items[-1]
         pat, upper = anti_unify(first, last)
         if pat is None:
