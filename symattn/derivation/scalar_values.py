@@ -166,6 +166,12 @@ class Elaborator:
             return
         length = self.dim(st.power)
         for n in names:
+            if n.kind == "sub":  # k_i \in R^d: one vector for each i (Rabe & Staats' keys k_i)
+                raise _err(f"{S.latex(n)} \\in \\mathbb{{R}}^{{{S.latex(st.power)}}} declares a family of vectors, one "
+                           "for each index, which the scalar reader does not read (its vectors are single names, its "
+                           "sequences x_1, ..., x_V are of numbers)", n,
+                           "single vectors x^{(1)}, x^{(2)} \\in \\mathbb{R}^{B}, or the vectors as the rows of a "
+                           "declared matrix in a file of matrices")
             if n.kind != "name":
                 raise _err(f"cannot declare {S.latex(n)} as a vector", n, "a name such as x^{(1)}")
             key = S.name_text(n)
