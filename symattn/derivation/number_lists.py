@@ -49,9 +49,10 @@ def number_list(scope, node, items, direction, L, vals):
                    f"({', '.join(sp.sstr(s) for s in steps)})", USAGE)
     first, last = before[0], after[-1]
     count = sp.simplify((last - first) / step + 1)
-    if not count.is_integer or count.is_positive is False or (count.is_number and count < len(items) - 1):
+    if not count.is_integer or count.is_positive is not True or (count.is_number and count < len(items) - 1):
         scope.fail(node, f"{node.text()} has {sp.sstr(count)} entries from {items[0].text()} to {items[-1].text()} "
-                   f"by the step {sp.sstr(step)}, which is not a whole number of at least the entries written", USAGE)
+                   f"by the step {sp.sstr(step)}, which is not known to be a positive whole number of at least the "
+                   "entries written", USAGE)
     for k, v in enumerate(after):  # the entries written after the ellipsis, counted from the last
         want = last - (len(after) - 1 - k) * step
         if sp.simplify(v - want) != 0:

@@ -39,7 +39,7 @@ def test_the_entries_are_first_plus_k_minus_one_steps():
 
 @pytest.mark.parametrize("bad,why", [(r"[0, 1, 3, \ldots, n]", "do not follow one nonzero step"),
                                      (r"[0, 0, \ldots, n]", "do not follow one nonzero step"),
-                                     (r"[0, 2, \ldots, n]", "not a whole number")])
+                                     (r"[0, 2, \ldots, n]", "positive whole number")])
 def test_a_list_without_one_step_is_refused_by_name(bad, why):
     (s,) = check(decl() + rf"$$ q K^\top + {bad} = q K^\top $$").steps
     assert s.status == "ill-formed" and why in s.error
@@ -52,3 +52,8 @@ def test_undeclared_letters_in_an_exponent_are_positive_whole_numbers():
     assert any("h, n in the exponent" in n and "positive whole numbers" in n for n in report.notes)
     (s,) = check(r"$$ q \in \mathbb{R}^{d} $$" + "\n" + r"$$ (2^{1/n})^{n} = 1 $$").steps
     assert s.status == "refuted"
+
+
+def test_a_length_that_may_be_zero_is_refused():
+    (s,) = check(decl() + r"$$ q K^\top + [0, 1, \ldots, n-2] = q K^\top $$").steps
+    assert s.status == "ill-formed" and "positive whole number" in s.error
