@@ -301,35 +301,6 @@ def sign_text(symbol) -> str | None:
     return None
 
 
-def alternatives_refusal(p, v):
-    """Refuse a cases environment whose rows are values named by a word (Luong et al.'s score,
-    ``h_t^\\top \\bar{h}_s & \\text{dot} \\\\ h_t^\\top W_a \\bar{h}_s & \\text{general}``): a definition by named
-    alternatives, of which the derivation does not say which one it uses. Returns when the rows are not so."""
-    labels, depth, toks = [], 0, p.toks
-    for k in range(p.i, len(toks) - 2):
-        t = toks[k]
-        if t.kind == "eof" or (t.kind == "end" and t.value == "cases" and depth == 0):
-            break
-        if t.kind == "begin":
-            depth += 1
-        elif t.kind == "end":
-            depth -= 1
-        elif depth == 0 and t.kind == "op" and t.value == "&":
-            word, after = toks[k + 1], toks[k + 2]
-            if not (word.kind == "ident" and word.font in ("text", "textrm", "mbox", "textnormal", "mathrm")
-                    and word.value not in ("if", "otherwise")
-                    and ((after.kind == "op" and after.value in ("\\\\", ",", ".")) or after.kind == "end")):
-                return
-            labels.append(word.value)
-    if not labels:
-        return
-    names = ", ".join(f"\\text{{{w}}}" for w in labels)
-    p.fail(f"found {v.show()} as a value of the cases environment: a definition by named alternatives ({names}) "
-           "is not read, since the derivation does not say which one it uses",
-           "a name for each alternative, as in \\mathrm{score}_{\\mathrm{" + labels[-1] + "}}(h, s) = ..., "
-           "and that name where it is used", v)
-
-
 def stray_comparison(p, first):
     """Refuse a comparison after the expression ``first`` (``Q^\\top Q \\le 0``, ``a + 1 \\ge 0``): outside a
     cases row, an inequality is read only as the sign of real scalars (``k \\ge 0``)."""

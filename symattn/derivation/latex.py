@@ -25,10 +25,11 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast, spaces
-from .conditions import alternatives_refusal, read_condition, sign_statement, stray_comparison
+from .conditions import read_condition, sign_statement, stray_comparison
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition, pos_of
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
+from .named_cases import labels_ahead, read_named_cases
 from .notation import NotationParser
 from .point_values import PointValue
 from .position_sets import read_position_set
@@ -122,6 +123,8 @@ class LatexParser(Parser):
         each row a value (0 or -\\infty) and a comparison of indices (or \\text{otherwise})."""
         self.next()
         self.enter()
+        if labels_ahead(self):  # h^T s & \text{dot} \\ ...: a definition by named alternatives (named_cases)
+            return read_named_cases(self, t)
         usage = "rows such as 0 & s \\le t \\\\ -\\infty & s > t (a mask entry by entry)"
         rows = []
         while True:
@@ -133,7 +136,6 @@ class LatexParser(Parser):
                 self.i += 2
                 value = "-inf"
             else:
-                alternatives_refusal(self, v)  # score = \begin{cases} a & \text{dot} \\ ... (.conditions)
                 self.fail(f"found {v.show()} as a value of the cases environment: only a mask (entries 0 and "
                           "-\\infty) is read", usage, v)
             if self.at_op(","):
