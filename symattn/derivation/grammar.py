@@ -174,11 +174,11 @@ class Parser:
     def postfix(self, node):
         marks = 0
         while self.at_op("^"):
+            if exponents.letter_power_ahead(self, node) and not index_powers.ahead(self):  # 2^{-8h/n} (exponents)
+                node = exponents.read_letter_power(self, node)
+                continue
             if self.power_ahead() or index_powers.ahead(self):  # A^2, and \gamma^{n-m} (index_powers)
                 node = index_powers.power(self, node, pos_of(node))
-                continue
-            if exponents.letter_power_ahead(self, node):  # 2^{-8h/n}: letters in an exponent (exponents)
-                node = exponents.read_letter_power(self, node)
                 continue
             caret = self.next()
             marks += 1
