@@ -16,8 +16,8 @@ free value of the shape of X standing for X^g (``decay_induction.py``). A step p
 W = X^g; any other symbolic exponent is refused with what to write instead.
 
 >>> from symattn.derivation.latex import parse_latex
->>> parse_latex(r"$$ y = \bar{A}^{k-j} $$")[0].body.text()
-'Ā^{k - j}'
+>>> parse_latex(r"$$ y = \gamma^{n-m} A^{k-j} $$")[0].links[0][2].text()
+'gamma^{n - m} A^{k - j}'
 """
 
 from __future__ import annotations
