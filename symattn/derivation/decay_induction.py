@@ -216,9 +216,12 @@ def attach(scope, st, steps) -> None:
     if len(steps) == 1 and getattr(steps[0], "induction", None) is not None:
         closed_forms.register(scope, st, steps[0])
         return
-    if len(steps) != 1:
+    if not steps or not (isinstance(steps[0].lhs_expr, Exception) or isinstance(steps[0].rhs_expr, Exception)):
         return
-    if not (isinstance(steps[0].lhs_expr, Exception) or isinstance(steps[0].rhs_expr, Exception)):
+    if len(steps) > 1:  # Q_n S_n = \sum_{m=1}^{n} ... = [...]: the chain's first link is the closed form
+        found = read(scope, ast.Chain(st.pos, st.first, st.links[:1]))
+        if found is not None:
+            steps[0].lhs_expr, steps[0].rhs_expr, steps[0].induction = found
         return
     found = read(scope, st)
     if found is not None:
