@@ -68,3 +68,23 @@ def test_a_function_of_the_member_of_a_sequence_is_defined_by_its_value_there():
     assert report.steps[0].status == "proved"
     step = check(FUNCTION + r"$$ \mathrm{Score}(X_i) = Q_i Q_i^\top $$").steps[0]
     assert step.status == "refuted" and step.verdict.counterexample.certificate
+
+
+def _rows_of_declared(kernel, n="n", m="m"):
+    kernel = kernel.format(n=n, m=m)
+    return (r"%: convention: row" + "\n"
+            r"$$ Q, K, V \in \mathbb{R}^{N \times d}, \quad \gamma \in \mathbb{R}, \quad S_0 = 0 $$" + "\n"
+            rf"$$ S_{n} = \gamma S_{{{n}-1}} + K_{n}^\intercal V_{n} $$" + "\n"
+            rf"$$ Q_{n} S_{n} = \sum_{{{m}=1}}^{{{n}}} {kernel} Q_{n} K_{m}^\intercal V_{m} $$")
+
+
+@pytest.mark.parametrize("n, m", [("n", "m"), ("t", "i"), ("k", "j")])
+def test_rows_of_declared_matrices_are_the_members_in_the_decay_induction(n, m):
+    step = check(_rows_of_declared(r"\gamma^{{{n}-{m}}}", n, m)).steps[0]
+    assert step.status == "proved" and f"every position {n} by induction on {n}" in step.scope
+
+
+@pytest.mark.parametrize("kernel", [r"\gamma^{{{m}-1}}", r"\gamma^{{{m}-{n}}}", r"\gamma^{{{n}-{m}+1}}"])
+def test_a_wrong_kernel_over_rows_of_declared_matrices_is_never_proved(kernel):
+    step = check(_rows_of_declared(kernel)).steps[0]
+    assert step.status in ("refuted", "unknown") and "by induction" not in step.scope
