@@ -202,14 +202,14 @@ class Cases(Node):
         for value, cond in self.rows:
             c = "otherwise" if cond is None else cond.text() if hasattr(cond, "text") else \
                 f"{cond[0].text()} {cond[1]} {cond[2].text()}"  # a conjunction (.conditions) or one comparison
-            parts.append(f"{value} if {c}")
+            parts.append(f"{value if isinstance(value, str) else value.text()} if {c}")
         return "{" + "; ".join(parts) + "}"
 
     def latex(self):
         rel = {"<=": r"\le", ">=": r"\ge", "<": "<", ">": ">"}
         rows = []
         for value, cond in self.rows:
-            v = r"-\infty" if value == "-inf" else "0"
+            v = value.latex() if not isinstance(value, str) else r"-\infty" if value == "-inf" else "0"
             c = r"\text{otherwise}" if cond is None else cond.latex() if hasattr(cond, "latex") else \
                 f"{cond[0].latex()} {rel[cond[1]]} {cond[2].latex()}"
             rows.append(f"{v} & {c}")

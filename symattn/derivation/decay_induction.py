@@ -114,7 +114,16 @@ def _z_members(lhs, summand, x, c, inputs):
 
 
 def read(scope, st):
-    """The induction step's first identity and its :class:`DecayInduction`, or None (read as before)."""
+    """The induction step's first identity and its :class:`DecayInduction`, or None (read as before); K_m and
+    Q_n of declared matrices at the symbolic positions are their rows (``vectors.row_vector``)."""
+    scope.decay_rows = True
+    try:
+        return _read(scope, st)
+    finally:
+        scope.decay_rows = False
+
+
+def _read(scope, st):
     if not (isinstance(st, ast.Chain) and len(st.links) == 1 and st.links[0][0] == "="):
         return None
     lhs, rhs = st.first, st.links[0][2]
@@ -196,6 +205,11 @@ def read(scope, st):
         unread = exc.detail
     finally:
         scope.power_gap = None
+    if c in scope.positions:  # Q_n read at the position n of the rows: the same (positive) n throughout
+        same = {t: scope.positions[c][0]}
+        last = last.xreplace(same)
+        if not unread:
+            now, before = now.xreplace(same), before.xreplace(same)
     hyp = (f"the claim at {c} - 1 (each earlier term times the decay {_text(decay)} is the term at {c}, and the new "
            f"term is the input)")
     note = (f"{shown.text()} = {rhs.text()} is read as an induction on {c} with the decay "
@@ -216,9 +230,12 @@ def attach(scope, st, steps) -> None:
     if len(steps) == 1 and getattr(steps[0], "induction", None) is not None:
         closed_forms.register(scope, st, steps[0])
         return
-    if len(steps) != 1:
+    if not steps or not (isinstance(steps[0].lhs_expr, Exception) or isinstance(steps[0].rhs_expr, Exception)):
         return
-    if not (isinstance(steps[0].lhs_expr, Exception) or isinstance(steps[0].rhs_expr, Exception)):
+    if len(steps) > 1:  # Q_n S_n = \sum_{m=1}^{n} ... = [...]: the chain's first link is the closed form
+        found = read(scope, ast.Chain(st.pos, st.first, st.links[:1]))
+        if found is not None:
+            steps[0].lhs_expr, steps[0].rhs_expr, steps[0].induction = found
         return
     found = read(scope, st)
     if found is not None:

@@ -294,7 +294,9 @@ class Declarations:
         if taken:
             self.fail(t, f"{t.text()} is already declared or defined", "a new name")
         for p in st.params:
-            if (p.sub is not None and key_of(p) not in self.matrices) or p.sup is not None:
+            if (p.sub is not None and key_of(p) not in self.matrices
+                    and not (len(st.params) == 1 and self.is_member_argument(p))) \
+                    or p.sup is not None:
                 self.fail(p, f"the parameter {p.text()} must be a plain name", "a name such as Q")
         d = Definition(t, st.params, st.body, index, tuple(e.base for e in st.extra))
         d.open = not st.params and self.is_where_clause(st.body)
@@ -466,12 +468,20 @@ class Declarations:
             self.fail(shape, f"the expression is {shape_text(value)}, but the annotation says "
                       f"{sp.sstr(rows)} × {sp.sstr(cols)}", f"M^{{{shape_text(value)}}}", NotationShapeError)
 
+    def is_member_argument(self, a) -> bool:
+        """``X_n`` of ``Retention(X_n) = Q_n S_n``: the member at a position letter of an undeclared sequence,
+        the one argument of the function the file defines by its value there."""
+        return (isinstance(a.sub, ast.Name) and a.sub.sub is None and a.sub.sup is None and len(a.sub.base) == 1
+                and a.sub.base.islower() and self.is_undefined_name(ast.Name(a.pos, a.base, None, None, a.font))
+                and not sequences.is_member_name(self, a))
+
     def is_undefined_name(self, n) -> bool:
         """True for a name that nothing declares or defines (``head_i = ...`` then defines it), or
         for a new function of plain names (``MQA(Q, K, V) = ...``, the one-argument ``Attention(X)``)."""
         if isinstance(n, ast.Call):
             if n.axis is not None or not n.args or not all(
-                    isinstance(a, ast.Name) and a.sup is None and (a.sub is None or key_of(a) in self.matrices)
+                    isinstance(a, ast.Name) and a.sup is None and (a.sub is None or key_of(a) in self.matrices
+                                                                   or (len(n.args) == 1 and self.is_member_argument(a)))
                     for a in n.args):  # FFN(x, W, V, W_2): a declared W_2 is a parameter bound to itself
                 return False
             t = n.target

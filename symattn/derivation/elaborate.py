@@ -502,8 +502,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
         if node.sub is not None and key_of(ast.Name(node.pos, node.base, None, node.sup, node.font)) in self.masks:
             mask_entry_refusal(self, node)  # exp(s_ij + M_ij) in a sum over j (.conditions)
         if key_of(node) in self.masks:
-            self.fail(node, f"the mask {node.text()} on its own", f"the mask as a summand of scores, as in "
-                      f"\\mathrm{{softmax}}(QK^\\top + {node.base})")
+            self.refuse_mask_alone(node)  # a mask beside no scores; a decay mask in a product (.positions)
         if isinstance(node.sub, ast.RowIndex):
             self.fail(node, f"row {node.sub.index.text()} of {node.base} ({node.text()}) is read only in a row-wise "
                       "definition", "F(X)_{t,:} := softmax(A_{t,:}) M, or the whole matrix")

@@ -26,6 +26,7 @@ from __future__ import annotations
 from ..errors import ParseError
 from . import ast, spaces
 from .conditions import read_condition, sign_statement, stray_comparison
+from .decay_masks import decay_value_ahead, read_decay_value
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition, pos_of
 from .latex_lexer import MATRIX_ENVS, tokenize_latex
@@ -135,6 +136,8 @@ class LatexParser(Parser):
             elif self.at_op("-") and self.at("cmd", "infty", 1):
                 self.i += 2
                 value = "-inf"
+            elif decay_value_ahead(self):  # \gamma^{n-m}: a decay mask (decay_masks)
+                value = read_decay_value(self)
             else:
                 self.fail(f"found {v.show()} as a value of the cases environment: only a mask (entries 0 and "
                           "-\\infty) is read", usage, v)

@@ -11,6 +11,8 @@ from ..defs.shapes import same_dim
 from ..errors import NotationShapeError, UnknownSymbolError
 from . import ast
 from .conditions import Conjunction, window_mask, window_refusal
+from .decay_masks import is_decay
+from .decay_masks import refuse_use as refuse_decay
 from .result_parts import ResultParts
 from .symbols import dimension_symbol, is_matrix, key_of
 
@@ -126,9 +128,19 @@ class Positions(ResultParts):
         self.check_positions(node, lo, hi, length)
         return X[lo - 1:hi, :] if rows else X[:, lo - 1:hi]
 
+    def refuse_mask_alone(self, node):
+        """Refuse the mask ``node`` used on its own (a decay mask: in a product, ``decay_masks``)."""
+        cases = self.masks[key_of(node)][2]
+        if is_decay(cases):
+            refuse_decay(self, node, cases)
+        self.fail(node, f"the mask {node.text()} on its own", f"the mask as a summand of scores, as in "
+                  f"\\mathrm{{softmax}}(QK^\\top + {node.base})")
+
     def mask(self, node, rows, cols):
         """The mask M_{ab} defined by cases, as the library's CausalMask or PaddingMask of shape rows × cols."""
         a, b, cases = self.masks[key_of(node)]
+        if is_decay(cases):  # D_{nm} = \gamma^{n-m} multiplies; it is no summand of scores (decay_masks)
+            refuse_decay(self, node, cases)
         zero = [c for v, c in cases.rows if v == "0"]
         inf = [c for v, c in cases.rows if v == "-inf"]
         usage = ("0 & s \\le t \\\\ -\\infty & s > t (a causal mask, or t \\le s for the column convention), "

@@ -128,9 +128,11 @@ def row_vector(scope, node: ast.Name, L):
     X = scope._expr(whole, L)
     if sub.base in L:
         k, count = L[sub.base], L.get((sub.base, "count"))
-        if count is None or isinstance(k, sp.MatrixBase) or getattr(k, "is_Matrix", False):
+        if isinstance(k, sp.MatrixBase) or getattr(k, "is_Matrix", False):
             return None
-        n, rows = (sp.sympify(x).xreplace(scope.subs) for x in (count, X.rows))
+        if count is None and not getattr(scope, "decay_rows", False):
+            return None  # K_m at a symbolic position is row m only in a decay's induction (decay_induction)
+        n, rows = (sp.sympify(x).xreplace(scope.subs) for x in (count if count is not None else X.rows, X.rows))
         if not same_dim(n, rows):
             scope.fail(node, f"{node.text()} is row {sub.base} of {whole.text()}, which has {sp.sstr(rows)} rows, and "
                        f"the sum over {sub.base} runs to {sp.sstr(n)}", f"a sum over the {sp.sstr(rows)} rows of "
