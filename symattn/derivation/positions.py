@@ -11,6 +11,7 @@ from ..defs.shapes import same_dim
 from ..errors import NotationShapeError, UnknownSymbolError
 from . import ast
 from .conditions import Conjunction, window_mask, window_refusal
+from .labelled_slices import sliced_base
 from .result_parts import ResultParts
 from .symbols import dimension_symbol, is_matrix, key_of
 
@@ -111,7 +112,7 @@ class Positions(ResultParts):
     def sliced(self, node, L):
         """``K_{1:t}`` (positions 1..t: rows in the row convention, columns in the column convention) and
         ``Q_{t,:}`` (row t) of a declared matrix."""
-        base = ast.Name(node.pos, node.base, None, node.sup, node.font)
+        base = sliced_base(self, node)  # K_{s,1:t}: a slice of K_s (labelled_slices)
         X = self._expr(base, L)
         if not is_matrix(X):
             self.fail(node, f"{node.text()} slices the scalar {base.text()}", "a matrix")
