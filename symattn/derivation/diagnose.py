@@ -268,10 +268,10 @@ def _off_by_one(sub):
     out = []
     if isinstance(sub, ast.Slice):  # K_{1:t-1} for K_{1:t}: the end of a slice (then its start)
         for hi, _ in _off_by_one(sub.hi):
-            new = ast.Slice(sub.pos, sub.lo, hi)
+            new = replace(sub, hi=hi)
             out.append((new, new.text()))
         for lo, _ in _off_by_one(sub.lo):
-            new = ast.Slice(sub.pos, lo, sub.hi)
+            new = replace(sub, lo=lo)
             out.append((new, new.text()))
         return out
     if isinstance(sub, ast.RowIndex):  # [.]_{t-1,:} for [.]_{t,:}

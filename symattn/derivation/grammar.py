@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..errors import ParseError
 from . import ast, exponents, index_powers, position_sets, spaces
 from .complex_notation import conjugate_refusal
+from .labelled_slices import labelled_slice
 from .real_functions import is_real_function
 from .sequences import member_of_set
 from .tokens import MAX_DEPTH, PINV, Token
@@ -322,6 +323,8 @@ class Parser:
                 op = self.next()
                 part = ast.Index(part.pos, part, op.value, self.sub_atom(True))
             parts.append(part)
+        if len(parts) == 2 and self.at_op(":"):
+            return labelled_slice(self, parts)  # K_{s,1:t}: positions of the labelled matrix K_s
         self.expect_op("}", "'}' closing the subscript")
         return ast.Labels(first.pos, tuple(parts))
 

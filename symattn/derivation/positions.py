@@ -13,6 +13,7 @@ from . import ast
 from .conditions import Conjunction, window_mask, window_refusal
 from .decay_masks import is_decay
 from .decay_masks import refuse_use as refuse_decay
+from .labelled_slices import sliced_base
 from .result_parts import ResultParts
 from .symbols import dimension_symbol, is_matrix, key_of
 
@@ -113,7 +114,7 @@ class Positions(ResultParts):
     def sliced(self, node, L):
         """``K_{1:t}`` (positions 1..t: rows in the row convention, columns in the column convention) and
         ``Q_{t,:}`` (row t) of a declared matrix."""
-        base = ast.Name(node.pos, node.base, None, node.sup, node.font)
+        base = sliced_base(self, node)  # K_{s,1:t}: a slice of K_s (labelled_slices)
         X = self._expr(base, L)
         if not is_matrix(X):
             self.fail(node, f"{node.text()} slices the scalar {base.text()}", "a matrix")
