@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast, spaces
+from .column_lists import rewrite_column_lists
 from .conditions import read_condition, sign_statement, stray_comparison
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
 from .grammar import Parser, chain_or_definition, pos_of
@@ -554,7 +555,7 @@ def _directive(t: Token) -> list:
 
 def parse_latex(text: str) -> list:
     """Parse a LaTeX derivation file into statements (:mod:`.ast`)."""
-    text = rewrite_scalar_gradients(rewrite_gradient_notation(text))  # dX, \partial L/\partial X; \nabla_x E
+    text = rewrite_column_lists(rewrite_scalar_gradients(rewrite_gradient_notation(text)))  # dX; \nabla_x E
     tokens = merge_gradient_tokens(tokenize_latex(text))
     out, k = [], 0
     while tokens[k].kind != "eof":
