@@ -26,6 +26,7 @@ from ..errors import GradientError
 from ..grad.rule_check import check_rule
 from ..grad.vjp import vjp_with_rules
 from . import ast
+from .parameter_entries import entrywise_sums
 from .symbols import is_matrix
 
 NABLA = "nabla"
@@ -87,6 +88,7 @@ def scalar_gradient(scope, node, L):
     if not reading:
         return sp.ZeroMatrix(*v.shape)
     body = reading[0] if len(reading) == 1 else sp.MatAdd(*reading)
+    body = entrywise_sums(body)  # Σ_i exp(β z_i) as 1ᵀ exp(β z) (parameter_entries)
     try:
         R, used = vjp_with_rules(body, v, sp.OneMatrix(1, 1))
     except GradientError as exc:
