@@ -33,6 +33,7 @@ from .. import defs as D
 from ..defs.shapes import same_dim
 from ..errors import NotationShapeError
 from . import ast
+from .parameter_entries import parameter_entry
 from .symbols import is_matrix, key_of, shape_text
 
 TRACE_NAMES = ("tr", "Tr", "trace")
@@ -106,6 +107,8 @@ def declared_entry(scope, node, L, otherwise):
     """``A_{ij}`` (or ``A_{i,j}``) of a declared (or defined) matrix A, i and j indices of enclosing sums: the
     entry (i, j), a 1 × 1 slice; for any other name, ``otherwise(scope, node, L)``."""
     got = _entry(scope, node, L)
+    if got is None:  # x_i of a function's vector parameter x (parameter_entries)
+        got = parameter_entry(scope, node, L, bound, check_bound)
     return otherwise(scope, node, L) if got is None else got
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from . import ast
+from . import ast, scalar_gradients
 from .diagonal import diag_call
 from .maxima import extremum, is_extremum
 from .symbols import is_matrix, key_of
@@ -41,6 +41,8 @@ def vocabulary_call(scope, node, L):
     """rowsum(X), colsum(X), diag(p) in a file with a backward pass, \\max(a, b) and \\min(a, b) of numbers;
     None for any other call."""
     name = node.target
+    if scalar_gradients.is_gradient_call(scope, node) and key_of(name) not in scope.defs:
+        return scalar_gradients.scalar_gradient(scope, node, L)  # \nabla_{\xi} E of a defined scalar
     if is_extremum(node) and key_of(name) not in scope.defs:  # \max(a, b), \min(k, x) of numbers (.maxima)
         return extremum(scope, node, L)
     if name.base == "diag" and name.sub is None and name.sup is None and key_of(name) not in scope.defs:

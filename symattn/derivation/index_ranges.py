@@ -19,7 +19,7 @@ import sympy as sp
 
 from .. import defs as D
 from ..errors import NotationShapeError
-from . import ast, sequences
+from . import ast, block_sums, sequences
 from .symbols import family_key, is_matrix
 
 MAX_TERMS = 64  # terms of a sum over a given range
@@ -81,6 +81,8 @@ def range_values(scope, node, L, what="\\sum"):
         scope.fail(node, f"{rng} has {sp.sstr(count)} terms, a number that is not given: a product over an index is "
                    "read when its number of terms is a number (\\prod_{j=1}^{3})", "the product at a given "
                    "position, or its factors written out", NotationShapeError)
+    if not count.is_Integer and block_sums.is_block_count(count):
+        block_sums.refuse_block_sum(scope, node, rng, count)  # \sum_{i=(j-1)n/m+1}^{jn/m} (block_sums)
     if not count.is_Integer:
         scope.fail(node, f"{rng} has {sp.sstr(count)} terms, a number that is not given: a sum from a start other "
                    "than 1 is read when its number of terms is a number (\\sum_{s=0}^{2}, \\sum_{i=t-1}^{t})",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from . import ast, spaces
+from .column_lists import rewrite_column_lists
 from .conditions import read_condition, sign_statement, stray_comparison
 from .decay_masks import decay_value_ahead, read_decay_value
 from .grad_notation import merge_gradient_tokens, rewrite_gradient_notation
@@ -35,6 +36,7 @@ from .notation import NotationParser
 from .point_values import PointValue
 from .position_sets import read_position_set
 from .result_parts import PAREN_SUBSCRIPT, PartOf, entry_of, entry_refusal, is_plain_index
+from .scalar_gradients import rewrite_scalar_gradients
 from .sequences import sequence_length
 from .set_families import refuse_family
 from .tokens import Token, tokenize_plain
@@ -556,7 +558,8 @@ def _directive(t: Token) -> list:
 
 def parse_latex(text: str) -> list:
     """Parse a LaTeX derivation file into statements (:mod:`.ast`)."""
-    tokens = merge_gradient_tokens(tokenize_latex(rewrite_gradient_notation(text)))  # dX, \partial L/\partial X
+    text = rewrite_column_lists(rewrite_scalar_gradients(rewrite_gradient_notation(text)))  # dX; \nabla_x E
+    tokens = merge_gradient_tokens(tokenize_latex(text))
     out, k = [], 0
     while tokens[k].kind != "eof":
         t = tokens[k]

@@ -90,8 +90,8 @@ REFUSED = {
             "to the scalar reader, docs/scalars.md): write a definition with := or =",
     "prime": "\\prime is not read: write a prime as W'",
     "partial": "derivatives are not read",
-    "nabla": "a gradient of something other than the loss L is not read (\\nabla_X E of a defined E is not derived): "
-             "state it as a step of a backward pass, \\nabla_X L = ... (dX = ...) with L the loss",
+    "nabla": "a gradient of something other than the loss L or a scalar the file defines is not read: "
+             "\\nabla_X L = ... (dX = ...) with L the loss, or \\nabla_{x} E with E = ... defined in the file",
     "int": "integrals are not read",
     "setminus": "set operations are not read",
     "notin": "a condition of membership (j \\notin \\mathcal{P}_i) is not read: write the condition of a cases row "

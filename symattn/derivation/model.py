@@ -35,6 +35,7 @@ from .position_sets import PositionSet, define_set
 from .real_functions import MEANING, NAMED, REAL, refute_with_real_functions
 from .relative_positions import define_table, is_table_definition
 from .row_pairs import verify_rows
+from .scalar_gradients import is_gradient_of
 from .sequence_rows import note_row_sequences
 from .sequences import generic_letters, is_initial_condition, note_index_letters
 from .set_softmax import rewrite as written_out_softmax
@@ -372,7 +373,7 @@ def _infer_head_ranges(scope: Scope, stmts) -> None:
 
 def _is_definition(scope: Scope, st) -> bool:
     """``x = e`` (or ``F(Q, K, V) = e = e' ...``) with x a name nothing declares yet defines x."""
-    return isinstance(st, ast.Chain) and st.links[0][0] == "=" and (
+    return isinstance(st, ast.Chain) and st.links[0][0] == "=" and not is_gradient_of(st.first) and (
         scope.is_undefined_name(st.first) or is_initial_condition(scope, st))  # S_0 = 0 after the recurrence
 
 
