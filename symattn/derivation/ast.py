@@ -18,6 +18,16 @@ class Node:
     pos: Pos = field(compare=False)
 
 
+class PowerText:
+    """``text``/``latex`` of a node with ``base`` and ``exponent`` (the powers of exponents.py, index_powers.py)."""
+
+    def text(self):
+        return f"{self.base.text()}^{{{self.exponent.text()}}}"
+
+    def latex(self):
+        return f"{{{self.base.latex()}}}^{{{self.exponent.latex()}}}"
+
+
 @dataclass(frozen=True)
 class Num(Node):
     value: int

@@ -26,7 +26,7 @@ import sympy as sp
 
 from ..errors import DerivationError
 from . import ast, closed_forms
-from .position_induction import Induction, _at, _recurrent_member, _zero
+from .position_induction import Induction, _at, _zero, recurrent_claim
 from .position_induction import attach as plain_attach
 from .recurrence_step import previous_members
 from .sequences import index_value, initial_index, letter, recurrence_of, sequence_shape
@@ -124,18 +124,11 @@ def read(scope, st):
 
 
 def _read(scope, st):
-    if not (isinstance(st, ast.Chain) and len(st.links) == 1 and st.links[0][0] == "="):
+    claim = recurrent_claim(scope, st)
+    if claim is None:
         return None
-    lhs, rhs = st.first, st.links[0][2]
-    shown = lhs
-    defined = recurrence_of(scope, lhs) if isinstance(lhs, ast.Name) else None
-    if defined is not None and not previous_members(defined[1], defined[0]) and _at(lhs, defined[0]):
-        lhs = defined[1].body  # y_k of y_k = C x_k: its definition at k
-    x = _recurrent_member(scope, lhs)
-    if x is None or not isinstance(rhs, ast.Sum) or rhs.upper is None:
-        return None
-    rec = recurrence_of(scope, x)
-    c, d = rec
+    shown, lhs, rhs, x, c, d = claim
+    rec = (c, d)
     at = index_value(scope, x.sub, {}, x, strict=False)  # t, or t - 1 of a_{t-1} = \sum_{i=1}^{t-1} ...
     shift = sp.expand(at - letter(c)) if at is not None else None
     if shift is None or not shift.is_Integer or rhs.index == c or sp.expand(

@@ -28,17 +28,11 @@ EXPONENT_OPS = ("+", "-", "/", "*", "(", ")", "{", "}")
 
 
 @dataclass(frozen=True)
-class LetterPower(ast.Node):
+class LetterPower(ast.PowerText, ast.Node):
     """``2^{-8h/n}``: a base (a number, or a parenthesized scalar) to an exponent that holds letters."""
 
     base: ast.Node
     exponent: ast.Node
-
-    def text(self):
-        return f"{self.base.text()}^{{{self.exponent.text()}}}"
-
-    def latex(self):
-        return f"{{{self.base.latex()}}}^{{{self.exponent.latex()}}}"
 
 
 def letter_power_ahead(p, node) -> bool:

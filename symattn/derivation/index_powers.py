@@ -32,17 +32,11 @@ from .symbols import is_matrix, key_of
 
 
 @dataclass(frozen=True)
-class IndexPower(ast.Node):
+class IndexPower(ast.PowerText, ast.Node):
     """``X^{k-j}``: the base to a power given by index arithmetic."""
 
     base: ast.Node
     exponent: ast.Node
-
-    def text(self):
-        return f"{self.base.text()}^{{{self.exponent.text()}}}"
-
-    def latex(self):
-        return f"{{{self.base.latex()}}}^{{{self.exponent.latex()}}}"
 
 
 def ahead(p) -> bool:

@@ -130,9 +130,9 @@ def _free_letters(node):
             if isinstance(n, ast.Name) and n.sub is None and n.sup is None and id(n) not in inner}
 
 
-def read(scope, st):
-    """The induction step's two sides and its :class:`Induction`, for a claim ``E(S_t) = \\sum_{j=a}^{t} F(j)``
-    of the shape the module reads; None otherwise (the claim is read, or refused, as before)."""
+def recurrent_claim(scope, st):
+    """(the left side as written, the left side with a defined name put in, the sum on the right, the
+    recurrent member, its position letter, its recurrence) of ``E(S_t) = \\sum_{j=a}^{...} F(j)``, or None."""
     if not (isinstance(st, ast.Chain) and len(st.links) == 1 and st.links[0][0] == "="):
         return None
     lhs, rhs = st.first, st.links[0][2]
@@ -143,8 +143,18 @@ def read(scope, st):
     x = _recurrent_member(scope, lhs)
     if x is None or not isinstance(rhs, ast.Sum) or rhs.upper is None:
         return None
-    rec = recurrence_of(scope, x)
-    c, d = rec
+    c, d = recurrence_of(scope, x)
+    return shown, lhs, rhs, x, c, d
+
+
+def read(scope, st):
+    """The induction step's two sides and its :class:`Induction`, for a claim ``E(S_t) = \\sum_{j=a}^{t} F(j)``
+    of the shape the module reads; None otherwise (the claim is read, or refused, as before)."""
+    claim = recurrent_claim(scope, st)
+    if claim is None:
+        return None
+    shown, lhs, rhs, x, c, d = claim
+    rec = (c, d)
     if not _at(x, c) or not (isinstance(rhs.upper, ast.Name) and rhs.upper.base == c and rhs.upper.sub is None
                              and rhs.upper.sup is None) or rhs.index == c:
         return None
