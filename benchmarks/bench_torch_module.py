@@ -15,6 +15,7 @@ a model makes when it does not read the weights. Not a test: nothing here assert
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 
@@ -46,7 +47,7 @@ def timed(fn, backward, reps):
     return (time.perf_counter() - start) / reps
 
 
-def bench(shape, dtype, rounds, reps, backward):
+def bench(shape, dtype, rounds, reps, backward, min_ms=0.0):
     b, n, e, h = SHAPES[shape]
     torch.manual_seed(0)
     ref = torch.nn.MultiheadAttention(e, h, batch_first=True, dtype=dtype)
@@ -65,6 +66,9 @@ def bench(shape, dtype, rounds, reps, backward):
         for _ in range(2):  # warm up: two timings of each (the first cell of a run pays the process's start)
             for fn in fns.values():
                 timed(fn, backward, reps)
+        # more calls per timing where one call is short, the same number for every implementation
+        one = min(timed(fn, backward, 1) for fn in fns.values())
+        reps = max(reps, math.ceil(min_ms / 1e3 / one))
         for r in range(rounds):
             for k in names[r % 3:] + names[:r % 3]:
                 times[k].append(timed(fns[k], backward, reps))
@@ -75,7 +79,8 @@ def bench(shape, dtype, rounds, reps, backward):
     what = "fwd+bwd" if backward else "fwd    "
     print(f"{shape} {str(SHAPES[shape]):18} {str(dtype).removeprefix('torch.'):7} {what}: "
           + ", ".join(f"{k} {1e3 * t:8.2f} ms" for k, t in med.items())
-          + f"; symattn / torch MHA {ratio['torch MHA']:.3f}, symattn / SDPA {ratio['SDPA + projections']:.3f}",
+          + f"; symattn / torch MHA {ratio['torch MHA']:.3f}, symattn / SDPA {ratio['SDPA + projections']:.3f}"
+          + f" ({rounds} rounds of {reps} calls)",
           flush=True)
     return ratio
 
@@ -85,7 +90,9 @@ def main():
     ap.add_argument("--shapes", default="S1,S2,S3,P4")
     ap.add_argument("--dtypes", default="float32,float64")
     ap.add_argument("--rounds", type=int, default=9, help="timings of each implementation (medians over these)")
-    ap.add_argument("--reps", type=int, default=3, help="calls per timing")
+    ap.add_argument("--reps", type=int, default=3, help="calls per timing, at least")
+    ap.add_argument("--min-ms", type=float, default=30.0, help="more calls per timing where fewer would take less "
+                    "than this many milliseconds (the same number for every implementation of a cell)")
     ap.add_argument("--forward-only", action="store_true", help="time the forward alone")
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default); one "
                     "thread keeps the timings steady on a loaded machine")
@@ -95,9 +102,9 @@ def main():
     for shape in args.shapes.split(","):
         for name in args.dtypes.split(","):
             dtype = getattr(torch, name)
-            bench(shape, dtype, args.rounds, args.reps, False)
+            bench(shape, dtype, args.rounds, args.reps, False, args.min_ms)
             if not args.forward_only:
-                bench(shape, dtype, args.rounds, args.reps, True)
+                bench(shape, dtype, args.rounds, args.reps, True, args.min_ms)
 
 
 if __name__ == "__main__":

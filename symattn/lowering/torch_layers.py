@@ -288,6 +288,10 @@ class MultiheadAttention(nn.Module):
         if query.is_nested or key.is_nested or value.is_nested:
             return self._nested(query, key, value, key_padding_mask, need_weights, attn_mask,
                                 average_attn_weights, is_causal, lengths)
+        if (query is key and key is value and not need_weights and attn_mask is None and key_padding_mask is None
+                and not is_causal and lengths is None and self.batch_first and query.dim() == 3
+                and query.shape[-1] == self.embed_dim and self._plain()):
+            return self._self_attention(query), None
         same = query is key and key is value
         batched = query.dim() == 3
         self._check(query, key, value, key_padding_mask, attn_mask, batched)
@@ -371,6 +375,26 @@ class MultiheadAttention(nn.Module):
         if average_attn_weights:
             weights = weights.mean(dim=1)
         return out, weights.squeeze(0) if not batched else weights
+
+    def _plain(self) -> bool:
+        """Whether the forward of one tensor without masks needs no step beyond the projections, the
+        core and the output: no extra key rows, G = H, packed weights, no dropout to apply."""
+        return (self.bias_k is None and not self.add_zero_attn and self.num_kv_heads == self.num_heads
+                and self._qkv_same_embed_dim and not (self.training and self.dropout > 0.0))
+
+    def _self_attention(self, x):
+        """The call most models make, self-attention of one batch-first tensor (N, L, E) without
+        masks or weights: the general path's kernels in its order (the same result, bit for bit),
+        without its branches."""
+        H = self.num_heads
+        q, k, v, scaled = self._project(x, x, x, True)
+        heads = self._call("core" if scaled else "core_lhs", Q=_to_heads(q, H), K=_to_heads(k, H),
+                           V=_to_heads(v, H))
+        arrays = {"Z": _from_heads(heads), "W^O": self.out_proj.weight.mT}
+        if self._bias:
+            arrays["b^O"] = self.out_proj.bias[None]
+            return self._call("output_bias", **arrays)
+        return self._call("output", **arrays)
 
     def _padding(self, lengths, query, key, key_padding_mask, batched):
         """(the key padding mask merged with that of ``lengths``, the (N, L) padding of the queries)."""

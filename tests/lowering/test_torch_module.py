@@ -499,3 +499,49 @@ def test_with_gradients_the_backward_is_two_addmms_and_sdpas_own():
         assert len(work) == 4 and work[:2] == [gemm] * 2 and work[3] == "SplitBackward0", work
         assert "ScaledDotProduct" in work[2], work
         assert names.count("AccumulateGrad") == len(list(ours.parameters())) + 1  # and x
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("grad", [True, False])
+def test_self_attention_without_masks_takes_the_short_path_with_the_general_paths_result(monkeypatch, bias, grad):
+    """One batch-first tensor, no mask, no weights: the short path runs, and its output and gradients
+    are the general path's bit for bit (the same kernels in the same order) and torch's to 1e-12."""
+    ours, ref = pair(batch_first=True, bias=bias)
+    x = inputs(batch_first=True, self_attn=True)[0]
+    taken = []
+    short = MultiheadAttention._self_attention
+    monkeypatch.setattr(MultiheadAttention, "_self_attention", lambda self, q: taken.append(1) or short(self, q))
+
+    def run(plain):
+        monkeypatch.setattr(MultiheadAttention, "_plain", lambda self: plain)
+        ours.zero_grad(set_to_none=True)
+        x.grad = None
+        with torch.set_grad_enabled(grad):
+            out = ours(x, x, x, need_weights=False)[0]
+        if not grad:
+            return out, None
+        out.sum().backward()
+        return out, [x.grad.clone()] + [p.grad.clone() for p in ours.parameters()]
+
+    (fast, fast_grads), (general, general_grads) = run(True), run(False)
+    assert taken == [1], "the short path was not taken (or taken where it should not be)"
+    assert torch.equal(fast, general)
+    if grad:
+        assert all(torch.equal(a, b) for a, b in zip(fast_grads, general_grads))
+    with torch.no_grad():
+        torch.testing.assert_close(fast, ref(x, x, x, need_weights=False)[0], **TOL)
+
+
+@pytest.mark.parametrize("kw", [{"need_weights": True}, {"key_padding_mask": "kpm"}, {"is_causal": True},
+                                {"other_key": True}])
+def test_the_short_path_is_not_taken_where_a_step_beyond_it_is_needed(monkeypatch, kw):
+    ours, ref = pair(batch_first=True)
+    x = inputs(batch_first=True, self_attn=True)[0]
+    monkeypatch.setattr(MultiheadAttention, "_self_attention", lambda self, q: pytest.fail("short path taken"))
+    kw = dict(kw, need_weights=kw.get("need_weights", False))
+    key = x.detach().clone() if kw.pop("other_key", False) else x
+    if kw.get("key_padding_mask") == "kpm":
+        kw["key_padding_mask"] = bool_mask((N, S), 3)
+    if kw.get("is_causal"):
+        kw["attn_mask"] = torch.nn.Transformer.generate_square_subsequent_mask(S, dtype=DT)
+    torch.testing.assert_close(ours(x, key, key, **kw)[0], ref(x, key, key, **kw)[0], **TOL)
