@@ -359,11 +359,7 @@ class MultiheadAttention(nn.Module):
             name = "core_causal" if causal else "core" if mask is None else "core_mask"
             heads = self._call(name + side, Q=q, K=k, V=v, **({} if mask is None else {"M": mask}))
             weights = None
-        z = _from_heads(heads)  # (N, L, H·d)
-        arrays = {"Z": z, "W^O": self.out_proj.weight.mT}
-        if self._bias:
-            arrays["b^O"] = self.out_proj.bias[None]
-        out = self._call("output_bias" if self._bias else "output", **arrays)
+        out = self._output(heads)
         if query_pad is not None:
             out, weights = varlen.zero_padded_queries(out, weights if need_weights else None, query_pad)
         if not batched:
@@ -390,11 +386,14 @@ class MultiheadAttention(nn.Module):
         q, k, v, scaled = self._project(x, x, x, True)
         heads = self._call("core" if scaled else "core_lhs", Q=_to_heads(q, H), K=_to_heads(k, H),
                            V=_to_heads(v, H))
+        return self._output(heads)
+
+    def _output(self, heads):
+        """The output projection of the heads (N, H, L, d) put side by side, (N, L, H·d) W^O + 1 b^O."""
         arrays = {"Z": _from_heads(heads), "W^O": self.out_proj.weight.mT}
         if self._bias:
             arrays["b^O"] = self.out_proj.bias[None]
-            return self._call("output_bias", **arrays)
-        return self._call("output", **arrays)
+        return self._call("output_bias" if self._bias else "output", **arrays)
 
     def _padding(self, lengths, query, key, key_padding_mask, batched):
         """(the key padding mask merged with that of ``lengths``, the (N, L) padding of the queries)."""
