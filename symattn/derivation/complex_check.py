@@ -19,7 +19,7 @@ import time
 import numpy as np
 import sympy as sp
 
-from ..errors import DerivationError, SymattnError
+from ..errors import DerivationError, ParseError, SymattnError
 from ..proof.certify import certify_nonzero
 from ..proof.kernel import combine, conclude
 from ..proof.verdict import Counterexample, quantified, refuted, symbolic_proof, unknown
@@ -112,7 +112,9 @@ def _check_step(meaning, s, a, b, members, budget):
             pairs += [(p, q, m) for p, q in zip(ls, rs)]
             if how:
                 hows.add(how)
-    except (DerivationError, SymattnError) as exc:
+    except ParseError:  # a refusal (i an index and a factor): the file is not read
+        raise
+    except DerivationError as exc:
         s.status, s.error = "ill-formed", str(exc)
         return
     s.lhs_expr = sp.Tuple(*[p for p, _, _ in pairs])
@@ -179,7 +181,7 @@ def _instances(syms):
 
 
 def _counterexample(meaning, pairs, deadline):
-    syms = sorted({x for p, q, _ in pairs for x in sp.sympify(p - q).free_symbols}, key=str)
+    syms = sorted({x for p, q, _ in pairs for x in sp.sympify(p).free_symbols | sp.sympify(q).free_symbols}, key=str)
     for count, combo in enumerate(_instances(syms)):
         if count >= MAX_INSTANCES or time.perf_counter() > deadline:
             return None

@@ -67,6 +67,7 @@ class Tok:
     at: int = 0  # the offset in the text
     bold: bool = False
     end: int = 0  # the offset after it
+    spaced: bool = False  # a thin space (\\, \\; \\quad) before it: it ends an unbraced argument of \\cos
 
     def show(self) -> str:
         if self.kind == "cmd":
@@ -82,9 +83,13 @@ def tokenize(text: str) -> list[Tok]:
     out: list[Tok] = []
     i, line, col0, n = 0, 1, 0, len(text)
     math = None
+    spaced = False
 
     def emit(kind, value, at, bold=False, end=None):
-        out.append(Tok(kind, value, line, at - col0 + 1, at, bold, end if end is not None else at + max(len(value), 1)))
+        nonlocal spaced
+        out.append(Tok(kind, value, line, at - col0 + 1, at, bold, end if end is not None else at + max(len(value), 1),
+                       spaced))
+        spaced = False
         if len(out) > MAX_TOKENS:
             raise ParseError(f"more than {MAX_TOKENS} tokens", line, 1, "a shorter file")
 
@@ -160,6 +165,7 @@ def tokenize(text: str) -> list[Tok]:
             m = re.match(r"\\([A-Za-z]+|.)", text[i:])
             name, j = m.group(1), i + len(m.group(0))
             if name in SKIP:
+                spaced = spaced or name in ("quad", "qquad", ",", ";", ":", " ")
                 i = j
             elif name in BOLD:
                 i0 = i
@@ -468,7 +474,8 @@ class Parser:
                     self.fail(self.peek(), "a factor after a/b is ambiguous (a/(b c) or (a/b) c)",
                               "\\frac{a}{b c} or \\frac{a}{b} c")
             elif self.starts_factor():
-                if stop_at_trig and self.peek().kind == "cmd" and self.peek().value in ("cos", "sin", "exp"):
+                if stop_at_trig and (self.peek().spaced or self.peek().kind == "cmd"
+                                     and self.peek().value in ("cos", "sin", "exp")):
                     break
                 factors.append(self.factor())
             else:
