@@ -7,7 +7,8 @@ real or an imaginary part) is read by the complex reader (:mod:`.complex_reader`
 derivation complex numbers are not read: a vector of \mathbb{R}^2 is not identified with a complex
 number, ``i`` is not the imaginary unit. A conjugate of an expression, ``(W_k x_n)^*`` or
 ``\overline{f(k, n)}``, is refused here with a message naming it and the real form to write instead
-(RoPE's rotation ``R^d_{\Theta,m}`` defined by its pmatrix, which is read). On one name, ``v^*`` and ``\overline{x}`` stay labels of the name (another name).
+(RoPE's rotation ``R^d_{\Theta,m}`` defined by its pmatrix, which is read).
+On one name, ``v^*`` and ``\overline{x}`` stay labels of the name (another name).
 
 >>> conjugate_refusal("(W_k x_n)^*")[0].startswith("the complex conjugate (W_k x_n)^*")
 True
