@@ -74,6 +74,7 @@ def test_ropes_score_depends_on_the_relative_position_only():
     assert "all real values of" in report.steps[0].scope and "m, n not declared" in report.steps[0].scope
     step, cex = first_refuted(rope(slip=True))
     assert step.pos[0] == 5
+    assert step.diagnosis.slip == "the relative position reversed" and "e^{i(m-n)" in step.diagnosis.corrected
     assert cex.values["m"].tolist() != cex.values["n"].tolist()  # at m = n the two sides agree
 
 
@@ -135,3 +136,9 @@ def test_a_product_of_two_vectors_is_ill_formed():
     text = r"$$ \mathbf{u}, \mathbf{v} \in \mathbb{R}^{2} $$ $$ \mathrm{Re}[\mathbf{u} \mathbf{v}] = u_0 v_0 $$"
     step = check_latex(text).steps[0]
     assert step.status == "ill-formed" and "a product of two vectors of R^2 is not read" in step.error
+
+
+def test_a_conjugate_too_many_is_named():
+    step, _ = first_refuted(REALS + r"$$ \mathrm{Re}\left[e^{ia} e^{ib}\right] = "
+                                    r"\mathrm{Re}\left[e^{ia}\overline{e^{ib}}\right] $$")
+    assert step.diagnosis.slip == "a conjugate too many" and step.diagnosis.corrected.endswith(r"e^{ia}e^{ib}\right]")
