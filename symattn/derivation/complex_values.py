@@ -117,6 +117,12 @@ class Meaning:
         self.definitions: list = []
         self.calls = 0
         self._declare(s for s in stmts if isinstance(s, Declare))
+        for key in [*self.reals, *self.complexes]:
+            m = re.fullmatch(r"(.+?)_(\d)", key)
+            if m and m.group(1) in self.vectors:
+                raise ParseError(f"{key} is declared, and {m.group(1)} is a vector of R^2 whose components are written "
+                                 f"{m.group(1)}_0, {m.group(1)}_1 (or from 1): which is {key}?", *stmts[0].pos,
+                                 "another letter for the number")
         for s in stmts:
             if isinstance(s, Chain):
                 self._statement(s)
@@ -331,6 +337,10 @@ class Meaning:
                 out = self.mul(out, a, node)
             return out
         if k == "exp":
+            if "e" in self.all_names() or "e" in env:
+                raise ParseError("e^{...} where the file names e (a declaration, a definition or a parameter): is it "
+                                 "the exponential or a power of e? the reader does not guess", *node.pos,
+                                 "\\exp(...) for the exponential, or another letter for the name")
             a = self.value(p[0], env)
             if a.kind == "real":
                 return Val("real", sp.exp(a.data))

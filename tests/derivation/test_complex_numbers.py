@@ -125,6 +125,9 @@ $$ \mathrm{Re}\left[e^{i\theta}\right] = \cos\theta $$
      "\\mathbb{R}^{3}: the complex reader reads vectors of R^2"),
     (r"$$ \mathbf{x} \in \mathbb{R}^{2} $$ $$ \mathrm{Re}[\mathbf{x}] = x_1 $$", "written x_1 only"),
     (r"$$ a, b, c \in \mathbb{R} $$ $$ \mathrm{Re}[a/b c] = a $$", "a factor after a/b is ambiguous"),
+    (r"$$ \mathbf{x} \in \mathbb{R}^{2}, \quad x_1 \in \mathbb{R} $$ $$ \mathrm{Re}[\mathbf{x}] = x_0 $$",
+     "x_1 is declared, and x is a vector of R^2"),
+    (r"$$ e, a \in \mathbb{R} $$ $$ \mathrm{Re}[e^{ia}] = \cos a $$", "e^{...} where the file names e"),
 ])
 def test_what_is_not_read_is_refused_by_name(text, named):
     with pytest.raises(ParseError) as info:
