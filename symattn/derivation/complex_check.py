@@ -86,7 +86,7 @@ def _check_step(meaning, s, a, b, members, budget, text, diagnose_steps):
     s.lhs_expr = sp.Tuple(*[p for p, _, _ in pairs])
     s.rhs_expr = sp.Tuple(*[q for _, q, _ in pairs])
     s.slips_tried = SLIPS
-    scope = _scope(meaning, pairs, members, hows, (a, b))
+    scope = _scope(meaning, pairs, members, hows, (a, b), text)
     v = prove_pairs(pairs, scope)
     if v is not None:
         s.status, s.verdict, s.scope, s.method, s.general = "proved", v, scope, METHOD, True
@@ -105,7 +105,7 @@ def _check_step(meaning, s, a, b, members, budget, text, diagnose_steps):
     s.seconds = time.perf_counter() - t0
 
 
-def _scope(meaning, pairs, members, hows, nodes) -> str:
+def _scope(meaning, pairs, members, hows, nodes, text) -> str:
     syms = sorted({str(x) for p, q, _ in pairs for x in sp.sympify(p).free_symbols | sp.sympify(q).free_symbols})
     out = f"all real values of {', '.join(syms)}" if syms else "as stated (a closed claim)"
     if members:
@@ -118,16 +118,10 @@ def _scope(meaning, pairs, members, hows, nodes) -> str:
     divisors = []
     for n in walk(R.N("all", tuple(nodes))):
         if n.kind == "div" and n.parts[1].kind != "num":
-            txt = _plain(n.parts[1])
+            txt = R.source_text(text, n.parts[1])
             if txt not in divisors:
                 divisors.append(txt)
     return out + ("; where " + ", ".join(f"{d} != 0" for d in divisors) if divisors else "")
-
-
-def _plain(node) -> str:
-    if node.kind == "name":
-        return node.parts[0].text()
-    return "the divisor at line {}, column {}".format(*node.pos)
 
 
 def _instances(syms):

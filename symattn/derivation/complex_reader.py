@@ -14,7 +14,7 @@ checks the steps. What is read:
 - expressions: numbers, names (bold or not: ``\mathbf{x}`` and ``x`` are one name; ``x_0`` and
   ``x_m^{(1)}`` are components of the vectors x and x_m), ``i`` (the imaginary unit), ``+ - \cdot
   \times /``, juxtaposition, ``\frac``, ``e^{...}``, ``\exp``, ``\cos``, ``\sin``, powers,
-  ``\mathrm{Re}``, ``\mathrm{Im}``, ``\overline{z}``, ``\bar{z}``, ``z^{*}``, ``|z|``,
+  ``\pi``, ``\mathrm{Re}``, ``\mathrm{Im}``, ``\overline{z}``, ``\bar{z}``, ``z^{*}``, ``|z|``,
   ``\langle a, b \rangle``, ``pmatrix`` of 2 × 2 or 2 × 1, and the subscript ``\{q,k\}`` (a statement
   about each of q and k).
 
@@ -191,6 +191,9 @@ def tokenize(text: str) -> list[Tok]:
                                      "\\mathrm{Re}, \\mathrm{Im} or \\mathrm{i}")
             elif name in ("Re", "Im"):
                 emit("cmd", name, i, end=j)
+                i = j
+            elif name == "pi":
+                emit("cmd", "pi", i, end=j)
                 i = j
             elif name == "imath":
                 emit("cmd", "imag", i, end=j)
@@ -456,7 +459,7 @@ class Parser:
         if t.kind == "begin":
             return t.value in ("pmatrix", "bmatrix")
         return t.kind == "cmd" and t.value in ("frac", "exp", "cos", "sin", "overline", "bar", "langle", "Re", "Im",
-                                               "imag")
+                                               "imag", "pi")
 
     def term(self, stop_at_trig: bool = False) -> N:
         t0 = self.peek()
@@ -545,6 +548,8 @@ class Parser:
             v = t.value
             if v == "imag":
                 return self.node("unit", [], t, start)
+            if v == "pi":
+                return self.node("pi", [], t, start)
             if v == "frac":
                 a = self.braced_expr()
                 b = self.braced_expr()

@@ -35,6 +35,7 @@ from ..errors import DerivationError, ParseError
 from .complex_reader import FAMILY, Chain, Declare, N, Name
 
 MAX_CALLS = 200
+WORDS = {"real": "a real number", "cx": "a complex number", "vec": "a vector of R^2", "mat": "a 2 × 2 matrix"}
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,7 @@ class Meaning:
 
     # --- values
     def fail(self, node: N, msg: str):
-        raise DerivationError(f"line {node.pos[0]}, column {node.pos[1]}: {msg}", *node.pos)
+        raise DerivationError(msg, *node.pos)
 
     def name(self, node: N, env: dict) -> Val:
         nm = node.parts[0]
@@ -306,6 +307,8 @@ class Meaning:
             return self.name(node, env)
         if k == "unit":
             return cx(0, 1)
+        if k == "pi":
+            return Val("real", sp.pi)
         if k == "add":
             out = self.value(p[0], env)
             for t in p[1:]:
@@ -428,7 +431,7 @@ class Meaning:
         if a.kind == b.kind and a.kind in ("vec", "mat"):
             return Val(a.kind, a.data + b.data if a.kind == "mat" else (a.data[0] + b.data[0], a.data[1] + b.data[1]))
         if "mat" in (a.kind, b.kind) or {a.kind, b.kind} == {"real", "vec"}:
-            self.fail(node, f"cannot add a {a.kind} and a {b.kind}")
+            self.fail(node, f"cannot add {WORDS[a.kind]} and {WORDS[b.kind]}")
         (a1, a2), (b1, b2) = a.pair(), b.pair()
         return cx(a1 + b1, a2 + b2)
 
@@ -443,8 +446,8 @@ class Meaning:
             v = a.data * sp.Matrix(b.data)
             return Val("vec", (v[0], v[1]))
         if "mat" in (a.kind, b.kind):
-            self.fail(node, f"cannot multiply a {'matrix' if a.kind == 'mat' else a.kind} by a "
-                      f"{'matrix' if b.kind == 'mat' else b.kind} (a 2 × 2 matrix acts on a vector of R^2)")
+            self.fail(node, f"cannot multiply {WORDS[a.kind]} by {WORDS[b.kind]} (a 2 × 2 matrix acts on a vector "
+                      "of R^2)")
         if a.kind == b.kind == "vec":
             self.fail(node, "a product of two vectors of R^2 is not read: \\langle u, v \\rangle for the inner "
                       "product, or a conjugate u v^{*} for complex numbers")
@@ -460,6 +463,6 @@ class Meaning:
         if a.kind == b.kind:
             return a.parts(), b.parts(), ""
         if "mat" in (a.kind, b.kind) or {a.kind, b.kind} == {"real", "vec"}:
-            self.fail(node, f"the sides are a {a.kind} and a {b.kind}")
+            self.fail(node, f"the sides are {WORDS[a.kind]} and {WORDS[b.kind]}")
         how = "the vector read as a complex number (R^2 = C)" if "vec" in (a.kind, b.kind) else ""
         return list(a.pair()), list(b.pair()), how

@@ -46,6 +46,11 @@ def test_e_to_the_i_x_is_a_rotation():
     first_refuted(REALS + r"$$ \mathrm{Re}\left[e^{ia}\overline{e^{ib}}\right] = \cos(a + b) $$")
 
 
+def test_pi_is_the_number():
+    assert statuses(REALS + r"$$ \mathrm{Re}[e^{i(a + \pi)}] = -\cos a $$") == ["proved"]
+    first_refuted(REALS + r"$$ \mathrm{Im}[e^{i(a + \pi/2)}] = \sin a $$")  # it is cos a
+
+
 def test_the_modulus_and_a_declared_complex_number():
     text = r"$$ z \in \mathbb{C}, \quad \theta \in \mathbb{R} $$" + "\n"
     assert statuses(text + r"$$ |z e^{i\theta}|^2 = \mathrm{Re}\left[z \overline{z}\right] $$") == ["proved"]
