@@ -53,6 +53,7 @@ def real_identity(d) -> bool:
 def claim_pairs(meaning, a, b, members) -> tuple[list, set]:
     """The real parts the step a = b compares, (lhs part, rhs part, member), and how (R^2 = C)."""
     pairs, hows = [], set()
+    meaning.calls, meaning.identified = 0, set()
     for m in members or [None]:
         x, y = (instantiate(a, m), instantiate(b, m)) if m else (a, b)
         L, Rv = meaning.value(x, {}), meaning.value(y, {})
@@ -60,7 +61,7 @@ def claim_pairs(meaning, a, b, members) -> tuple[list, set]:
         pairs += [(p, q, m) for p, q in zip(ls, rs)]
         if how:
             hows.add(how)
-    return pairs, hows
+    return pairs, hows | meaning.identified
 
 
 def prove_pairs(pairs, scope: str = ""):

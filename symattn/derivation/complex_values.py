@@ -117,6 +117,7 @@ class Meaning:
         self.notes: list = []
         self.definitions: list = []
         self.calls = 0
+        self.identified: set = set()  # the readings by R^2 = C a step used (its scope names them)
         self._declare(s for s in stmts if isinstance(s, Declare))
         for key in [*self.reals, *self.complexes]:
             m = re.fullmatch(r"(.+?)_(\d)", key)
@@ -173,6 +174,13 @@ class Meaning:
                                             "arguments are not all names: its uses are refused)")
                 if len(ch.links) > 1:
                     self.claims.append(Chain(ch.links[0][1], ch.links[1:], ch.links[0][0]))
+                return
+            if fam and not known and len(ch.links) == 1 and all(a.kind == "name" for a in first.parts[1]):
+                for m in fam:  # f_{\{q,k\}}(x, m) = (W_{\{q,k\}} x) e^{im\theta}: f_q and f_k defined
+                    head, args = instantiate(first.parts[0], m), instantiate(first.parts[1], m)
+                    self.functions[head.parts[0].key] = (tuple(a.parts[0] for a in args),
+                                                         instantiate(ch.links[0][1], m), ch.pos)
+                    self.definitions.append(f"{head.parts[0].text()} defined at line {ch.pos[0]}")
                 return
             if fam and len(known) != len(fam):
                 raise ParseError(f"{first.parts[0].parts[0].text()} stands for {', '.join(fam)}, which are not all "
@@ -256,7 +264,10 @@ class Meaning:
         if key in self.complexes:
             return Val("cx", self.complexes[key])
         if key in self.values:
-            return self.value(self.values[key], env)
+            self.calls += 1
+            if self.calls > MAX_CALLS:
+                self.fail(node, f"{nm.text()} is defined in terms of itself")
+            return self.value(self.values[key], {})
         if key in self.functions or key in self.opaque:
             self.fail(node, f"the function {nm.text()} is written without its arguments")
         if key == "i":
@@ -292,6 +303,12 @@ class Meaning:
             return Val("real", sym)
         self.fail(node, f"{nm.text()} is not declared (declare it, e.g. {nm.text()} \\in \\mathbb{{R}})")
 
+    def cx_of(self, v: Val):
+        """(real part, imaginary part) of ``v``; a vector of R^2 read so is noted (R^2 = C)."""
+        if v.kind == "vec":
+            self.identified.add("a vector of R^2 read as a complex number (R^2 = C)")
+        return v.pair()
+
     def _known(self, key):
         if key in self.vectors:
             return Val("vec", self.vectors[key])
@@ -324,15 +341,18 @@ class Meaning:
         if k == "div":
             a, b = self.value(p[0], env), self.value(p[1], env)
             if b.kind == "real":
+                if b.data == 0:
+                    self.fail(node, "a division by 0")
                 return self.scale(a, 1 / b.data)
             if b.kind in ("vec", "mat") or a.kind == "mat":
                 self.fail(node, "a division by a vector or a matrix")
-            c, d = b.pair()
+            c, d = self.cx_of(b)
             return self.mul(a, cx(c / (c ** 2 + d ** 2), -d / (c ** 2 + d ** 2)), node)
         if k == "pow":
             a, e = self.value(p[0], env), self.value(p[1], env)
-            if e.kind != "real" or not (e.data.is_Integer and e.data >= 0 or a.kind == "real"):
-                self.fail(node, "a power is read of a number to a real exponent, or to a whole number")
+            if e.kind != "real" or not e.data.is_Integer or (a.kind != "real" and e.data < 0):
+                self.fail(node, "a power is read to a whole number (a complex number to one >= 0); e^{...} is the "
+                          "exponential")
             if a.kind == "real":
                 return Val("real", a.data ** e.data)
             out = Val("real", sp.Integer(1))
@@ -362,25 +382,28 @@ class Meaning:
                 return a
             if a.kind == "mat":
                 self.fail(node, "the conjugate of a matrix is not read")
-            re_, im_ = a.pair()
+            re_, im_ = self.cx_of(a)
             return cx(re_, -im_)
         if k in ("re", "im"):
             a = self.value(p[0], env)
             if a.kind == "mat":
                 self.fail(node, f"\\mathrm{{{k.title()}}} of a matrix")
-            return Val("real", a.pair()[0 if k == "re" else 1])
+            return Val("real", self.cx_of(a)[0 if k == "re" else 1])
         if k == "abs":
             a = self.value(p[0], env)
             if a.kind == "real":
                 return Val("real", sp.Abs(a.data))
             if a.kind == "mat":
                 self.fail(node, "|W| of a matrix is not read")
-            re_, im_ = a.pair()
+            re_, im_ = self.cx_of(a)
             return Val("real", sp.sqrt(re_ ** 2 + im_ ** 2))
         if k == "inner":
             a, b = self.value(p[0], env), self.value(p[1], env)
             if a.kind in ("real", "mat") or b.kind in ("real", "mat"):
                 self.fail(node, "\\langle u, v \\rangle is read for vectors of R^2 (or complex numbers, R^2 = C)")
+            if "cx" in (a.kind, b.kind):
+                self.identified.add("\\langle u, v \\rangle of complex numbers read as the inner product of R^2 "
+                                    "(R^2 = C)")
             (a1, a2), (b1, b2) = a.pair(), b.pair()
             return Val("real", a1 * b1 + a2 * b2)
         if k == "mat":
@@ -432,7 +455,7 @@ class Meaning:
             return Val(a.kind, a.data + b.data if a.kind == "mat" else (a.data[0] + b.data[0], a.data[1] + b.data[1]))
         if "mat" in (a.kind, b.kind) or {a.kind, b.kind} == {"real", "vec"}:
             self.fail(node, f"cannot add {WORDS[a.kind]} and {WORDS[b.kind]}")
-        (a1, a2), (b1, b2) = a.pair(), b.pair()
+        (a1, a2), (b1, b2) = self.cx_of(a), self.cx_of(b)
         return cx(a1 + b1, a2 + b2)
 
     def mul(self, a: Val, b: Val, node: N) -> Val:
@@ -451,7 +474,7 @@ class Meaning:
         if a.kind == b.kind == "vec":
             self.fail(node, "a product of two vectors of R^2 is not read: \\langle u, v \\rangle for the inner "
                       "product, or a conjugate u v^{*} for complex numbers")
-        (a1, a2), (b1, b2) = a.pair(), b.pair()
+        (a1, a2), (b1, b2) = self.cx_of(a), self.cx_of(b)
         return cx(a1 * b1 - a2 * b2, a1 * b2 + a2 * b1)
 
     def claim_parts(self, node: N) -> list:
@@ -464,5 +487,5 @@ class Meaning:
             return a.parts(), b.parts(), ""
         if "mat" in (a.kind, b.kind) or {a.kind, b.kind} == {"real", "vec"}:
             self.fail(node, f"the sides are {WORDS[a.kind]} and {WORDS[b.kind]}")
-        how = "the vector read as a complex number (R^2 = C)" if "vec" in (a.kind, b.kind) else ""
+        how = "a vector of R^2 read as a complex number (R^2 = C)" if "vec" in (a.kind, b.kind) else ""
         return list(a.pair()), list(b.pair()), how

@@ -140,6 +140,17 @@ def test_what_is_not_read_is_refused_by_name(text, named):
     assert named in str(info.value)
 
 
+@pytest.mark.parametrize("step, named", [
+    (r"\mathrm{Re}[a^{1/2}] = a", "a power is read to a whole number"),
+    (r"\mathrm{Re}[(a + ib)^{-1}] = a", "a power is read to a whole number"),
+    (r"\mathrm{Re}[\frac{a}{0}] = a", "a division by 0"),
+    (r"\mathrm{Re}[\cos(ia)] = a", "\\cos of a complex number"),
+])
+def test_what_has_no_real_value_here_is_ill_formed(step, named):
+    report = check_latex(REALS + f"$$ {step} $$")
+    assert report.steps[0].status == "ill-formed" and named in report.steps[0].error
+
+
 def test_a_product_of_two_vectors_is_ill_formed():
     text = r"$$ \mathbf{u}, \mathbf{v} \in \mathbb{R}^{2} $$ $$ \mathrm{Re}[\mathbf{u} \mathbf{v}] = u_0 v_0 $$"
     step = check_latex(text).steps[0]
@@ -150,3 +161,16 @@ def test_a_conjugate_too_many_is_named():
     step, _ = first_refuted(REALS + r"$$ \mathrm{Re}\left[e^{ia} e^{ib}\right] = "
                                     r"\mathrm{Re}\left[e^{ia}\overline{e^{ib}}\right] $$")
     assert step.diagnosis.slip == "a conjugate too many" and step.diagnosis.corrected.endswith(r"e^{ia}e^{ib}\right]")
+
+
+def test_a_definition_for_each_member_of_a_family():
+    text = r"""$$ \mathbf{x} \in \mathbb{R}^{2}, \quad W_q, W_k \in \mathbb{R}^{2 \times 2},
+   \quad \theta \in \mathbb{R} $$
+$$ f_{\{q,k\}}(\mathbf{x}, m) = (W_{\{q,k\}} \mathbf{x}) e^{im\theta} $$
+$$ \mathrm{Re}\left[f_q(\mathbf{x}, m) \overline{f_k(\mathbf{x}, n)}\right] = \mathrm{Re}\left[(W_q \mathbf{x})
+   \overline{(W_k \mathbf{x})} e^{i(m-n)\theta}\right] $$
+"""
+    report = check_latex(text)
+    assert report.definitions[:2] == ["f_{q} defined at line 3", "f_{k} defined at line 3"]
+    assert [s.status for s in report.steps] == ["proved"]
+    assert statuses(text.replace("(m-n)", "(m+n)")) == ["refuted"]
