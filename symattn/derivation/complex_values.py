@@ -217,7 +217,7 @@ class Meaning:
             names = s.names if isinstance(s, Declare) else [n.parts[0] for n in self._every_node([s])
                                                            if n.kind == "name"]
             for nm in names:
-                if re.search(r"(?<![A-Za-z\\])i(?![A-Za-z])", nm.sub):
+                if "i" in re.sub(r"\\[A-Za-z]+", "", nm.sub + nm.sup):  # x_i, x_{ij}, x^{(i)}: letters of an index
                     return f"i is an index of this file ({nm.text()}, line {s.pos[0]})"
         return None
 

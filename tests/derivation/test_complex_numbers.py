@@ -114,6 +114,12 @@ $$ f_{\{q,k\}}(\mathbf{x}, m) = \begin{pmatrix} \cos m\theta & -\sin m\theta \\ 
     first_refuted(text.replace("SIGN", "-"))  # f_k rotates the other way: false for k
 
 
+@pytest.mark.parametrize("index", ["x_{ij}", "x^{(i)}", "x_{i+1}"])
+def test_i_in_any_index_keeps_the_file_from_reading_i_as_the_unit(index):
+    with pytest.raises(ParseError, match="i is an index of this file"):
+        check_latex(rf"$$ {index}, \theta \in \mathbb{{R}} $$ $$ \mathrm{{Re}}[e^{{i\theta}}] = \cos\theta $$")
+
+
 def test_i_as_an_index_of_the_file_is_not_the_imaginary_unit():
     text = r"""$$ x_i, \theta \in \mathbb{R} $$
 $$ \mathrm{Re}\left[e^{i\theta}\right] = \cos\theta $$
