@@ -17,6 +17,11 @@ Every rule is a true identity for integer indices in their ranges and finite rea
   integers: every k in 0..RN-1 is R(q-1) + s for exactly one such (q, s), and then floor(k/R) = q - 1.
   This is how an entry of a stack or concatenation over heads (block h = floor(k/R) + 1) meets a sum
   over heads.
+- ``merge_blocks`` (the converse of ``split_into_blocks``): Σ_{q=lo}^{hi} Σ_{s=0}^{R-1} f(Rq + s)
+  = Σ_{k=R·lo}^{R·hi+R-1} f(k) when R is a provably positive integer free of q, hi >= lo - 1 is
+  provable, and the inner body depends on q and s only through Rq + s: every k of the merged range is
+  Rq + s for exactly one q in lo..hi and s in 0..R-1. A sum over the m blocks of R consecutive
+  positions (segment means) is the sum over all mR positions.
 - ``shift_to_zero`` (translating the index): Σ_{k=lo}^{hi} f(k) = Σ_{m=0}^{hi-lo} f(m + lo) for an
   integer lo (provably), m a fresh integer index; true for every integer hi, also for SymPy's
   reversed (Karr) sums with hi < lo - 1, since it only translates the range. Applied last, to a term
@@ -168,6 +173,23 @@ def split_into_blocks(body, k, lo, hi):
     return None
 
 
+def merge_blocks(body, k, lo, hi):
+    """Σ_{k=lo}^{hi} Σ_{s=0}^{R-1} f(Rk + s) -> Σ_{u=R lo}^{R hi + R - 1} f(u), or None (``body`` is the inner sum)."""
+    if not (isinstance(body, sp.Sum) and len(body.limits) == 1):
+        return None
+    s, a, b = body.limits[0]
+    R, lo, hi = sp.expand(b + 1), sp.sympify(lo), sp.sympify(hi)
+    if a != 0 or R.has(k) or R.has(s) or R.is_integer is not True or R.is_positive is not True:
+        return None
+    if sp.expand(hi - lo + 1).is_nonnegative is not True or (lo.has(s) or hi.has(s)):
+        return None
+    u = sp.Dummy("u", integer=True)
+    f = sp.expand(body.function.xreplace({s: u - R * k}))
+    if f.has(k):
+        return None
+    return sp.Sum(f, (u, sp.expand(R * lo), sp.expand(R * hi + R - 1)))
+
+
 _INDEX_SENSITIVE = (sp.KroneckerDelta, Visible, sp.floor, sp.ceiling, PermIndex)
 
 
@@ -210,6 +232,10 @@ def simplify_sum(body, k, lo, hi, ranges, recurse):
         const, dep = t.as_independent(k, as_Add=False)
         if not dep.has(k):
             out.append(const * dep * length)
+            continue
+        merged = merge_blocks(dep, k, lo, hi)
+        if merged is not None:
+            out.append(const * recurse(merged, ranges))
             continue
         moved = reindex_permutation(dep, k, lo, hi)
         if moved is not None:

@@ -154,6 +154,9 @@ TRUST_BASE: list[Rule] = [
     _rule("split_into_blocks", f"{S}.split_into_blocks",
           "Σ_{k=0}^{RN-1} f(k, floor(k/R)) = Σ_{q=1}^{N} Σ_{s=0}^{R-1} f(R(q-1) + s, q - 1)",
           F._split_into_blocks, ("R", "N")),
+    _rule("merge_blocks", f"{S}.merge_blocks",
+          "Σ_{q=lo}^{hi} Σ_{s=0}^{R-1} f(Rq + s) = Σ_{k=R lo}^{R hi + R - 1} f(k) for hi >= lo - 1 (the blocks of R "
+          "consecutive positions make up the whole range)", F._merge_blocks, ("R", "N")),
     _rule("shift_to_zero", f"{S}.shift_to_zero",
           "Σ_{k=lo}^{hi} f(k) = Σ_{m=0}^{hi-lo} f(m + lo) for an integer lo (an empty range stays empty); not "
           "applied when k occurs in a delta, mask, floor, ceiling or permutation index", F._shift_to_zero,

@@ -453,6 +453,24 @@ def _split_into_blocks(R, N):
 
 
 @lru_cache(maxsize=None)
+def _merge_symbolic():
+    R, N, q, s = _dim("R"), _dim("N"), _index("q"), _index("s")
+    a = _leaf("a", R * N + R, 1)
+    inner = sp.Sum(a[R * q + s, 0] * (R * q + s), (s, 0, R - 1))
+    return R, N, q, s, a, inner, sums.merge_blocks(inner, q, 1, N)
+
+
+def _merge_blocks(R, N):
+    """Σ_{q=1}^{N} Σ_{s=0}^{R-1} f(Rq + s) = Σ_{k=R}^{RN+R-1} f(k)."""
+    Rs, Ns, q, s, a, inner, got = _merge_symbolic()
+    at = {Rs: R, Ns: N}
+    k = _index("k")
+    lhs = sp.Sum(inner, (q, 1, Ns)).xreplace(at)
+    rhs = sp.Sum(a[k, 0] * k, (k, Rs, Rs * Ns + Rs - 1)).xreplace(at)
+    return [Case(lhs, rhs, None if got is None else got.xreplace(at))]
+
+
+@lru_cache(maxsize=None)
 def _shift_symbolic():
     """Bodies the shift must move (k in an entry index and a power) and must leave (k in a delta, a floor)."""
     L, N, k = _index("l"), _index("n"), _index("k")
