@@ -31,6 +31,7 @@ from ..proof.budget import Budget
 from ..proof.refute import search
 from ..proof.verdict import general_scope
 from . import ast
+from .block_sums import blocks_as_written
 from .mask_slips import mask_candidates
 from .maxima import as_scalar_claim
 from .operand_slips import operand_candidates
@@ -385,6 +386,7 @@ def verify_positions(scope, L, R, **kw):
 def halves_as_written(scope, v):
     """The verdict ``v`` with the half d/2 of an even dimension d (read as 2 p for a rotation's p pairs) named
     as the file writes it: d/2 in a scope, d = 2 p in a counterexample."""
+    v = blocks_as_written(scope, v)  # n read as m · (n/m) for a block sum (block_sums)
     halves = {str(p): (str(d), p.name) for d, p2 in (getattr(scope, "subs", None) or {}).items()
               for p in sp.sympify(p2).atoms(sp.Dummy) if sp.sympify(p2) == 2 * p}
     if not halves:
