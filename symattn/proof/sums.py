@@ -12,6 +12,9 @@ Every rule is a true identity for integer indices in their ranges and finite rea
 - ``restrict_to_visible``: Σ_{k=lo}^{hi} f(k)·exp(Visible(k, u)) = Σ_{k=lo}^{u} f(k) when
   lo <= u <= hi is provable, and = Σ_{k=lo}^{hi} f(k) when u >= hi, since exp(Visible(k, u))
   is exp(0) = 1 for k <= u and exp(-oo) = 0 for k > u (the -inf mask), and f is finite.
+- ``restrict_from_visible`` (a window's lower end): Σ_{k=lo}^{hi} f(k)·exp(Visible(u, k + c)) =
+  Σ_{k=u-c}^{hi} f(k) when lo <= u - c <= hi + 1 is provable, and = Σ_{k=lo}^{hi} f(k) when u - c <= lo,
+  since key u is visible to k + c exactly when u <= k + c.
 - ``split_into_blocks`` (division with remainder): Σ_{k=0}^{R·N-1} f(k, floor(k/R))
   = Σ_{q=1}^{N} Σ_{s=0}^{R-1} f(R(q-1) + s, q - 1) when R and N = (hi + 1)/R are provably positive
   integers: every k in 0..RN-1 is R(q-1) + s for exactly one such (q, s), and then floor(k/R) = q - 1.
@@ -68,7 +71,24 @@ SHORT_SUM = 8
 
 
 def _nonneg(x) -> bool:
-    return sp.expand(x).is_nonnegative is True
+    return provably_nonnegative(x)
+
+
+def provably_nonnegative(x) -> bool:
+    """True when x >= 0 follows from the assumptions of its symbols: SymPy's own inference, or, for a
+    polynomial in integer symbols each positive or nonnegative, every coefficient >= 0 once each positive
+    symbol p is written 1 + p' (p' >= 0), a sufficient test (a + 2h - 1 >= 0 for positive a, h)."""
+    x = sp.expand(x)
+    if x.is_nonnegative is True:
+        return True
+    syms = sorted(x.free_symbols, key=sp.default_sort_key)
+    if not syms or not all(v.is_integer and (v.is_positive or v.is_nonnegative) for v in syms):
+        return False
+    if not x.is_polynomial(*syms):
+        return False
+    fresh = {v: sp.Dummy(integer=True, nonnegative=True) for v in syms}
+    y = sp.expand(x.xreplace({v: fresh[v] + 1 if v.is_positive else fresh[v] for v in syms}))
+    return all(c >= 0 for c in sp.Poly(y, *fresh.values()).coeffs())
 
 
 def bounds(u, ranges: dict):
@@ -131,6 +151,24 @@ def restrict_to_visible(term, k, lo, hi, ranges):
                 return rest, hi
             if in_range(u, lo, hi, ranges):
                 return rest, u
+    return None
+
+
+def restrict_from_visible(term, k, lo, hi, ranges):
+    """Σ_{k=lo}^{hi} f(k)·exp(Visible(u, k + c)) -> (f(k), new lo), or None: the key u is visible to k + c
+    exactly when k >= u - c (a window's lower end)."""
+    for f in sp.Mul.make_args(term):
+        if isinstance(f, sp.exp) and isinstance(f.args[0], Visible):
+            u, y = f.args[0].args
+            c = sp.expand(y - k)
+            if u.has(k) or c.has(k) or not y.has(k):
+                continue
+            rest = sp.Mul(*[g for g in sp.Mul.make_args(term) if g is not f])
+            b = bounds(u, ranges)
+            if b is not None and _nonneg(lo - (b[1] - c)):
+                return rest, lo
+            if in_range(u - c, lo, hi + 1, ranges):
+                return rest, sp.expand(u - c)
     return None
 
 
@@ -228,6 +266,11 @@ def simplify_sum(body, k, lo, hi, ranges, recurse):
         if cut is not None:
             rest, new_hi = cut
             out.append(recurse(sp.Sum(rest, (k, lo, new_hi)), ranges))
+            continue
+        cut = restrict_from_visible(t, k, lo, hi, ranges)
+        if cut is not None:
+            rest, new_lo = cut
+            out.append(recurse(sp.Sum(rest, (k, new_lo, hi)), ranges))
             continue
         const, dep = t.as_independent(k, as_Add=False)
         if not dep.has(k):

@@ -437,6 +437,32 @@ def _restrict_to_visible(n):
 
 
 @lru_cache(maxsize=None)
+def _lower_symbolic():
+    N, U, k = _dim("N"), _index("u"), _index("k")
+    a = _leaf("a", N, 1)
+    term = a[k, 0] * sp.exp(Visible(U, k + 2))
+    forms = []
+    for ranges, us in (({U: (2, N + 2)}, lambda n: range(2, n + 3)), ({U: (-3, 2)}, lambda n: range(-3, 3)),
+                       ({U: (0, N + 2)}, lambda n: range(0, n + 3))):
+        forms.append((us, sums.restrict_from_visible(term, k, 0, N - 1, ranges)))
+    return N, U, k, a, term, forms
+
+
+def _restrict_from_visible(n):
+    """Σ_{k=0}^{n-1} a_k exp(Visible(u, k + 2)) = Σ_{k=max(0, u-2)}^{n-1} a_k."""
+    N, U, k, a, term, forms = _lower_symbolic()
+    cases = []
+    for us, got in forms:
+        for u in us(n):
+            at = {N: n, U: u}
+            lhs = sp.Sum(term, (k, 0, N - 1)).xreplace(at)
+            rhs = sp.Sum(a[k, 0], (k, max(u - 2, 0), n - 1)).xreplace(at)
+            new = None if got is None else sp.Sum(got[0], (k, got[1], N - 1)).xreplace(at)
+            cases.append(Case(lhs, rhs, new))
+    return cases
+
+
+@lru_cache(maxsize=None)
 def _blocks_symbolic():
     R, N, k = _dim("R"), _dim("N"), _index("k")
     a, b = _leaf("a", R * N, 1), _leaf("b", N, 1)
