@@ -35,6 +35,7 @@ from .block_sums import blocks_as_written
 from .mask_slips import mask_candidates
 from .maxima import as_scalar_claim
 from .operand_slips import operand_candidates
+from .window_bounds import verify_by_cases
 
 MAX_CANDIDATES = 120  # tried in order until one is proved, within the budget
 
@@ -369,6 +370,8 @@ def verify_positions(scope, L, R, **kw):
     at s = 0 (t = n): the first verdict that is not a proof, or the proof with both scopes."""
     positions = getattr(scope, "positions", None) or {}
     L, R = as_scalar_claim(L, R)  # max(a, b) = ...: the numbers' claim, split by cases (.maxima)
+    if (w := verify_by_cases(scope, L, R, verify, **kw)) is not None:  # ends \ell_i, r_i of a window (window_bounds)
+        return w
     if not positions:
         return halves_as_written(scope, verify(L, R, **kw))
     L, R = L.xreplace(scope.subs), R.xreplace(scope.subs)
