@@ -16,9 +16,9 @@ from .conditions import SIGN_WORDS, sign_text, signed_symbol
 from .entries import TRACE_NAMES
 from .label_subscripts import new_labelled_name, word_label
 from .labelled_slices import window_end_refusal
-from .window_bounds import define_end
 from .maxima import is_extremum
 from .symbols import ONES, TOP, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
+from .window_bounds import define_end
 
 
 class Declarations:

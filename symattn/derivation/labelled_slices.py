@@ -91,7 +91,7 @@ def _nodes(node):
 
 
 def labelled_row(scope, node, L):
-    """``Q_{s,i}``: position i of the declared ``Q_s`` (its row i in the row convention, its column i in the column
+    r"""``Q_{s,i}``: position i of the declared ``Q_s`` (its row i in the row convention, its column i in the column
     convention), where the same expression writes the positions of a labelled matrix after the label
     (``K_{s,\ell_i:r_i}``); None otherwise (``q_{t,i}`` stays a name of its own)."""
     sub = node.sub
@@ -104,8 +104,9 @@ def labelled_row(scope, node, L):
     if pos.base in L or pos.base in scope.counts or scope.resolve(pos.base) in scope.dims:
         return None
     whole = ast.Name(node.pos, node.base, label, None, node.font)
+    top = getattr(scope, "top", None)
     if scope.resolve(key_of(whole)) not in scope.matrices or not any(
-            isinstance(n, LabelledSlice) and n.label.text() == label.text() for n in _nodes(getattr(scope, "top", None))):
+            isinstance(n, LabelledSlice) and n.label.text() == label.text() for n in _nodes(top)):
         return None
     X = scope._expr(whole, L)
     rows = scope.convention == "row"

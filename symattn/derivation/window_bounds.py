@@ -228,8 +228,24 @@ def _cases(scope, exprs):
     return (t, slack, halves), out
 
 
+def _decided(x):
+    """``x`` with each Max / Min replaced by the argument provably largest / smallest, where one is."""
+    if not isinstance(x, sp.Basic) or x.is_Atom:
+        return x
+    args = [_decided(a) for a in x.args]
+    x = x.func(*args) if args != list(x.args) else x
+    if isinstance(x, (sp.Max, sp.Min)):
+        sign = 1 if isinstance(x, sp.Max) else -1
+        for a in x.args:
+            if all(provably_nonnegative(sign * (a - b)) for b in x.args if b is not a):
+                return a
+    return x
+
+
 def _resolved(e, case):
     v = sp.sympify(e).xreplace(case)
+    if v.atoms(sp.Max, sp.Min):
+        v = _decided(v)
     return None if v.atoms(sp.Max, sp.Min) else v
 
 
@@ -245,7 +261,7 @@ def check_positions(scope, node, lo, hi, length) -> bool:
         a, b, m = (_resolved(sp.sympify(x).xreplace(scope.subs), case) for x in (lo, hi, n))
         if a is None or b is None or m is None:
             scope.fail(node, f"the ends of {node.text()} are not decided by the order of the position, the ends of the "
-                       "sequence and the half-widths", "ends \\max / \\min of the position, numbers, dimensions and w/2")
+                       "sequence and the half-widths", "ends \\max / \\min of the position, numbers and w/2")
         for bad, what in ((a - 1, "starts before the first position"), (b - a, "is empty"),
                           (m - b, "ends after the last position")):
             if not provably_nonnegative(bad):
