@@ -272,6 +272,8 @@ def check_positions(scope, node, lo, hi, length) -> bool:
 def verify_by_cases(scope, L, R, verify, **kw):
     """verify(L, R) in every case of :func:`_cases`: the first verdict that is not a proof (in the file's names),
     or one proof for all cases; None where the step holds no window's end."""
+    if scope is None or not getattr(scope, "positions", None):
+        return None
     L, R = L.xreplace(scope.subs), R.xreplace(scope.subs)
     found = _cases(scope, [L, R])
     if found is None:
