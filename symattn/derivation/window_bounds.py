@@ -205,8 +205,10 @@ def _extrema(e) -> bool:
 
 def _cases(scope, exprs):
     """The substitutions of the cases (see the module), or None where the values hold no window's end. Each case
-    orders the distance t - 1 to the first position, the distance s = n - t to the last and the half-widths
-    (each half-width above the ones before it, ties covered by the other orders)."""
+    orders the distance t - 1 to the first position, the distance s = n - t to the last and the half-widths: the
+    values in that order, each the one before plus a gap >= 0, a half-width's gap >= 1 unless a half-width comes
+    just before it. Every value of t, s >= 0 and half-widths >= 1 is in a case (sorted, ties broken with the
+    half-widths first), and every case holds only such values."""
     exprs = [sp.sympify(e) for e in exprs]
     if not any(e.atoms(sp.Max, sp.Min) for e in exprs):
         return None
@@ -220,7 +222,8 @@ def _cases(scope, exprs):
     for order in itertools.permutations(items):
         below, sub = sp.Integer(0), {}
         for k, (kind, h) in enumerate(order):
-            gap = sp.Dummy(f"g{k}", integer=True, **({"positive": True} if kind == "half" else {"nonnegative": True}))
+            strict = kind == "half" and (k == 0 or order[k - 1][0] != "half")  # a half-width >= 1, ties among halves
+            gap = sp.Dummy(f"g{k}", integer=True, **({"positive": True} if strict else {"nonnegative": True}))
             below = below + gap
             key = t if kind == "first" else slack if kind == "last" else h
             sub[key] = below + 1 if kind == "first" else below

@@ -81,3 +81,10 @@ def test_the_chain_and_the_absolute_value_are_the_same_band():
 def test_a_width_that_is_not_halved_is_not_read():
     (step,) = check_latex(_window(mask=r"|i - j| \le \frac{w}{3}")).steps
     assert step.status == "ill-formed" and "a width W or w/2 that is not a number" in step.error
+
+
+def test_an_end_at_another_width_is_refuted_at_widths_that_differ():
+    (step,) = check_latex(_window(left=r"\max\left(1, i - \frac{v}{2}\right)")).steps
+    assert step.status == "refuted"
+    dims = step.verdict.counterexample.dims
+    assert dims["v"] % 2 == 0 and dims["w"] % 2 == 0 and dims["v"] != dims["w"]
