@@ -30,6 +30,8 @@ from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError
 from . import ast, identity, row_pairs
 from .label_rows import labelled_whole
+from .labelled_slices import labelled_row
+from .lowercase_rows import capital_row
 from .symbols import ONES
 
 
@@ -108,6 +110,9 @@ def row_vector(scope, node: ast.Name, L):
 
     The subscript is a letter: an index bound by a sum over the rows of Q (``\\sum_{j=1}^{N} K_j``), or
     an undeclared letter, read as a position 1 <= i <= N (see ``Scope.position_value``)."""
+    if (row := labelled_row(scope, node, L)) is not None:  # Q_{s,i}: position i of Q_s (labelled_slices)
+        return row
+    node = capital_row(scope, node) or node  # q_i: row i of the declared Q (lowercase_rows)
     sub = node.sub
     if row_pairs.is_map_index(scope, sub):  # P_{\delta(i,j)}: a row picked by an index map (row_pairs)
         whole = labelled_whole(scope, node, L) or ast.Name(node.pos, node.base, None, node.sup, node.font)
