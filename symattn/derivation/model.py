@@ -21,7 +21,7 @@ from ..displays import show
 from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
-from . import ast, decay_induction, operators, powers
+from . import ast, decay_induction, free_letters, operators, powers
 from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
@@ -229,6 +229,10 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             s.induction.conclude(s.scope_obj, s, lambda s, L, R: _verify_positions(s, L, R, budget))
             continue
         maps = _uninterpreted_maps(L, R)
+        if v.status == "refuted" and not (free := free_letters.refutation_stands(
+                s.scope_obj, L, R, lambda a, b, s=s: _verify_positions(s, a, b, budget)))[0]:
+            free_letters.undecided(s, free[1])
+            continue
         if v.status == "refuted" and maps and _independent_of_maps(s, L, R, budget):
             s.scope += (f"; for every {', '.join(maps)}: the difference of the sides does not depend on what "
                         f"{', '.join(maps)} does (proved)")
@@ -517,6 +521,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.define_mask(st)
             named.add(id(st))
             definitions.append(f"{st.first.text()} := {st.links[0][2].text()}")
+    free_letters.remember(scope, stmts)  # M in \frac{1}{2} M^2, introduced in prose: a free number
     for st in stmts:
         if id(st) in named:
             continue
