@@ -41,6 +41,7 @@ from .sequences import generic_letters, is_initial_condition, note_index_letters
 from .set_softmax import rewrite as written_out_softmax
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
+from .unranged_sums import read_unranged_sums
 from .vector_orientation import orient_bare_vectors
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 from .where_clauses import definitions_first
@@ -499,6 +500,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
     stmts = written_out_softmax(scope, stmts)  # softmax_{x_j \in X}(s): over the members x_1..x_n (set_softmax)
+    stmts = read_unranged_sums(scope, stmts)  # \sum_s over every member \bar{h}_s (unranged_sums)
     note_index_letters(scope, stmts)  # x_j beside a declared x_i: a member where i and j are indices (sequences)
     note_row_sequences(scope, stmts, generic_letters)  # sum_{j=1}^{n} f(x_j): x read as rows (sequence_rows)
     stmts = read_indexed_definitions(scope, stmts)  # a(s_{i-1}, h_j) = ...; e_{ik} from e_{ij} = ... (indexed_names)
