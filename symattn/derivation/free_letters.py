@@ -5,9 +5,9 @@ write ``\\cos(\\frac{\\pi i}{2M})`` for positions i, j that "run from 1 to M". N
 a formula. Such a letter is read as a free real number (a free nonzero one where it divides), only where
 every use of it in the file is a number's:
 
-- inside the argument of a function of numbers (``\\cos``, ``\\sin``, ``\\tan``, ``\\log``, ``\\exp``)
-  whose argument is built from numbers alone (numbers, ``\\pi``, declared scalars, dimensions, positions,
-  other such letters) and holds something besides the letter;
+- inside the argument of ``\\cos``, ``\\sin`` or ``\\tan`` (or of ``\\exp``, ``\\log`` in a denominator:
+  ``\\exp(tA)`` may be a matrix exponential) whose argument is built from numbers alone (numbers, ``\\pi``,
+  declared scalars, dimensions, positions, other such letters) and holds something besides the letter;
 - or as a term built from numbers and the letter alone (``\\frac{1}{2} M^2``) of a sum whose other terms
   are numbers or 1 x 1 values (an energy ``-\\mathrm{lse}(\\beta, X^T \\xi) + \\frac{1}{2} \\xi^T \\xi``).
 
@@ -31,6 +31,7 @@ from . import ast
 from .symbols import is_matrix
 
 NUMBER_FUNCTIONS = frozenset({"cos", "sin", "tan", "log", "ln", "exp"})
+TRIG = frozenset({"cos", "sin", "tan"})  # of a number; exp(tA) and log(A) may be of a matrix A
 
 
 def remember(scope, stmts) -> None:
@@ -159,7 +160,9 @@ def _number_use(scope, path):
         a = path[j]
         if (isinstance(a, ast.Call) and a.target.base in NUMBER_FUNCTIONS and a.target.sub is None
                 and any(_within(x, name) for x in a.args)
-                and any(_other_number(scope, x, name) for x in a.args)):
+                and any(_other_number(scope, x, name) for x in a.args)
+                and (a.target.base in TRIG or any(isinstance(b, ast.Div) and _within(b.den, name)
+                                                  for x in a.args for b in ast.nodes_of(x)))):
             return divides
     if k > 0 and isinstance(path[k - 1], ast.Add) and _letter_alone(top, name.base):
         siblings = [t for _, t in path[k - 1].terms if t is not top]

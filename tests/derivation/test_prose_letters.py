@@ -56,6 +56,14 @@ def test_one_use_beside_a_matrix_is_enough_to_refuse_the_reading():
     assert s.status == "ill-formed" and "unknown symbol M" in s.error
 
 
+def test_a_letter_in_an_exponential_may_be_a_matrix_and_stays_unknown():
+    # exp(2A) B = B exp(2A) holds for a number A, not for a matrix A: A is not read as a number
+    s = step(r"$$ B \in \mathbb{R}^{n \times n} $$" + "\n" + r"$$ \exp(2A) B = B \exp(2A) $$")
+    assert s.status == "ill-formed" and "unknown symbol A" in s.error
+    divided = DECL + r"$$ \exp\left(\frac{1}{\tau}\right) X = \exp\left(\frac{1}{\tau}\right) X $$"
+    assert statuses(divided) == ["proved"]
+
+
 def test_a_letter_alone_in_a_function_stays_unknown():
     # exp(M) of a letter alone could be a matrix exponential: not read as a number
     s = step(DECL + r"$$ \exp(M) X = \exp(M) X $$")
