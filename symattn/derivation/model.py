@@ -523,7 +523,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.define_mask(st)
             named.add(id(st))
             definitions.append(f"{st.first.text()} := {st.links[0][2].text()}")
-    free_letters.remember(scope, stmts + [c[2] for c in gradient_claims])  # M in \frac{1}{2} M^2, introduced in prose: a free number
+    free_letters.remember(scope, stmts + [c[2] for c in gradient_claims])  # M in \frac{1}{2} M^2 (free_letters)
     for st in stmts:
         if id(st) in named:
             continue
