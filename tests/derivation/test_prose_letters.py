@@ -96,3 +96,11 @@ def test_a_position_and_a_second_position_used_as_numbers():
     false = true.replace(f"{cj} + {si}", f"{cj} - {si}")
     assert false != true
     assert statuses(false) == ["unknown"]  # false at some M, and M is the paper's: undecided
+
+
+def test_a_set_filtering_after_the_semicolon_is_refused_by_name():
+    text = (r"$$ x_q \in \mathbb{R}^{1 \times d}, \quad X \in \mathbb{R}^{N \times d} $$" + "\n"
+            r"$$ \mathrm{Att}\left(x_q \,;\, M(x_q, S)\right) = x_q $$")
+    with pytest.raises(Exception, match="a set filtering") as info:
+        check_latex(text)
+    assert "line 2" in str(info.value)
