@@ -21,7 +21,7 @@ from ..displays import show
 from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
-from . import ast, decay_induction, operators, powers
+from . import ast, decay_induction, free_letters, operators, powers
 from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
@@ -41,6 +41,7 @@ from .sequences import generic_letters, is_initial_condition, note_index_letters
 from .set_softmax import rewrite as written_out_softmax
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
+from .unranged_sums import read_unranged_sums
 from .vector_orientation import orient_bare_vectors
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 from .where_clauses import definitions_first
@@ -229,6 +230,10 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             s.induction.conclude(s.scope_obj, s, lambda s, L, R: _verify_positions(s, L, R, budget))
             continue
         maps = _uninterpreted_maps(L, R)
+        if v.status == "refuted" and not (free := free_letters.refutation_stands(
+                s.scope_obj, L, R, lambda a, b, s=s: _verify_positions(s, a, b, budget)))[0]:
+            free_letters.undecided(s, free[1])
+            continue
         if v.status == "refuted" and maps and _independent_of_maps(s, L, R, budget):
             s.scope += (f"; for every {', '.join(maps)}: the difference of the sides does not depend on what "
                         f"{', '.join(maps)} does (proved)")
@@ -495,6 +500,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
     stmts = written_out_softmax(scope, stmts)  # softmax_{x_j \in X}(s): over the members x_1..x_n (set_softmax)
+    stmts = read_unranged_sums(scope, stmts)  # \sum_s over every member \bar{h}_s (unranged_sums)
     note_index_letters(scope, stmts)  # x_j beside a declared x_i: a member where i and j are indices (sequences)
     note_row_sequences(scope, stmts, generic_letters)  # sum_{j=1}^{n} f(x_j): x read as rows (sequence_rows)
     stmts = read_indexed_definitions(scope, stmts)  # a(s_{i-1}, h_j) = ...; e_{ik} from e_{ij} = ... (indexed_names)
@@ -517,6 +523,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.define_mask(st)
             named.add(id(st))
             definitions.append(f"{st.first.text()} := {st.links[0][2].text()}")
+    free_letters.remember(scope, stmts + [c[2] for c in gradient_claims])  # M in \frac{1}{2} M^2 (free_letters)
     for st in stmts:
         if id(st) in named:
             continue

@@ -28,7 +28,7 @@ from ..defs.feature_map import FeatureMap
 from ..defs.numeric_nodes import DivideRows, ScaleRows
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError
-from . import ast, identity, row_pairs
+from . import ast, identity, row_pairs, scalar_functions
 from .label_rows import labelled_whole
 from .labelled_slices import labelled_row
 from .lowercase_rows import capital_row
@@ -132,7 +132,7 @@ def row_vector(scope, node: ast.Name, L):
         return None  # a head index, a dimension, or the plain notation (which names rows Q_{t,:})
     X = scope._expr(whole, L)
     if sub.base in L:
-        k, count = L[sub.base], L.get((sub.base, "count"))
+        k, count = scalar_functions.value_of(L[sub.base]), L.get((sub.base, "count"))  # a_t(s) at the sum's s
         if isinstance(k, sp.MatrixBase) or getattr(k, "is_Matrix", False):
             return None
         if count is None and not getattr(scope, "decay_rows", False):
