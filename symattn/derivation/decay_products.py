@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..errors import DerivationError
+from ..defs.shapes import same_dim
+from ..errors import DerivationError, NotationShapeError
 from . import ast
 from .decay_masks import is_decay
 from .index_powers import IndexPower
@@ -119,6 +120,10 @@ def _term(scope, read, n, j, L):
     A, B = scope.expr(A_node, L), scope.expr(B_node, L)
     if not (is_matrix(A) and is_matrix(B)):
         scope.fail(A_node, f"{A_node.text()} in a product with the decay mask is a scalar", "matrices")
+    if not (same_dim(A.rows, A.cols) and same_dim(A.cols, B.rows)):
+        scope.fail(A_node, f"({A_node.text()} ∘ {read[2].text()}) {B_node.text()}: the scores are {sp.sstr(A.rows)} × "
+                   f"{sp.sstr(A.cols)} and the values have {sp.sstr(B.rows)} rows", "scores of one position against "
+                   "each (N × N) times values of N rows", NotationShapeError)
     weight = scope.expr(decay, {**L, a: n, b: j})
     return weight * A[n - 1:n, j - 1:j] * B[j - 1:j, :]
 

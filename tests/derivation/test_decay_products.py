@@ -72,3 +72,9 @@ def test_retnet_recurrent_and_parallel_forms():
     assert (first.pos[0], first.status) == (11, "refuted")
     gamma = {str(k): v for k, v in first.verdict.counterexample.values.items()}["gamma"]
     assert gamma not in (0, 1, -1)  # where gamma^{m-n} and gamma^{n-m} differ
+
+
+def test_values_of_another_length_are_never_read_as_the_masked_product():
+    mask = MASK.replace(r"\gamma \in \mathbb{R}", r"\gamma \in \mathbb{R}, \quad W \in \mathbb{R}^{d \times d}")
+    s = _step(r"\sum_{m=1}^{n} \gamma^{n-m} Q_n K_m^\top W_m = \left[(QK^\top \odot D)W\right]_{n,:}", mask)
+    assert s.status == "ill-formed"
