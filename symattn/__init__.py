@@ -1,6 +1,5 @@
 """symattn: prove attention formulas, refute wrong ones, and run the proved ones fast."""
 
-from . import _sympy_speed as _sympy_speed  # the free symbols of a sum without rebuilding it (SymPy 1.14)
 from ._version import __version__ as __version__
 from .defs import Exp as Exp
 from .defs import Exp2 as Exp2
