@@ -32,6 +32,7 @@ import sympy as sp
 from .. import defs as D
 from . import ast
 from .symbols import key_of
+from .window_bounds import visible_atoms
 
 LATEX_REL = {"<=": r"\le", ">=": r"\ge", "<": "<", ">": ">"}
 
@@ -224,7 +225,7 @@ def window_mask(scope, node, cases, a, b, rows, cols):
                    f"{show(zero)} is not read as a condition", "-\\infty & \\text{otherwise}")
     masks = []
     for atom in zero.atoms:
-        found = _visible_atoms(atom, a, b)
+        found = _visible_atoms(atom, a, b) or visible_atoms(scope, atom, a, b, Abs)  # |i - j| <= w/2 (window_bounds)
         if found is None:
             scope.fail(cases, f"{node.text()}: the comparison {show(atom)} of the window {show(zero)} does not compare "
                        f"the two indices {a} and {b} up to a whole number (a width W or w/2 that is not a number "

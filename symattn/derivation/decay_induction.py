@@ -25,7 +25,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import DerivationError
-from . import ast, closed_forms
+from . import ast, closed_forms, decay_products
 from .position_induction import Induction, _at, _zero, recurrent_claim
 from .position_induction import attach as plain_attach
 from .recurrence_step import previous_members
@@ -53,7 +53,14 @@ class DecayInduction(Induction):
                 if v.status != "proved":
                     s.status = v.status if v.status != "refuted" else "not proved"
                     break
-        super().conclude(scope, s, verify)
+        scope.decay_rows = True  # Q_n, K_m at the given positions: rows, as in the induction (read)
+        try:
+            super().conclude(scope, s, verify)
+        finally:
+            scope.decay_rows = False
+
+    def value_at(self, scope, node, q):  # the sum up to the position written out (decay_products)
+        return decay_products.unrolled(scope, node, self.letter, q)
 
 
 def _factors(node):
@@ -218,7 +225,9 @@ def _read(scope, st):
 
 
 def attach(scope, st, steps) -> None:
-    """``position_induction.attach``, then this module's induction for a claim it did not read."""
+    """``position_induction.attach``, then this module's induction for a claim it did not read; a step between the
+    masked row of retention's parallel form and a sum (``decay_products``)."""
+    decay_products.attach(scope, st, steps)
     plain_attach(scope, st, steps)
     if len(steps) == 1 and getattr(steps[0], "induction", None) is not None:
         closed_forms.register(scope, st, steps[0])

@@ -7,9 +7,9 @@ is a power of a scalar by an index expression (``index_powers.py``), and it mult
 
 The definition is read: each row of the cases is a value and a comparison of the two index letters of the
 entry, and a value other than 0 or ``-\infty`` is read only when it is such a power (a plain number, as in
-``1 & s \le t``, stays refused where it is written). Its use as a factor of an entrywise product at a symbolic
-number of positions is not checked yet: a step that uses the mask is refused naming the mask and what to
-write instead (the masked product as the sum it stands for, ``\sum_{m=1}^{n} \gamma^{n-m} q_n k_m^\top v_m``),
+``1 & s \le t``, stays refused where it is written). Row n of the masked product compared with a sum over
+m <= n, ``[(QK^\top \odot D)V]_{n,:} = \sum_{m=1}^{n} \gamma^{n-m} Q_n K_m^\top V_m``, is read by
+``decay_products.py``; any other step that uses the mask is refused naming the mask and what to write instead,
 never read as a softmax mask.
 
 >>> from symattn.derivation.latex import parse_latex
@@ -59,5 +59,6 @@ def refuse_use(scope, node, cases) -> None:
     """Refuse a step that uses the decay mask ``node`` (its product is not checked yet)."""
     value = next(v for v, _ in cases.rows if not isinstance(v, str))
     scope.fail(node, f"the decay mask {node.text()} (entries {value.text()} by cases, Sun et al. 2023) in a "
-               "product is not checked yet", "the masked product as the sum it stands for, e.g. "
-               f"\\sum_{{m=1}}^{{n}} {show_value(value, True)} q_n k_m^\\top v_m")
+               "product is read only in a row of the masked product compared with the sum it stands for "
+               "(decay_products)", "\\left[(QK^\\top \\odot D)V\\right]_{n,:} = "
+               f"\\sum_{{m=1}}^{{n}} {show_value(value, True)} Q_n K_m^\\top V_m, or that sum")

@@ -18,6 +18,7 @@ from .label_subscripts import new_labelled_name, word_label
 from .labelled_slices import window_end_refusal
 from .maxima import is_extremum
 from .symbols import ONES, TOP, VOCABULARY_ARITY, Definition, family_key, is_matrix, key_of, shape_text
+from .window_bounds import define_end
 
 
 class Declarations:
@@ -301,7 +302,9 @@ class Declarations:
                 self.fail(p, f"the parameter {p.text()} must be a plain name", "a name such as Q")
         d = Definition(t, st.params, st.body, index, tuple(e.base for e in st.extra))
         d.open = not st.params and self.is_where_clause(st.body)
-        window_end_refusal(self, st)  # \ell_i = \max(1, i - w/2) (labelled_slices)
+        if define_end(self, st):  # \ell_i = \max(1, i - w/2): a window's end for each position (window_bounds)
+            return
+        window_end_refusal(self, st)  # what window_bounds does not read (labelled_slices)
         if not st.params and not d.open:  # check the body now: its errors point into the definition
             value = self.expr(st.body, {index: D.h} if index else {})
             if st.shape is not None:  # the annotation ∈ M^{r × c}

@@ -31,9 +31,11 @@ from ..proof.budget import Budget
 from ..proof.refute import search
 from ..proof.verdict import general_scope
 from . import ast
+from .block_sums import blocks_as_written
 from .mask_slips import mask_candidates
 from .maxima import as_scalar_claim
 from .operand_slips import operand_candidates
+from .window_bounds import verify_by_cases
 
 MAX_CANDIDATES = 120  # tried in order until one is proved, within the budget
 
@@ -368,6 +370,8 @@ def verify_positions(scope, L, R, **kw):
     at s = 0 (t = n): the first verdict that is not a proof, or the proof with both scopes."""
     positions = getattr(scope, "positions", None) or {}
     L, R = as_scalar_claim(L, R)  # max(a, b) = ...: the numbers' claim, split by cases (.maxima)
+    if (w := verify_by_cases(scope, L, R, verify, **kw)) is not None:  # ends \ell_i, r_i of a window (window_bounds)
+        return w
     if not positions:
         return halves_as_written(scope, verify(L, R, **kw))
     L, R = L.xreplace(scope.subs), R.xreplace(scope.subs)
@@ -385,6 +389,7 @@ def verify_positions(scope, L, R, **kw):
 def halves_as_written(scope, v):
     """The verdict ``v`` with the half d/2 of an even dimension d (read as 2 p for a rotation's p pairs) named
     as the file writes it: d/2 in a scope, d = 2 p in a counterexample."""
+    v = blocks_as_written(scope, v)  # n read as m · (n/m) for a block sum (block_sums)
     halves = {str(p): (str(d), p.name) for d, p2 in (getattr(scope, "subs", None) or {}).items()
               for p in sp.sympify(p2).atoms(sp.Dummy) if sp.sympify(p2) == 2 * p}
     if not halves:

@@ -35,6 +35,7 @@ from .conditions import mask_entry_refusal
 from .declarations import Declarations
 from .diagonal import inverse_power
 from .entries import declared_entry, double_subscript_hint, frobenius, norm_root, trace_call
+from .free_letters import value as number_letter
 from .grad_names import gradient_symbol, vocabulary_call
 from .head_lists import HeadLists
 from .index_powers import IndexPowers
@@ -580,8 +581,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
         return key
 
     def unknown(self, node, k):
-        if k == "pi" and self.dialect == "latex":
-            return sp.pi  # \pi the file does not declare: the number (trig)
+        if (v := number_letter(self, node, k)) is not None or (k == "pi" and self.dialect == "latex"):
+            return sp.pi if v is None else v  # \pi: the number (trig); M declared in prose only (free_letters)
         names = self.known_names()
         hint = ""
         for a in names:  # QW written for Q W
@@ -754,7 +755,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
             self.uninterpreted_maps[fname] = arg.shape
             self.notes.append(f"{node.target.text()} is not defined by the file: read as an uninterpreted map of "
                               f"its argument, with the argument's shape (a step proved holds for every such map)")
-        seen = self.uninterpreted_maps[fname]
+        seen = tuple(sp.sympify(x).xreplace(self.subs) for x in self.uninterpreted_maps[fname])  # N = t + s
         if not (same_dim(seen[0], arg.rows) and same_dim(seen[1], arg.cols)):
             self.fail(node, f"{node.target.text()} is applied to a {shape_text(arg)} matrix here and to a "
                       f"{sp.sstr(seen[0])} × {sp.sstr(seen[1])} one elsewhere",

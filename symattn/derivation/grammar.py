@@ -519,8 +519,11 @@ class Parser:
                     self.fail(f"found {t.show()} after ';' in the arguments of {target.text()}",
                               "names of parameters, as in Att(Q, K, V; \\omega)", semi)
                 node = self.name(self.next())
-                if not isinstance(node, ast.Name):
-                    self.fail(f"{node.text()} after ';' is not a name", "names of parameters only", semi)
+                if not isinstance(node, ast.Name):  # Attention(x_q ; M(x_q, S_{x_k})): Tsai et al.'s set filtering
+                    self.fail(f"{node.text()} after ';' is not a name: a parameter that is the value of a map, such "
+                              "as a set filtering M(x_q, S) (the keys a query attends to), is not read",
+                              "names of parameters only; a sum over a declared set, the rows of a declared matrix "
+                              "(\\sum_{j=1}^{N} ...)", semi)
                 extra.append(node)
                 if not self.at_op(","):
                     break

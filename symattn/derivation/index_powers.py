@@ -9,7 +9,8 @@ otherwise it stays a label, as ``W^{Q}`` is.
 
 Where the exponent comes to a number (a sum of a given number of terms, a recurrence at a given position),
 the power is that number's power: ``A^0`` is the identity and ``\gamma^0`` is 1 (the last term of the kernel);
-a negative exponent is refused, since the paper's power counts steps between positions. A symbolic exponent
+a negative power of a scalar is its reciprocal's (``\gamma^{m-n}`` at m < n is ``1/\gamma^{n-m}``), and a negative
+power of a matrix is refused, since the kernel's power counts steps between positions. A symbolic exponent
 is read only inside the closed form of a recurrence, where it is the distance g = t - 1 - j between a
 position t and an earlier j (so g is a natural number) plus a given m: ``X^{g+m}`` is then ``X^m W`` with W a
 free value of the shape of X standing for X^g (``decay_induction.py``). A step proved for every W holds for
@@ -68,12 +69,12 @@ def power(p, node, pos):
 
 
 def _concrete(scope, node, v, n: int):
+    if not is_matrix(v):
+        return v ** n  # \gamma^{m-n} at m < n: 1 / \gamma^{n-m}, where \gamma is nonzero
     if n < 0:
         scope.fail(node, f"{node.text()} at the exponent {n}: a power by an index expression counts the steps between "
-                   "positions, and a negative count is not read", "the power where the exponent is a natural number "
-                   "(\\gamma^{n-m} for m \\le n)")
-    if not is_matrix(v):
-        return v ** n
+                   "positions, and a negative power of a matrix is not read", "the power where the exponent is a "
+                   "natural number (\\bar{A}^{k-j} for j \\le k)")
     if v.rows != v.cols:
         scope.fail(node, f"the power {node.text()} of a matrix that is not square", "a power of a square matrix")
     return sp.Identity(v.rows) if n == 0 else v if n == 1 else sp.MatPow(v, n)

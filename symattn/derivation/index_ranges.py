@@ -96,6 +96,8 @@ def range_values(scope, node, L, what="\\sum"):
 def shifted_sum(scope, node, L):
     """The value of the sum ``node`` whose lower limit is not 1 (its ``lower`` is set)."""
     j = node.index
+    if (block := block_sums.block_sum(scope, node, L, limit)) is not None:
+        return block  # \sum_{i=(j-1)n/m+1}^{jn/m}: a block of n/m positions, where m divides n (block_sums)
     rng, values = range_values(scope, node, L)
     heads = [n for n in ast.nodes_of(node.body) if isinstance(n, ast.Name) and n.sub is not None
              and family_key(n) in scope.families

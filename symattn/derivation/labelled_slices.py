@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from . import ast
 from .maxima import is_extremum
 from .symbols import key_of
+from .window_bounds import is_end
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def sliced_base(scope, node):
                    f"of {base.text()} or row {sub.label.text()} and positions {sub.lo.text()}..{sub.hi.text()} of "
                    f"{node.base}; neither is read", f"a declared matrix {base.text()}, or [{node.base}]_{{...}}")
     for end in (sub.lo, sub.hi):
-        if isinstance(end, ast.Name) and end.sub is not None:
+        if isinstance(end, ast.Name) and end.sub is not None and not is_end(scope, end):
             scope.fail(end, f"the end {end.text()} of the slice {node.text()} is a name of its own (a window's end "
                        "clipped at the ends of the sequence, as \\ell_i = \\max(1, i - w/2)): it is not read as a "
                        "position", "ends written as index expressions, as in K_{s,1:t} or K_{s,t-1:t}")
@@ -87,6 +88,35 @@ def _nodes(node):
                         yield from _nodes(y)
             elif isinstance(x, ast.Node):
                 yield from _nodes(x)
+
+
+def labelled_row(scope, node, L):
+    r"""``Q_{s,i}``: position i of the declared ``Q_s`` (its row i in the row convention, its column i in the column
+    convention), where the same expression writes the positions of a labelled matrix after the label
+    (``K_{s,\ell_i:r_i}``); None otherwise (``q_{t,i}`` stays a name of its own)."""
+    sub = node.sub
+    if not (isinstance(sub, ast.Labels) and len(sub.parts) == 2) or node.sup is not None:
+        return None
+    label, pos = sub.parts
+    if not (isinstance(label, ast.Name) and label.sub is None and label.sup is None and isinstance(pos, ast.Name)
+            and pos.sub is None and pos.sup is None and len(pos.base) == 1 and pos.base.isalpha()):
+        return None
+    if pos.base in L or pos.base in scope.counts or scope.resolve(pos.base) in scope.dims:
+        return None
+    whole = ast.Name(node.pos, node.base, label, None, node.font)
+    top = getattr(scope, "top", None)
+    if scope.resolve(key_of(whole)) not in scope.matrices or not any(
+            isinstance(n, LabelledSlice) and n.label.text() == label.text() for n in _nodes(top)):
+        return None
+    X = scope._expr(whole, L)
+    rows = scope.convention == "row"
+    k = scope.position_value(pos, X.rows if rows else X.cols, L)
+    scope.check_positions(node, k, k, X.rows if rows else X.cols)
+    note = (f"{node.text()} is position {pos.base} of {whole.text()} (the label first, then the position, as in the "
+            f"slices {node.base}_{{{label.text()},1:t}})")
+    if note not in scope.notes:
+        scope.notes.append(note)
+    return X[k - 1:k, :] if rows else X[:, k - 1:k]
 
 
 def window_end_refusal(scope, st):

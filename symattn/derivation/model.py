@@ -21,7 +21,8 @@ from ..displays import show
 from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
-from . import ast, decay_induction, operators, powers
+from ..proof.generalize import generalized
+from . import ast, decay_induction, free_letters, operators, powers
 from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
@@ -41,6 +42,7 @@ from .sequences import generic_letters, is_initial_condition, note_index_letters
 from .set_softmax import rewrite as written_out_softmax
 from .subscript_parameters import rewrite_subscripted_functions
 from .symbols import VOCABULARY_ARITY, family_key, is_matrix, key_of
+from .unranged_sums import read_unranged_sums
 from .vector_orientation import orient_bare_vectors
 from .vectors import declare_feature_map, orient_vectors, rewrite_feature_calls
 from .where_clauses import definitions_first
@@ -221,7 +223,7 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             s.status, s.error = "unknown", f"the proof engine failed: {type(exc).__name__}: {exc}"
             continue
         # [softmax(QK^T)V]_n with Q := L W_Q: decided again with Q kept as a name (opaque_definitions)
-        kept = prove_for_every_value(s, budget, _verify_positions) if v.status == "unknown" else None
+        kept = prove_for_every_value(s, budget, _prove_only) if v.status == "unknown" else None
         v, kept_note = kept if kept is not None else (v, "")
         s.verdict, s.status, s.general = v, v.status, v.general
         s.scope, s.method, s.seconds = v.scope + kept_note, v.method, v.seconds
@@ -229,6 +231,10 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
             s.induction.conclude(s.scope_obj, s, lambda s, L, R: _verify_positions(s, L, R, budget))
             continue
         maps = _uninterpreted_maps(L, R)
+        if v.status == "refuted" and not (free := free_letters.refutation_stands(
+                s.scope_obj, L, R, lambda a, b, s=s: _verify_positions(s, a, b, budget)))[0]:
+            free_letters.undecided(s, free[1])
+            continue
         if v.status == "refuted" and maps and _independent_of_maps(s, L, R, budget):
             s.scope += (f"; for every {', '.join(maps)}: the difference of the sides does not depend on what "
                         f"{', '.join(maps)} does (proved)")
@@ -261,10 +267,27 @@ def _independent_of_maps(s, L, R, budget) -> bool:
     def other(e):
         return e.replace(lambda x: isinstance(x, D.Apply),
                          lambda x: D.Apply(f"{x.function}\u2032", x.argument, x.args[2]))
+    lhs, rhs = L + other(R), R + other(L)
+    if (general := generalized(lhs, rhs)) is not None and _proved_quietly(s, *general, budget):
+        if getattr(s.scope_obj, "positions", None):  # as the claim's own check leaves them (_verify_positions)
+            s.lhs_expr, s.rhs_expr = lhs.xreplace(s.scope_obj.subs), rhs.xreplace(s.scope_obj.subs)
+        return True  # each softmax an arbitrary matrix: its proof holds for the softmax (quick where it holds)
     try:
-        v = _verify_positions(s, L + other(R), R + other(L), budget)
+        v = _verify_positions(s, lhs, rhs, budget)
     except Exception:  # an engine failure: the step stays undecided
         return False
+    return v.status == "proved"
+
+
+def _proved_quietly(s, L, R, budget) -> bool:
+    """True when ``L = R`` is proved (no counterexample is looked for; the step's sides are left as they are)."""
+    sides = (s.lhs_expr, s.rhs_expr)
+    try:
+        v = _prove_only(s, L, R, budget)
+    except Exception:  # an engine failure proves nothing
+        return False
+    finally:
+        s.lhs_expr, s.rhs_expr = sides
     return v.status == "proved"
 
 
@@ -273,14 +296,21 @@ def _uninterpreted_maps(*exprs) -> list[str]:
     return sorted({str(x.function) for e in exprs for x in sp.preorder_traversal(e) if isinstance(x, D.Apply)})
 
 
-def _verify_positions(s, L, R, budget):
-    """verify(L, R), at every length of a sequence that a position t runs in (see verify_positions)."""
+def _verify_positions(s, L, R, budget, search=True):
+    """verify(L, R), at every length of a sequence that a position t runs in (see verify_positions); no
+    counterexample is looked for unless ``search``."""
     from .diagnose import verify_positions
 
     scope = s.scope_obj
     if getattr(scope, "positions", None):
         s.lhs_expr, s.rhs_expr = L.xreplace(scope.subs), R.xreplace(scope.subs)
-    return verify_rows(scope, L, R, lambda a, b: verify_positions(scope, a, b, budget=budget))  # H_j beside H_i
+    return verify_rows(scope, L, R, lambda a, b: verify_positions(scope, a, b, budget=budget,  # H_j beside H_i
+                                                                  search_counterexample=search))
+
+
+def _prove_only(s, L, R, budget):
+    """_verify_positions without a counterexample search: for a check whose only outcome taken is a proof."""
+    return _verify_positions(s, L, R, budget, search=False)
 
 
 # documents (statements from a front end) ------------------------------------
@@ -495,6 +525,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
     if scope.features:  # phi (x)^T, read by the parser as a product, is the call phi(x)^T
         stmts = [rewrite_feature_calls(st, scope.features) for st in stmts]
     stmts = written_out_softmax(scope, stmts)  # softmax_{x_j \in X}(s): over the members x_1..x_n (set_softmax)
+    stmts = read_unranged_sums(scope, stmts)  # \sum_s over every member \bar{h}_s (unranged_sums)
     note_index_letters(scope, stmts)  # x_j beside a declared x_i: a member where i and j are indices (sequences)
     note_row_sequences(scope, stmts, generic_letters)  # sum_{j=1}^{n} f(x_j): x read as rows (sequence_rows)
     stmts = read_indexed_definitions(scope, stmts)  # a(s_{i-1}, h_j) = ...; e_{ik} from e_{ij} = ... (indexed_names)
@@ -517,6 +548,7 @@ def check_statements(stmts, *, source: str = "<text>", budget: float = DEFAULT_B
             scope.define_mask(st)
             named.add(id(st))
             definitions.append(f"{st.first.text()} := {st.links[0][2].text()}")
+    free_letters.remember(scope, stmts + [c[2] for c in gradient_claims])  # M in \frac{1}{2} M^2 (free_letters)
     for st in stmts:
         if id(st) in named:
             continue

@@ -41,6 +41,7 @@ class Induction:
     hypothesis: str
     lhs_node: object
     rhs_node: object
+    written = "unrolled from the initial condition"  # how a side is read at a given position
 
     def conclude(self, scope, s, verify) -> None:
         """Turn the verdict on the induction step into the step's verdict on the claim (see the module)."""
@@ -51,30 +52,54 @@ class Induction:
                        + s.scope)
             s.method = f"induction on {c}, {s.method}"
             return
-        why = s.status
-        for q in range(self.first + 1, self.first + 1 + POSITIONS):
+        self.at_positions(scope, s, verify, f"the induction step (the hypothesis {self.hypothesis} substituted) is "
+                          f"{s.status}")
+
+    def value_at(self, scope, node, q):
+        """The value of the side ``node`` at the position q (the claim's letter bound to q)."""
+        return scope.expr(node, {self.letter: sp.Integer(q)})
+
+    def at_positions(self, scope, s, verify, why) -> None:
+        """The claim checked at the positions after the initial condition: refuted at the first that refutes
+        it, else unknown, naming the positions that agree (``why``: the part that was not proved)."""
+        c, q = self.letter, self.first + POSITIONS  # q: the last of the positions that agree, one after another
+        for p in range(self.first + 1, self.first + 1 + POSITIONS):
             try:
-                L = scope.expr(self.lhs_node, {c: sp.Integer(q)})
-                R = scope.expr(self.rhs_node, {c: sp.Integer(q)})
+                at = {scope.positions[c][0]: p} if c in getattr(scope, "positions", {}) else {}  # n is p here
+                L = sp.sympify(self.value_at(scope, self.lhs_node, p)).xreplace(at)
+                R = sp.sympify(self.value_at(scope, self.rhs_node, p)).xreplace(at)
                 v = verify(s, L, R)
             except DerivationError:
+                q = min(q, p - 1)
                 break
             if v.status == "refuted":
+                v = _length_at(scope, c, p, v) if at else v
                 s.lhs_expr, s.rhs_expr = L, R
                 s.verdict, s.status, s.general, s.method, s.seconds = v, v.status, False, v.method, v.seconds
-                s.scope = f"at the position {c} = {q}, unrolled from the initial condition: {v.scope}"
+                s.scope = f"at the position {c} = {p}, {self.written}: {v.scope}"
                 s.error = ""
                 return
-            if v.status != "proved":
-                break
-        else:
-            q = self.first + POSITIONS
+            if v.status != "proved":  # undecided here: a later position may still refute the claim
+                q = min(q, p - 1)
         s.status, s.general, s.verdict = "unknown", False, None
         s.scope = f"agrees at the positions {c} = {self.first + 1}, ..., {q} only" if q > self.first else ""
-        s.error = (f"the induction step (the hypothesis {self.hypothesis} substituted) is {why}, which refutes "
-                   f"nothing: the claim about every position {c} is neither proved nor refuted"
+        s.error = (f"{why}, which refutes nothing: the claim about every position {c} is neither proved nor refuted"
                    + (f"; it holds at the positions {c} = {self.first + 1}, ..., {q}, which is no proof for every "
                       f"{c}" if q > self.first else ""))
+
+
+def _length_at(scope, c, p, v):
+    """The counterexample ``v`` found with the position c equal to p: the sequence's length is p plus the slack
+    the counterexample gives for it (p itself when it gives none, the position the last one)."""
+    n = str(scope.positions[c][1])
+    cex = v.counterexample
+    if cex is None:
+        return v
+    dims = dict(cex.dims)
+    dims[n] = dims.get(n, 0) + p
+    shown = ", ".join(f"{k}={x}" for k, x in dims.items())
+    cex = dataclasses.replace(cex, dims=dims)
+    return dataclasses.replace(v, counterexample=cex, scope=f"counterexample at {shown}")
 
 
 def _zero(node) -> bool:

@@ -16,6 +16,8 @@ from .decay_masks import refuse_use as refuse_decay
 from .labelled_slices import sliced_base
 from .result_parts import ResultParts
 from .symbols import dimension_symbol, is_matrix, key_of
+from .window_bounds import check_positions as window_positions
+from .window_bounds import end_value
 
 
 class Positions(ResultParts):
@@ -60,6 +62,8 @@ class Positions(ResultParts):
 
     def check_positions(self, node, lo, hi, length):
         """Positions lo..hi must exist and be at least one for every value of the position (t >= 1, t <= n)."""
+        if window_positions(self, node, lo, hi, length):  # ends \ell_i, r_i: checked in every case (window_bounds)
+            return
         last = " or ".join(f"{p} = {sp.sstr(n)}" for p, (_, n, _) in self.positions.items())
         some = " and ".join(f"1 <= {p} < {sp.sstr(n)}" for p, (_, n, _) in self.positions.items())
         for case, when in (({}, f"for some {some}" if self.positions else ""),
@@ -77,6 +81,8 @@ class Positions(ResultParts):
     def position_value(self, node, length, L):
         """The value of a position index (1, t, t - 1) of a sequence of ``length`` positions: an undeclared
         letter t is a position 1 <= t <= length, read as length = t + s (s >= 1, and s = 0 in a second check)."""
+        if (end := end_value(self, node, length, L)) is not None:  # \ell_i: a window's end (window_bounds)
+            return end
         if isinstance(node, ast.Num):
             if node.value < 1:
                 self.fail(node, f"position {node.value} does not exist", "positions numbered from 1")

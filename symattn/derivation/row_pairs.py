@@ -25,6 +25,7 @@ import dataclasses
 
 import sympy as sp
 
+from .. import defs as D
 from . import ast
 
 
@@ -53,8 +54,8 @@ def free_row(scope, node, X, sub):
     table = scope.__dict__.setdefault("free_rows", {})
 
     def row(e):
-        if isinstance(e, sp.MatrixSymbol):
-            fresh = sp.MatrixSymbol(f"{e.name}_{label}", 1, e.cols)
+        if isinstance(e, (sp.MatrixSymbol, D.Apply)):  # K' = ReLU(K): a row of the map's value, free too
+            fresh = sp.MatrixSymbol(f"{e.name if isinstance(e, sp.MatrixSymbol) else node.base}_{label}", 1, e.cols)
             if any(getattr(m, "name", None) == fresh.name for m in scope.matrices.values()):
                 scope.fail(node, f"{node.text()}: the row {fresh.name} would be confused with the declared "
                            f"{fresh.name}", "another name for one of them")

@@ -46,6 +46,8 @@ def bind_arguments(scope, node: ast.Call, d, L) -> dict:
             continue
         v = scope._expr(a, L)
         out[p.base] = v if getattr(v, "is_Matrix", False) else ScalarArgument(sp.sympify(v))
+        if isinstance(a, ast.Name) and (a.base, "count") in L:  # a_t(s) in a sum over s: s keeps its range
+            out[(p.base, "count")] = L[(a.base, "count")]
     return out
 
 

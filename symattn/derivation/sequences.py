@@ -25,7 +25,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import DerivationError
-from . import ast, sequence_rows
+from . import ast, scalar_functions, sequence_rows
 from .recurrence_step import one_step, previous_members
 from .set_softmax import read_member_of
 from .symbols import family_key, is_matrix, key_of
@@ -210,7 +210,7 @@ def index_value(scope, sub, L, node, strict=True):
             v = L[sub.base]
             if is_matrix(v):
                 return None
-            v = sp.sympify(v)
+            v = sp.sympify(scalar_functions.value_of(v))  # a_t(s) called at the sum's s (Luong et al.)
             if not all(s.is_Symbol and s == letter(s.name) for s in v.free_symbols):
                 if not strict:
                     return None

@@ -32,7 +32,10 @@ def _definitions(scope, stmts):
         if not scope.is_undefined_name(s) or not scope.is_undefined_name(ast.Name(t.pos, key_of(t), None, None)):
             continue
         body = st.links[0][2]
-        uses = any(isinstance(n, ast.Name) and n.base == s.base and n.sub is None for n in ast.names_of(body))
+        labels = {id(n.sub) for n in ast.names_of(body) if isinstance(n, ast.Name) and n.sub is not None
+                  and key_of(n) in scope.matrices}  # h_t declared as it is written: t labels it (Luong et al.)
+        uses = any(isinstance(n, ast.Name) and n.base == s.base and n.sub is None and id(n) not in labels
+                   for n in ast.names_of(body))
         out[t.base] = ("param", s.base) if uses and len(s.base) == 1 or uses and s.base.isalpha() else ("label", s)
     return out
 

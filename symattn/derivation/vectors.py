@@ -28,8 +28,10 @@ from ..defs.feature_map import FeatureMap
 from ..defs.numeric_nodes import DivideRows, ScaleRows
 from ..defs.shapes import same_dim
 from ..errors import DerivationError, NotationShapeError
-from . import ast, identity, row_pairs
+from . import ast, identity, row_pairs, scalar_functions
 from .label_rows import labelled_whole
+from .labelled_slices import labelled_row
+from .lowercase_rows import capital_row
 from .symbols import ONES
 
 
@@ -108,6 +110,9 @@ def row_vector(scope, node: ast.Name, L):
 
     The subscript is a letter: an index bound by a sum over the rows of Q (``\\sum_{j=1}^{N} K_j``), or
     an undeclared letter, read as a position 1 <= i <= N (see ``Scope.position_value``)."""
+    if (row := labelled_row(scope, node, L)) is not None:  # Q_{s,i}: position i of Q_s (labelled_slices)
+        return row
+    node = capital_row(scope, node) or node  # q_i: row i of the declared Q (lowercase_rows)
     sub = node.sub
     if row_pairs.is_map_index(scope, sub):  # P_{\delta(i,j)}: a row picked by an index map (row_pairs)
         whole = labelled_whole(scope, node, L) or ast.Name(node.pos, node.base, None, node.sup, node.font)
@@ -127,7 +132,7 @@ def row_vector(scope, node: ast.Name, L):
         return None  # a head index, a dimension, or the plain notation (which names rows Q_{t,:})
     X = scope._expr(whole, L)
     if sub.base in L:
-        k, count = L[sub.base], L.get((sub.base, "count"))
+        k, count = scalar_functions.value_of(L[sub.base]), L.get((sub.base, "count"))  # a_t(s) at the sum's s
         if isinstance(k, sp.MatrixBase) or getattr(k, "is_Matrix", False):
             return None
         if count is None and not getattr(scope, "decay_rows", False):

@@ -12,11 +12,19 @@ Every rule is a true identity for integer indices in their ranges and finite rea
 - ``restrict_to_visible``: Σ_{k=lo}^{hi} f(k)·exp(Visible(k, u)) = Σ_{k=lo}^{u} f(k) when
   lo <= u <= hi is provable, and = Σ_{k=lo}^{hi} f(k) when u >= hi, since exp(Visible(k, u))
   is exp(0) = 1 for k <= u and exp(-oo) = 0 for k > u (the -inf mask), and f is finite.
+- ``restrict_from_visible`` (a window's lower end): Σ_{k=lo}^{hi} f(k)·exp(Visible(u, k + c)) =
+  Σ_{k=u-c}^{hi} f(k) when lo <= u - c <= hi + 1 is provable, and = Σ_{k=lo}^{hi} f(k) when u - c <= lo,
+  since key u is visible to k + c exactly when u <= k + c.
 - ``split_into_blocks`` (division with remainder): Σ_{k=0}^{R·N-1} f(k, floor(k/R))
   = Σ_{q=1}^{N} Σ_{s=0}^{R-1} f(R(q-1) + s, q - 1) when R and N = (hi + 1)/R are provably positive
   integers: every k in 0..RN-1 is R(q-1) + s for exactly one such (q, s), and then floor(k/R) = q - 1.
   This is how an entry of a stack or concatenation over heads (block h = floor(k/R) + 1) meets a sum
   over heads.
+- ``merge_blocks`` (the converse of ``split_into_blocks``): Σ_{q=lo}^{hi} Σ_{s=0}^{R-1} f(Rq + s)
+  = Σ_{k=R·lo}^{R·hi+R-1} f(k) when R is a provably positive integer free of q, hi >= lo - 1 is
+  provable, and the inner body depends on q and s only through Rq + s: every k of the merged range is
+  Rq + s for exactly one q in lo..hi and s in 0..R-1. A sum over the m blocks of R consecutive
+  positions (segment means) is the sum over all mR positions.
 - ``shift_to_zero`` (translating the index): Σ_{k=lo}^{hi} f(k) = Σ_{m=0}^{hi-lo} f(m + lo) for an
   integer lo (provably), m a fresh integer index; true for every integer hi, also for SymPy's
   reversed (Karr) sums with hi < lo - 1, since it only translates the range. Applied last, to a term
@@ -63,7 +71,24 @@ SHORT_SUM = 8
 
 
 def _nonneg(x) -> bool:
-    return sp.expand(x).is_nonnegative is True
+    return provably_nonnegative(x)
+
+
+def provably_nonnegative(x) -> bool:
+    """True when x >= 0 follows from the assumptions of its symbols: SymPy's own inference, or, for a
+    polynomial in integer symbols each positive or nonnegative, every coefficient >= 0 once each positive
+    symbol p is written 1 + p' (p' >= 0), a sufficient test (a + 2h - 1 >= 0 for positive a, h)."""
+    x = sp.expand(x)
+    if x.is_nonnegative is True:
+        return True
+    syms = sorted(x.free_symbols, key=sp.default_sort_key)
+    if not syms or not all(v.is_integer and (v.is_positive or v.is_nonnegative) for v in syms):
+        return False
+    if not x.is_polynomial(*syms):
+        return False
+    fresh = {v: sp.Dummy(integer=True, nonnegative=True) for v in syms}
+    y = sp.expand(x.xreplace({v: fresh[v] + 1 if v.is_positive else fresh[v] for v in syms}))
+    return all(c >= 0 for c in sp.Poly(y, *fresh.values()).coeffs())
 
 
 def bounds(u, ranges: dict):
@@ -129,6 +154,24 @@ def restrict_to_visible(term, k, lo, hi, ranges):
     return None
 
 
+def restrict_from_visible(term, k, lo, hi, ranges):
+    """Σ_{k=lo}^{hi} f(k)·exp(Visible(u, k + c)) -> (f(k), new lo), or None: the key u is visible to k + c
+    exactly when k >= u - c (a window's lower end)."""
+    for f in sp.Mul.make_args(term):
+        if isinstance(f, sp.exp) and isinstance(f.args[0], Visible):
+            u, y = f.args[0].args
+            c = sp.expand(y - k)
+            if u.has(k) or c.has(k) or not y.has(k):
+                continue
+            rest = sp.Mul(*[g for g in sp.Mul.make_args(term) if g is not f])
+            b = bounds(u, ranges)
+            if b is not None and _nonneg(lo - (b[1] - c)):
+                return rest, lo
+            if in_range(u - c, lo, hi + 1, ranges):
+                return rest, sp.expand(u - c)
+    return None
+
+
 def reindex_permutation(body, k, lo, hi):
     """Σ_{k=0}^{n-1} f(σ(k)) -> Σ_k f(k) when k occurs only as σ(k), or None."""
     if lo != 0:
@@ -166,6 +209,23 @@ def split_into_blocks(body, k, lo, hi):
         inner = body.xreplace({f: q - 1}).xreplace({k: R * (q - 1) + s})
         return sp.Sum(sp.Sum(sp.expand(inner), (s, 0, R - 1)), (q, 1, N))
     return None
+
+
+def merge_blocks(body, k, lo, hi):
+    """Σ_{k=lo}^{hi} Σ_{s=0}^{R-1} f(Rk + s) -> Σ_{u=R lo}^{R hi + R - 1} f(u), or None (``body`` is the inner sum)."""
+    if not (isinstance(body, sp.Sum) and len(body.limits) == 1):
+        return None
+    s, a, b = body.limits[0]
+    R, lo, hi = sp.expand(b + 1), sp.sympify(lo), sp.sympify(hi)
+    if a != 0 or R.has(k) or R.has(s) or R.is_integer is not True or R.is_positive is not True:
+        return None
+    if sp.expand(hi - lo + 1).is_nonnegative is not True or (lo.has(s) or hi.has(s)):
+        return None
+    u = sp.Dummy("u", integer=True)
+    f = sp.expand(body.function.xreplace({s: u - R * k}))
+    if f.has(k):
+        return None
+    return sp.Sum(f, (u, sp.expand(R * lo), sp.expand(R * hi + R - 1)))
 
 
 _INDEX_SENSITIVE = (sp.KroneckerDelta, Visible, sp.floor, sp.ceiling, PermIndex)
@@ -207,9 +267,18 @@ def simplify_sum(body, k, lo, hi, ranges, recurse):
             rest, new_hi = cut
             out.append(recurse(sp.Sum(rest, (k, lo, new_hi)), ranges))
             continue
+        cut = restrict_from_visible(t, k, lo, hi, ranges)
+        if cut is not None:
+            rest, new_lo = cut
+            out.append(recurse(sp.Sum(rest, (k, new_lo, hi)), ranges))
+            continue
         const, dep = t.as_independent(k, as_Add=False)
         if not dep.has(k):
             out.append(const * dep * length)
+            continue
+        merged = merge_blocks(dep, k, lo, hi)
+        if merged is not None:
+            out.append(const * recurse(merged, ranges))
             continue
         moved = reindex_permutation(dep, k, lo, hi)
         if moved is not None:

@@ -42,6 +42,7 @@ DRIVERS = {
     "symattn.proof.canon.same_by_rewriting": "compares canonical forms (strategy A)",
     "symattn.proof.sums.bounds": "reads index ranges for the side conditions",
     "symattn.proof.sums.in_range": "decides the side condition lo <= u <= hi",
+    "symattn.proof.sums.provably_nonnegative": "decides a side condition x >= 0 from the symbols' assumptions",
     "symattn.proof.sums.simplify_sums": "applies the sum rules bottom-up",
     "symattn.proof.sums.local_rules": "applies cancel_permutation, linearize_delta, absorb_mask_scale to one node",
     "symattn.proof.sums.prenex": "composes expand, pull_sums_out and order_limits (checked with pull_sums_out)",
@@ -151,9 +152,15 @@ TRUST_BASE: list[Rule] = [
     _rule("restrict_to_visible", f"{S}.restrict_to_visible",
           "Σ_{k=lo}^{hi} f(k) exp(Visible(k, u)) = Σ_{k=lo}^{min(u, hi)} f(k) when lo <= u is provable "
           "(exp(0) = 1, exp(-oo) = 0)", F._restrict_to_visible, "n"),
+    _rule("restrict_from_visible", f"{S}.restrict_from_visible",
+          "Σ_{k=lo}^{hi} f(k) exp(Visible(u, k + c)) = Σ_{k=max(lo, u - c)}^{hi} f(k) when u - c <= hi + 1 is "
+          "provable (the lower end of a window)", F._restrict_from_visible, "n"),
     _rule("split_into_blocks", f"{S}.split_into_blocks",
           "Σ_{k=0}^{RN-1} f(k, floor(k/R)) = Σ_{q=1}^{N} Σ_{s=0}^{R-1} f(R(q-1) + s, q - 1)",
           F._split_into_blocks, ("R", "N")),
+    _rule("merge_blocks", f"{S}.merge_blocks",
+          "Σ_{q=lo}^{hi} Σ_{s=0}^{R-1} f(Rq + s) = Σ_{k=R lo}^{R hi + R - 1} f(k) for hi >= lo - 1 (the blocks of R "
+          "consecutive positions make up the whole range)", F._merge_blocks, ("R", "N")),
     _rule("shift_to_zero", f"{S}.shift_to_zero",
           "Σ_{k=lo}^{hi} f(k) = Σ_{m=0}^{hi-lo} f(m + lo) for an integer lo (an empty range stays empty); not "
           "applied when k occurs in a delta, mask, floor, ceiling or permutation index", F._shift_to_zero,

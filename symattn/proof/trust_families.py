@@ -437,6 +437,32 @@ def _restrict_to_visible(n):
 
 
 @lru_cache(maxsize=None)
+def _lower_symbolic():
+    N, U, k = _dim("N"), _index("u"), _index("k")
+    a = _leaf("a", N, 1)
+    term = a[k, 0] * sp.exp(Visible(U, k + 2))
+    forms = []
+    for ranges, us in (({U: (2, N + 2)}, lambda n: range(2, n + 3)), ({U: (-3, 2)}, lambda n: range(-3, 3)),
+                       ({U: (0, N + 2)}, lambda n: range(0, n + 3))):
+        forms.append((us, sums.restrict_from_visible(term, k, 0, N - 1, ranges)))
+    return N, U, k, a, term, forms
+
+
+def _restrict_from_visible(n):
+    """Σ_{k=0}^{n-1} a_k exp(Visible(u, k + 2)) = Σ_{k=max(0, u-2)}^{n-1} a_k."""
+    N, U, k, a, term, forms = _lower_symbolic()
+    cases = []
+    for us, got in forms:
+        for u in us(n):
+            at = {N: n, U: u}
+            lhs = sp.Sum(term, (k, 0, N - 1)).xreplace(at)
+            rhs = sp.Sum(a[k, 0], (k, max(u - 2, 0), n - 1)).xreplace(at)
+            new = None if got is None else sp.Sum(got[0], (k, got[1], N - 1)).xreplace(at)
+            cases.append(Case(lhs, rhs, new))
+    return cases
+
+
+@lru_cache(maxsize=None)
 def _blocks_symbolic():
     R, N, k = _dim("R"), _dim("N"), _index("k")
     a, b = _leaf("a", R * N, 1), _leaf("b", N, 1)
@@ -450,6 +476,24 @@ def _split_into_blocks(R, N):
     at = {Rs: R, Ns: N}
     lhs = sp.Sum(body, (k, 0, Rs * Ns - 1)).xreplace(at)
     return [Case(lhs, None, None if got is None else got.xreplace(at))]
+
+
+@lru_cache(maxsize=None)
+def _merge_symbolic():
+    R, N, q, s = _dim("R"), _dim("N"), _index("q"), _index("s")
+    a = _leaf("a", R * N + R, 1)
+    inner = sp.Sum(a[R * q + s, 0] * (R * q + s), (s, 0, R - 1))
+    return R, N, q, s, a, inner, sums.merge_blocks(inner, q, 1, N)
+
+
+def _merge_blocks(R, N):
+    """Σ_{q=1}^{N} Σ_{s=0}^{R-1} f(Rq + s) = Σ_{k=R}^{RN+R-1} f(k)."""
+    Rs, Ns, q, s, a, inner, got = _merge_symbolic()
+    at = {Rs: R, Ns: N}
+    k = _index("k")
+    lhs = sp.Sum(inner, (q, 1, Ns)).xreplace(at)
+    rhs = sp.Sum(a[k, 0] * k, (k, Rs, Rs * Ns + Rs - 1)).xreplace(at)
+    return [Case(lhs, rhs, None if got is None else got.xreplace(at))]
 
 
 @lru_cache(maxsize=None)

@@ -74,11 +74,16 @@ def test_a_symbolic_exponent_outside_a_closed_form_is_refused_by_name():
     assert step.status == "ill-formed" and "by the symbolic exponent" in step.error
 
 
-def test_a_negative_exponent_at_a_given_position_is_refused():
-    text = (r"$$ \gamma \in \mathbb{R}, \quad B \in \mathbb{R}^{N \times 1} $$" + "\n"
-            r"$$ \sum_{j=1}^{2} \gamma^{1-j} B = \gamma B + B $$")
+def test_a_negative_power_of_a_scalar_is_its_reciprocal_and_of_a_matrix_refused():
+    decl = r"$$ \gamma \in \mathbb{R}, \quad B \in \mathbb{R}^{N \times 1} $$" + "\n"
+    step = _step(decl + r"$$ \sum_{j=1}^{2} \gamma^{1-j} B = \gamma B + B $$")  # B + B / gamma
+    assert step.status == "refuted"
+    step = _step(decl + r"$$ \gamma \sum_{j=1}^{2} \gamma^{1-j} B = B + \gamma B $$")
+    assert step.status == "proved"
+    text = (r"$$ A \in \mathbb{R}^{N \times N}, \quad B \in \mathbb{R}^{N \times 1} $$" + "\n"
+            r"$$ \sum_{j=1}^{2} A^{1-j} B = A B + B $$")
     step = _step(text)
-    assert step.status == "ill-formed" and "negative count is not read" in step.error
+    assert step.status == "ill-formed" and "negative power of a matrix is not read" in step.error
 
 
 def test_a_letter_on_top_of_a_name_that_is_not_a_square_matrix_stays_a_label():

@@ -66,12 +66,20 @@ def test_a_labelled_slice_of_an_undeclared_matrix_is_refused_naming_both_reading
     assert "either a slice of A_t or row t" in str(step.error)
 
 
-def test_a_window_end_defined_beside_the_step_is_refused_by_name():
+def test_a_window_end_defined_beside_the_step_is_read_as_a_slice_end():
     text = ("%: convention: row\n"
             r"$$ Q_s, K_s, V_s \in \mathbb{R}^{n \times d_k} $$" "\n"
             r"$$ \ell_i = \max\left(1, i - \frac{w}{2}\right), \quad r_i = \min\left(n, i + \frac{w}{2}\right) $$"
             "\n"
-            r"$$ V_{s,\ell_i:r_i} = V_{s,\ell_i:r_i} $$")
+            r"$$ V_{s,\ell_i:r_i} + V_{s,\ell_i:r_i} = 2 V_{s,\ell_i:r_i} $$")
+    assert statuses(text) == ["proved"]
+
+
+def test_a_window_end_of_a_real_number_is_refused_by_name():
+    text = ("%: convention: row\n"
+            r"$$ Q_s, K_s, V_s \in \mathbb{R}^{n \times d_k}, \quad x \in \mathbb{R} $$" "\n"
+            r"$$ \ell_i = \max\left(1, i - x\right) $$" "\n"
+            r"$$ V_{s,\ell_i:i} = V_{s,\ell_i:i} $$")
     with pytest.raises(DerivationError, match="defines a number for each position i"):
         statuses(text)
 
