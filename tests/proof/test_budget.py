@@ -98,15 +98,19 @@ def test_nested_limits_expire_the_inner_block_first():
 def test_an_alarm_swallowed_where_exceptions_cannot_escape_is_raised_again():
     # a garbage-collector callback or a __del__ reports an exception and drops it; the block must
     # still end, not run on without a limit
+    # (the whole busy loop sits inside the try, so that the first alarm cannot land outside it; one
+    # swallowed elsewhere, by a collector callback of a library, is told again all the same)
     swallowed = []
     with pytest.raises(BudgetExceeded, match="step exceeded"):
         with B.Budget(5.0).limit(0.05, "step"):
             t = time.perf_counter()
-            while time.perf_counter() - t < 5.0:
+            while True:
                 try:
-                    sum(range(1000))
+                    while time.perf_counter() - t < 5.0:
+                        pass
+                    break
                 except B._Expired:
                     if swallowed:
                         raise
                     swallowed.append(time.perf_counter() - t)
-    assert swallowed and _timer_is_off()
+    assert swallowed and swallowed[0] < 4.0 and _timer_is_off()
