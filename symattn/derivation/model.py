@@ -22,7 +22,7 @@ from ..errors import DerivationError, ShapeError
 from ..printing import text as readable_text
 from ..proof import Verdict
 from ..proof.generalize import generalized
-from . import ast, decay_induction, free_letters, operators, powers
+from . import ast, decay_induction, free_letters, named_cases, operators, powers
 from .cost_formulas import declare_sizes
 from .elaborate import Scope
 from .gradients import decide_gradient, give_gradients, gradient_steps, split_gradient_claims
@@ -81,6 +81,7 @@ class Step:
     assumptions: tuple = ()  # the assumptions substituted into this step's two sides
     orientation: str = ""  # "column = row, compared as vectors (n entries)": the sides differ in orientation
     given: tuple = ()  # the gradient steps (dP = dO V^T) put into this ordinary step's sides (gradients.py)
+    alternatives: tuple = ()  # (function, word, lhs, rhs): the step read under each named alternative
 
     @property
     def proved(self) -> bool:
@@ -192,6 +193,11 @@ def run_steps(report: Report, budget: float, diagnose: bool) -> None:
     for s in report.steps:
         if getattr(s, "gradient", None) is not None:  # a backward step dX = F (gradients.py)
             decide_gradient(s, budget, diagnose)
+            continue
+        if getattr(s, "alternatives", ()):  # a function by named alternatives: each one (named_cases)
+            chains.add(s.chain)
+            previous = s
+            named_cases.decide(s, lambda steps: run_steps(Report(report.source, steps), budget, False))
             continue
         L, R = s.lhs_expr, s.rhs_expr
         first_of_chain = s.chain not in chains
@@ -626,6 +632,26 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     except DerivationError as exc:
         bound = {}
         nodes, vals = nodes[:1], [exc]
+    vals, used, as_vectors = _read_chain(scope, st, nodes, bound, list(vals))
+    # score(h, s) = \begin{cases} ... & \text{dot} \\ ... & \text{general}: read under each (named_cases)
+    per = named_cases.per_alternative(scope, lambda: _read_chain(scope, st, nodes, bound, [])[0])
+    out = []
+    for k, (rel, pos, node) in enumerate(st.links, start=1):
+        s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
+                 lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
+        s.scope_obj, s.chain, s.bound = scope, chain, bound
+        s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
+        s.orientation = as_vectors[k] or ""
+        s.alternatives = tuple((f, w, v[k - 1], v[k]) for f, w, v in per)
+        out.append(s)
+    decay_induction.attach(scope, st, out)  # position_induction.attach, then a decay (decay_induction)
+    return out
+
+
+def _read_chain(scope: Scope, st: ast.Chain, nodes, bound, vals):
+    """The values of the chain's expressions (after ``vals``), the names each used, and the orientation of
+    the steps whose sides are a column and a row."""
+    used = []
     rows = []  # per expression: did it read a row Q_i of a declared matrix as a vector
     for n in nodes:
         start, read = len(scope.hits), scope.rows_read
@@ -651,13 +677,4 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
                     f"{other.text()}", nodes[j].pos[0], nodes[j].pos[1],
                     "(A \\otimes W) \\cdot x, with x the matrix it acts on, or a step between operators")
     vals, as_vectors = orient_vectors(scope, nodes, vals, rows)  # V'_i written as a column, then as a row
-    out = []
-    for k, (rel, pos, node) in enumerate(st.links, start=1):
-        s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
-                 lhs_expr=vals[k - 1], rhs_expr=vals[k], lhs_node=nodes[k - 1], rhs_node=node)
-        s.scope_obj, s.chain, s.bound = scope, chain, bound
-        s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
-        s.orientation = as_vectors[k] or ""
-        out.append(s)
-    decay_induction.attach(scope, st, out)  # position_induction.attach, then a decay (decay_induction)
-    return out
+    return vals, used, as_vectors

@@ -4,15 +4,19 @@ r"""Definitions by named alternatives, as Luong et al. (2015) define their score
 \text{general} \end{cases}``
 
 names several definitions of one function, one per word, not a value by cases of a condition. The
-definition is read (so that the steps that do not use the function are checked), and a step that uses the
-function is refused by name, naming the alternatives: the step does not say which one it means, and a
-step is never checked under an alternative the paper did not intend.
+definition is read, and a step that uses the function is read once under each alternative
+(:func:`per_alternative`) and decided under each (:func:`decide`): the step does not say which one it
+means, so its verdict names the alternative it holds under. It is proved (scope: "with score read as its
+alternative general; under dot: refuted") when it holds under one of them, refuted when it is refuted
+under every one, and unknown otherwise. A step is never proved or refuted without the alternative named.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, replace
 
+from ..errors import DerivationError
 from . import ast
 
 TEXT_FONTS = ("text", "textrm", "mbox", "textnormal", "mathrm")
@@ -79,11 +83,78 @@ def read_named_cases(p, t):
     return NamedCases((t.line, t.col), tuple(rows))
 
 
-def refuse_use(scope, node, d):
-    """Refuse the call ``node`` of the file's function ``d`` when ``d`` is defined by named alternatives."""
-    if isinstance(d.body, NamedCases):
-        f = d.target.text()
-        scope.fail(node, f"{node.text()}: {f} is defined by named alternatives ({d.body.labels()}), and the step "
-                   "does not say which one it uses; it is not checked under one the paper may not mean",
-                   f"a name for each alternative, as in \\mathrm{{{f}}}_{{\\mathrm{{{d.body.rows[-1][0]}}}}}(h, s) = "
-                   "..., and that name where it is used")
+class AlternativeNeeded(DerivationError):
+    """A step uses a function defined by named alternatives, and no alternative is chosen (yet)."""
+
+
+def chosen(scope, node, d):
+    """The definition ``d`` of the call ``node``, its body the alternative chosen for this reading of the
+    step (:func:`per_alternative`); a body by named alternatives with none chosen is refused by name."""
+    if not isinstance(d.body, NamedCases):
+        return d
+    f = d.target.text()
+    word = getattr(scope, "alternatives", {}).get(f)
+    if word is not None:
+        return replace(d, body=dict(d.body.rows)[word])
+    scope.alternative_needed = getattr(scope, "alternative_needed", None) or (f, tuple(w for w, _ in d.body.rows))
+    scope.fail(node, f"{node.text()}: {f} is defined by named alternatives ({d.body.labels()}), and the step "
+               "does not say which one it uses; it is not checked under one the paper may not mean",
+               f"a name for each alternative, as in \\mathrm{{{f}}}_{{\\mathrm{{{d.body.rows[-1][0]}}}}}(h, s) = "
+               "..., and that name where it is used", AlternativeNeeded)
+
+
+def per_alternative(scope, read):
+    """``[(function, word, result of read())]`` for each alternative of the function defined by named
+    alternatives that the last reading needed (``read`` reads the chain again); [] when it needed none."""
+    need, scope.alternative_needed = getattr(scope, "alternative_needed", None), None
+    if need is None:
+        return []
+    f, words = need
+    out = []
+    try:
+        for w in words:
+            scope.alternatives = {f: w}
+            out.append((f, w, read()))
+    finally:
+        scope.alternatives, scope.alternative_needed = {}, None
+    note = (f"{f} is defined by named alternatives ({', '.join(words)}): a step that uses it is checked under "
+            "each, and its verdict names the alternative it holds under")
+    if note not in scope.notes:
+        scope.notes.append(note)
+    return out
+
+
+def decide(s, run) -> None:
+    """Decide the step ``s`` under each of its alternatives (``s.alternatives``: (function, word, lhs, rhs));
+    ``run(steps)`` decides a list of steps. Proved when one alternative proves it, naming that one (and what
+    the others gave); refuted when every alternative refutes it; unknown otherwise."""
+    tries = []
+    for _, w, L, R in s.alternatives:
+        c = copy.copy(s)
+        c.alternatives, c.lhs_expr, c.rhs_expr = (), L, R
+        run([c])
+        tries.append((w, c))
+    f = s.alternatives[0][0]
+    said = "; ".join(f"under {w}: {c.status}" for w, c in tries)
+    proved = [(w, c) for w, c in tries if c.status == "proved"]
+    refuted = [(w, c) for w, c in tries if c.status == "refuted"]
+    if proved:
+        w, c = proved[0]
+        others = "; ".join(f"under {v}: {d.status}" for v, d in tries if d is not c)
+        _take(s, c)
+        s.scope = f"{c.scope}; with {f} read as its alternative {w}" + (f" ({others})" if others else "")
+    elif len(refuted) == len(tries):
+        _take(s, refuted[0][1])
+        s.scope = f"{s.scope}; refuted under every alternative of {f} ({said})"
+    else:
+        _take(s, next((c for _, c in tries if c.status == "unknown"), tries[0][1]))
+        s.status = "unknown" if s.status != "ill-formed" or any(c.status != "ill-formed" for _, c in tries) \
+            else "ill-formed"
+        s.error = (f"{f} is defined by named alternatives, and the step is neither proved under one nor refuted "
+                   f"under every one ({said})" + (f"\n{s.error}" if s.error else ""))
+
+
+def _take(s, c) -> None:
+    for name in ("status", "general", "scope", "method", "seconds", "verdict", "error", "lhs_expr", "rhs_expr",
+                 "orientation"):
+        setattr(s, name, getattr(c, name))

@@ -25,7 +25,7 @@ import sympy as sp
 
 from ..errors import NotationShapeError
 from . import ast
-from .named_cases import refuse_use
+from .named_cases import chosen
 
 #: name of the map (as the report names it) -> (its value at a SymPy number, at a NumPy array)
 REAL = {
@@ -151,7 +151,7 @@ def expand_call(scope, node, d, locals_):
     product of two vectors of one shape, which as a matrix product is not defined: such a body is read again
     entry by entry, each such product being the component-wise one (the report says so). A body that is
     well-formed as written is read as written."""
-    refuse_use(scope, node, d)  # score = \begin{cases} ... & \text{dot} ...: which alternative? (named_cases)
+    d = chosen(scope, node, d)  # score = \begin{cases} ... & \text{dot} ...: each alternative (named_cases)
     try:
         return scope.expand(node, d, locals_)
     except NotationShapeError:

@@ -60,7 +60,6 @@ REFUSED: dict[str, tuple[int, str]] = {
 
 # file -> (line, status, start of the message) of the first step the reader gets wrong (see above).
 UNREAD: dict[str, tuple[int, str, str]] = {
-    'luong2015.tex': (14, 'ill-formed', 'the left side c_t is ill-formed: line 9, colu'),
     'peng2021.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'peng2021_corrupted.tex': (10, 'ill-formed', 'the left side phi(x) phi(y) is ill-formed: li'),
     'qin2022_corrupted.tex': (11, 'unknown', 'the sides differ at the values below, and the'),

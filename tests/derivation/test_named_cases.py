@@ -1,8 +1,9 @@
 r"""Definitions by named alternatives (Luong et al.'s ``\mathrm{score}`` = ``\begin{cases} ... & \text{dot} \\
 ... & \text{general} \end{cases}``): the definition is read, the steps that do not use the function are
-checked (a true one proved, a false one refuted), and a step that uses it is refused naming the
-alternatives, never checked under one of them; renaming the letters changes no verdict; a mask by
-conditions is read as before."""
+checked (a true one proved, a false one refuted), and a step that uses it is decided under each
+alternative: proved naming the one it holds under, refuted only when every one refutes it, never a
+verdict without the alternative named; renaming the letters changes no verdict; a mask by conditions is
+read as before."""
 
 from __future__ import annotations
 
@@ -25,11 +26,36 @@ def test_steps_beside_the_definition_are_checked(h, W):
     assert s.status == "refuted" and s.as_dict()["counterexample"]["certificate"]
 
 
-@pytest.mark.parametrize("rhs", [r"h_t^\top W_a \bar{h}_s", r"h_t^\top \bar{h}_s"])
-def test_a_step_that_uses_the_function_is_refused_naming_the_alternatives(rhs):
-    (s,) = check(decl() + rf"$$ \mathrm{{score}}(h_t, \bar{{h}}_s) = {rhs} $$").steps
-    assert s.status == "ill-formed"
-    assert "defined by named alternatives (\\text{dot}, \\text{general})" in s.error
+@pytest.mark.parametrize("h,W", [("h", "W"), ("g", "U")])
+@pytest.mark.parametrize("rhs,word,other", [(r"{h}_t^\top {W}_a \bar{{{h}}}_s", "general", "dot"),
+                                            (r"\bar{{{h}}}_s^\top {W}_a^\top {h}_t", "general", "dot"),
+                                            (r"{h}_t^\top \bar{{{h}}}_s", "dot", "general")])
+def test_a_step_that_uses_the_function_is_proved_naming_the_alternative_it_holds_under(h, W, rhs, word, other):
+    (s,) = check(decl(h, W) + rf"$$ \mathrm{{score}}({h}_t, \bar{{{h}}}_s) = {rhs.format(h=h, W=W)} $$").steps
+    assert s.status == "proved", s.error
+    assert f"with score read as its alternative {word} (under {other}: refuted)" in s.scope
+
+
+@pytest.mark.parametrize("h,W", [("h", "W"), ("g", "U")])
+def test_a_step_false_under_every_alternative_is_refuted_saying_so(h, W):
+    text = decl(h, W) + rf"$$ \mathrm{{score}}({h}_t, \bar{{{h}}}_s) = \bar{{{h}}}_s^\top {W}_a {h}_t $$"
+    (s,) = check(text).steps
+    assert s.status == "refuted"
+    assert "refuted under every alternative of score (under dot: refuted; under general: refuted)" in s.scope
+    assert s.as_dict()["counterexample"]["certificate"]
+
+
+def test_a_step_through_another_definition_is_decided_under_each_alternative():
+    # Luong et al.: the alignment a_t(s) uses the score; the context as one fraction holds for the general score
+    text = decl() + (r"$$ a_t(s) = \frac{\exp(\mathrm{score}(h_t, \bar{h}_s))}{\sum_{s'} "
+                     r"\exp(\mathrm{score}(h_t, \bar{h}_{s'}))} $$" + "\n")
+    good = (r"$$ \sum_{s} a_t(s) \bar{h}_s = \frac{\sum_{s} \exp(h_t^\top W_a \bar{h}_s) \bar{h}_s}"
+            r"{\sum_{s'} \exp(h_t^\top W_a \bar{h}_{s'})} $$")
+    (s,) = check(text + good).steps
+    assert s.status == "proved" and "alternative general" in s.scope
+    bad = good.replace(r"\exp(h_t^\top W_a \bar{h}_s) \bar{h}_s", r"\exp(\bar{h}_s^\top W_a \bar{h}_s) \bar{h}_s")
+    (s,) = check(text + bad).steps
+    assert s.status != "proved"
 
 
 def test_a_mask_by_conditions_is_still_a_mask():
