@@ -278,7 +278,14 @@ class Group(Node):
 class Mul(Node):
     factors: tuple
 
-    def text(self):
+    @property
+    def dots(self) -> tuple:
+        """The k where ``\\cdot`` stands before factors[k] (:func:`.vectors.dot_product`): kept beside the fields,
+        not among them, so that a product reads alike with ``\\cdot`` or without it wherever it is compared,
+        unified or rebuilt (a rebuilt product has none, and reads as written)."""
+        return self.__dict__.get("_dots", ())
+
+    def text(self):  # "\\cdot" or juxtaposition: one claim (the typesetting-invariance property)
         return " ".join(f.text() for f in self.factors)
 
     def latex(self):
@@ -610,6 +617,14 @@ class Given(Node):
         import sympy as sp
 
         return sp.latex(self.value)
+
+
+def product(pos, factors, dots=()) -> Mul:
+    """The product of ``factors``, with ``\\cdot`` before the factors at ``dots`` (:attr:`Mul.dots`)."""
+    node = Mul(pos, tuple(factors))
+    if dots:
+        object.__setattr__(node, "_dots", tuple(dots))
+    return node
 
 
 def nodes_of(n):

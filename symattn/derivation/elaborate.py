@@ -348,12 +348,12 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
         if operators.mentions_operator(self, node):  # (Id + A \otimes W) \cdot x
             return operators.application(self, node, L)
         acc, left = None, None
-        for f in node.factors:
-            v = self._expr(f, L)
-            acc, left = self.multiply(acc, left, v, f), f if left is None else ast.Mul(left.pos, (left, f))
+        for k, f in enumerate(node.factors):
+            acc = self.multiply(acc, left, self._expr(f, L), f, dot=k in node.dots)
+            left = f if left is None else ast.Mul(left.pos, (left, f))
         return acc
 
-    def multiply(self, acc, left, v, f):
+    def multiply(self, acc, left, v, f, dot=False):
         if acc is None:
             return v
         if isinstance(acc, KronOp) or isinstance(v, KronOp):
@@ -361,6 +361,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
         if is_matrix(acc) and is_matrix(v):
             if not same_dim(acc.cols, v.rows) and (h := real.entrywise_product(self, acc, v)) is not None:
                 return h  # x sigma(beta x) of a row x, in a body written for a number
+            if dot and (h := vectors.dot_product(self, acc, v, left, f)) is not None:
+                return h  # q_i \cdot k_j of two columns (or rows) of one length: their inner product
             if not same_dim(acc.cols, v.rows) and vectors.scalar_product(acc, v) is not None:
                 return vectors.scalar_product(acc, v, self, (left, f))  # a 1 × 1 matrix (x^T y) is a scalar
             if not same_dim(acc.cols, v.rows):
@@ -375,9 +377,7 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
     def kron_multiply(self, acc, left, v, f):
         """(A ⊗ W)(B ⊗ U) = AB ⊗ WU (the mixed product); (A ⊗ W) x = W x Aᵀ (column) or A x Wᵀ (row)."""
         def mul(a, b, at):
-            if a is None or b is None:
-                return b if a is None else a
-            return self.multiply(a, at, b, f)
+            return b if a is None else a if b is None else self.multiply(a, at, b, f)
 
         if isinstance(acc, KronOp) and isinstance(v, KronOp):
             return KronOp(mul(acc.left, v.left, left), mul(acc.right, v.right, left))

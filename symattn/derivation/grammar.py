@@ -142,25 +142,26 @@ class Parser:
 
     def term(self):
         p = self.pos()
-        factors = [self.factor()]
+        factors, dots = [self.factor()], []
         while True:
             if isinstance(factors[-1], ast.Sum):
                 break  # the body of a sum took the rest of the product
             if self.at_op("*") or self.at("cmd", "cdot") or (self.at("cmd", "times") and not self.in_shape):
-                self.next()
+                if self.next().value == "cdot":
+                    dots.append(len(factors))
                 factors.append(self.factor())
             elif self.at_op("/"):
                 slash = self.next()
                 if not self.starts_primary():
                     self.fail(f"found {self.peek().show()} after '/'", "a divisor such as sqrt(d_k)")
                 den = self.factor()
-                num = factors[0] if len(factors) == 1 else ast.Mul(p, tuple(factors))
-                factors = [ast.Div((slash.line, slash.col), num, den)]
+                num = factors[0] if len(factors) == 1 else ast.product(p, factors, dots)
+                factors, dots = [ast.Div((slash.line, slash.col), num, den)], []
             elif self.starts_primary():
                 factors.append(self.factor())
             else:
                 break
-        return factors[0] if len(factors) == 1 else ast.Mul(p, tuple(factors))
+        return factors[0] if len(factors) == 1 else ast.product(p, factors, dots)
 
     def factor(self):
         node = self.primary()
