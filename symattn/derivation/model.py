@@ -632,6 +632,7 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
     except DerivationError as exc:
         bound = {}
         nodes, vals = nodes[:1], [exc]
+    scope.alternative_needed = None  # (named_cases) asked for by this chain's reading only
     vals, used, as_vectors = _read_chain(scope, st, nodes, bound, list(vals))
     # score(h, s) = \begin{cases} ... & \text{dot} \\ ... & \text{general}: read under each (named_cases)
     per = named_cases.per_alternative(scope, lambda: _read_chain(scope, st, nodes, bound, [])[0])

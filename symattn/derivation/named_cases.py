@@ -94,8 +94,9 @@ def chosen(scope, node, d):
         return d
     f = d.target.text()
     word = getattr(scope, "alternatives", {}).get(f)
-    if word is not None:
-        return replace(d, body=dict(d.body.rows)[word])
+    if word is not None:  # one definition per alternative, so that a body that calls itself is still refused
+        made = scope.__dict__.setdefault("_alternative_definitions", {})
+        return made.setdefault((id(d), word), replace(d, body=dict(d.body.rows)[word]))
     scope.alternative_needed = getattr(scope, "alternative_needed", None) or (f, tuple(w for w, _ in d.body.rows))
     scope.fail(node, f"{node.text()}: {f} is defined by named alternatives ({d.body.labels()}), and the step "
                "does not say which one it uses; it is not checked under one the paper may not mean",
@@ -126,8 +127,8 @@ def per_alternative(scope, read):
 
 def decide(s, run) -> None:
     """Decide the step ``s`` under each of its alternatives (``s.alternatives``: (function, word, lhs, rhs));
-    ``run(steps)`` decides a list of steps. Proved when one alternative proves it, naming that one (and what
-    the others gave); refuted when every alternative refutes it; unknown otherwise."""
+    ``run(steps)`` decides a list of steps. Proved when every alternative proves it (saying so), or when one
+    does, naming that one and what the others gave; refuted when every one refutes it; unknown otherwise."""
     tries = []
     for _, w, L, R in s.alternatives:
         c = copy.copy(s)
@@ -138,7 +139,10 @@ def decide(s, run) -> None:
     said = "; ".join(f"under {w}: {c.status}" for w, c in tries)
     proved = [(w, c) for w, c in tries if c.status == "proved"]
     refuted = [(w, c) for w, c in tries if c.status == "refuted"]
-    if proved:
+    if len(proved) == len(tries):
+        _take(s, proved[0][1])
+        s.scope = f"{s.scope}; under every alternative of {f} ({', '.join(w for w, _ in tries)})"
+    elif proved:
         w, c = proved[0]
         others = "; ".join(f"under {v}: {d.status}" for v, d in tries if d is not c)
         _take(s, c)

@@ -65,3 +65,17 @@ def test_a_mask_by_conditions_is_still_a_mask():
     assert s.status == "proved"
     (s,) = check(text + r"$$ \mathrm{softmax}(S + M) = \mathrm{softmax}(S) $$").steps
     assert s.status == "refuted"
+
+
+def test_a_step_true_under_every_alternative_says_so():
+    text = decl() + (r"$$ \mathrm{score}(h_t, \bar{h}_s) + \mathrm{score}(\bar{h}_s, h_t) - \mathrm{score}(h_t, "
+                     r"\bar{h}_s) = \mathrm{score}(\bar{h}_s, h_t) $$")
+    (s,) = check(text).steps
+    assert s.status == "proved" and "under every alternative of score (dot, general)" in s.scope
+
+
+def test_a_step_beside_one_that_uses_the_function_names_no_alternative():
+    text = decl() + r"$$ \mathrm{score}(h_t, \bar{h}_s) = h_t^\top \bar{h}_s $$" + "\n" + \
+        r"$$ h_t^\top W_a \bar{h}_s = \bar{h}_s^\top W_a^\top h_t $$"
+    first, second = check(text).steps
+    assert "alternative dot" in first.scope and "alternative" not in second.scope
