@@ -81,7 +81,7 @@ class Step:
     assumptions: tuple = ()  # the assumptions substituted into this step's two sides
     orientation: str = ""  # "column = row, compared as vectors (n entries)": the sides differ in orientation
     given: tuple = ()  # the gradient steps (dP = dO V^T) put into this ordinary step's sides (gradients.py)
-    alternatives: tuple = ()  # (function, word, lhs, rhs): the step read under each named alternative
+    alternatives: tuple = ()  # (choice, lhs, rhs): the step read under each choice of named alternatives
 
     @property
     def proved(self) -> bool:
@@ -633,9 +633,10 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
         bound = {}
         nodes, vals = nodes[:1], [exc]
     scope.alternative_needed = None  # (named_cases) asked for by this chain's reading only
-    vals, used, as_vectors = _read_chain(scope, st, nodes, bound, list(vals))
+    first = list(vals)
+    vals, used, as_vectors = _read_chain(scope, st, nodes, bound, list(first))
     # score(h, s) = \begin{cases} ... & \text{dot} \\ ... & \text{general}: read under each (named_cases)
-    per = named_cases.per_alternative(scope, lambda: _read_chain(scope, st, nodes, bound, [])[0])
+    per = named_cases.per_alternative(scope, lambda: _read_chain(scope, st, nodes, bound, list(first))[0])
     out = []
     for k, (rel, pos, node) in enumerate(st.links, start=1):
         s = Step(offset + k, nodes[k - 1].text(), node.text(), nodes[k - 1].latex(), node.latex(), rel, pos,
@@ -643,7 +644,8 @@ def _chain_steps(scope: Scope, st: ast.Chain, offset: int, chain: int) -> list:
         s.scope_obj, s.chain, s.bound = scope, chain, bound
         s.assumptions = tuple(t for t in scope.assumptions if t in fixed | used[k - 1] | used[k])
         s.orientation = as_vectors[k] or ""
-        s.alternatives = tuple((f, w, v[k - 1], v[k]) for f, w, v in per)
+        if any(isinstance(v, named_cases.AlternativeNeeded) for v in (vals[k - 1], vals[k])):
+            s.alternatives = tuple((choice, v[k - 1], v[k]) for choice, v in per)
         out.append(s)
     decay_induction.attach(scope, st, out)  # position_induction.attach, then a decay (decay_induction)
     return out

@@ -7,8 +7,10 @@ names several definitions of one function, one per word, not a value by cases of
 definition is read, and a step that uses the function is read once under each alternative
 (:func:`per_alternative`) and decided under each (:func:`decide`): the step does not say which one it
 means, so its verdict names the alternative it holds under. It is proved (scope: "with score read as its
-alternative general; under dot: refuted") when it holds under one of them, refuted when it is refuted
-under every one, and unknown otherwise. A step is never proved or refuted without the alternative named.
+alternative general (under dot: refuted)") when it holds under one of them, refuted when it is refuted
+under every one, and unknown otherwise; a step that uses two such functions is read under every pair of
+their alternatives, and so on, up to :data:`MAX_READINGS` readings. Only the steps whose sides use such a
+function are so read, and none is proved or refuted without the alternatives named.
 """
 
 from __future__ import annotations
@@ -104,61 +106,88 @@ def chosen(scope, node, d):
                "..., and that name where it is used", AlternativeNeeded)
 
 
+#: the most readings of one chain, over the alternatives of every function it needs (their product)
+MAX_READINGS = 16
+
+
 def per_alternative(scope, read):
-    """``[(function, word, result of read())]`` for each alternative of the function defined by named
-    alternatives that the last reading needed (``read`` reads the chain again); [] when it needed none."""
+    """``[(choice, result of read())]`` for each choice of an alternative of every function defined by named
+    alternatives that the reading of the chain needs (``choice``: ((function, word), ...); ``read`` reads the
+    chain again); [] when it needed none. A function first needed under a choice widens that choice to each
+    of its alternatives; past :data:`MAX_READINGS` readings a choice is left as it is (its step stays
+    ill-formed, naming the function)."""
     need, scope.alternative_needed = getattr(scope, "alternative_needed", None), None
     if need is None:
         return []
-    f, words = need
-    out = []
+    words_of = {need[0]: need[1]}
+    pending, out = [((need[0], w),) for w in need[1]], []
     try:
-        for w in words:
-            scope.alternatives = {f: w}
-            out.append((f, w, read()))
+        while pending:
+            choice = pending.pop(0)
+            scope.alternatives, scope.alternative_needed = dict(choice), None
+            result = read()
+            more = scope.alternative_needed
+            if more is not None and more[0] not in dict(choice) \
+                    and len(out) + len(pending) + len(more[1]) <= MAX_READINGS:
+                words_of[more[0]] = more[1]
+                pending[:0] = [choice + ((more[0], w),) for w in more[1]]
+                continue
+            out.append((choice, result))
     finally:
         scope.alternatives, scope.alternative_needed = {}, None
-    note = (f"{f} is defined by named alternatives ({', '.join(words)}): a step that uses it is checked under "
-            "each, and its verdict names the alternative it holds under")
-    if note not in scope.notes:
-        scope.notes.append(note)
+    for f, words in words_of.items():
+        note = (f"{f} is defined by named alternatives ({', '.join(words)}): a step that uses it is checked under "
+                "each, and its verdict names the alternative it holds under")
+        if note not in scope.notes:
+            scope.notes.append(note)
     return out
 
 
 def decide(s, run) -> None:
-    """Decide the step ``s`` under each of its alternatives (``s.alternatives``: (function, word, lhs, rhs));
-    ``run(steps)`` decides a list of steps. Proved when every alternative proves it (saying so), or when one
-    does, naming that one and what the others gave; refuted when every one refutes it; unknown otherwise."""
+    """Decide the step ``s`` under each of its readings (``s.alternatives``: (choice, lhs, rhs), a choice as
+    :func:`per_alternative` gives it); ``run(steps)`` decides a list of steps. Proved when every reading proves
+    it (saying so), or when one does, naming its alternatives and what the others gave; refuted when every
+    one refutes it; unknown otherwise."""
     tries = []
-    for _, w, L, R in s.alternatives:
+    for choice, L, R in s.alternatives:
         c = copy.copy(s)
         c.alternatives, c.lhs_expr, c.rhs_expr = (), L, R
         run([c])
-        tries.append((w, c))
-    f = s.alternatives[0][0]
-    said = "; ".join(f"under {w}: {c.status}" for w, c in tries)
-    proved = [(w, c) for w, c in tries if c.status == "proved"]
-    refuted = [(w, c) for w, c in tries if c.status == "refuted"]
+        tries.append((choice, c))
+    functions = list(dict.fromkeys(f for choice, _ in tries for f, _ in choice))
+    names = " and ".join(functions)
+    said = "; ".join(f"under {_words(ch)}: {c.status}" for ch, c in tries)
+    proved = [(ch, c) for ch, c in tries if c.status == "proved"]
+    refuted = [(ch, c) for ch, c in tries if c.status == "refuted"]
+    seconds = sum(c.seconds for _, c in tries)
     if len(proved) == len(tries):
         _take(s, proved[0][1])
-        s.scope = f"{s.scope}; under every alternative of {f} ({', '.join(w for w, _ in tries)})"
+        every = " and ".join(f"{f} ({', '.join(dict.fromkeys(w for ch, _ in tries for g, w in ch if g == f))})"
+                             for f in functions)
+        s.scope = f"{s.scope}; under every alternative of {every}"
     elif proved:
-        w, c = proved[0]
-        others = "; ".join(f"under {v}: {d.status}" for v, d in tries if d is not c)
+        choice, c = proved[0]
+        others = "; ".join(f"under {_words(ch)}: {d.status}" for ch, d in tries if d is not c)
         _take(s, c)
-        s.scope = f"{c.scope}; with {f} read as its alternative {w}" + (f" ({others})" if others else "")
+        read_as = ", ".join(f"{f} read as its alternative {w}" for f, w in choice)
+        s.scope = f"{c.scope}; with {read_as}" + (f" ({others})" if others else "")
     elif len(refuted) == len(tries):
         _take(s, refuted[0][1])
-        s.scope = f"{s.scope}; refuted under every alternative of {f} ({said})"
+        s.scope = f"{s.scope}; refuted under every alternative of {names} ({said})"
     else:
         _take(s, next((c for _, c in tries if c.status == "unknown"), tries[0][1]))
         s.status = "unknown" if s.status != "ill-formed" or any(c.status != "ill-formed" for _, c in tries) \
             else "ill-formed"
-        s.error = (f"{f} is defined by named alternatives, and the step is neither proved under one nor refuted "
-                   f"under every one ({said})" + (f"\n{s.error}" if s.error else ""))
+        s.error = (f"{names} {'is' if len(functions) == 1 else 'are'} defined by named alternatives, and the step "
+                   f"is neither proved under one nor refuted under every one ({said})"
+                   + (f"\n{s.error}" if s.error else ""))
+    s.seconds = seconds  # every reading's time
+
+
+def _words(choice) -> str:
+    return " and ".join(w for _, w in choice)
 
 
 def _take(s, c) -> None:
-    for name in ("status", "general", "scope", "method", "seconds", "verdict", "error", "lhs_expr", "rhs_expr",
-                 "orientation"):
+    for name in ("status", "general", "scope", "method", "verdict", "error", "lhs_expr", "rhs_expr", "orientation"):
         setattr(s, name, getattr(c, name))

@@ -55,7 +55,7 @@ def test_a_step_through_another_definition_is_decided_under_each_alternative():
     assert s.status == "proved" and "alternative general" in s.scope
     bad = good.replace(r"\exp(h_t^\top W_a \bar{h}_s) \bar{h}_s", r"\exp(\bar{h}_s^\top W_a \bar{h}_s) \bar{h}_s")
     (s,) = check(text + bad).steps
-    assert s.status != "proved"
+    assert s.status == "refuted" and "refuted under every alternative of score" in s.scope
 
 
 def test_a_mask_by_conditions_is_still_a_mask():
@@ -79,3 +79,23 @@ def test_a_step_beside_one_that_uses_the_function_names_no_alternative():
         r"$$ h_t^\top W_a \bar{h}_s = \bar{h}_s^\top W_a^\top h_t $$"
     first, second = check(text).steps
     assert "alternative dot" in first.scope and "alternative" not in second.scope
+
+
+def test_a_step_of_the_same_chain_that_does_not_use_the_function_names_no_alternative():
+    text = decl() + r"$$ h_t^\top W_a \bar{h}_s = \bar{h}_s^\top W_a^\top h_t = \mathrm{score}(h_t, \bar{h}_s) $$"
+    first, second = check(text).steps
+    assert first.status == "proved" and "alternative" not in first.scope
+    assert second.status == "proved" and "alternative general (under dot: refuted)" in second.scope
+
+
+@pytest.mark.parametrize("g,name", [(r"\mathrm{g}", "g"), (r"\mathrm{alternatives}", "alternatives")])
+def test_two_functions_by_named_alternatives_are_read_under_every_pair(g, name):
+    # a second function, also under a name the reader uses for its own bookkeeping
+    text = decl() + (g + r"(h_t, \bar{h}_s) = \begin{cases} h_t^\top \bar{h}_s & \text{a} \\ 0 & \text{b} "
+                     r"\end{cases}").join(["$$ ", " $$\n"])
+    use = g + r"(h_t, \bar{h}_s)"
+    (s,) = check(text + rf"$$ \mathrm{{score}}(h_t, \bar{{h}}_s) + {use} = h_t^\top W_a \bar{{h}}_s $$").steps
+    assert s.status == "proved", s.error
+    assert f"with score read as its alternative general, {name} read as its alternative b" in s.scope
+    (s,) = check(text + rf"$$ \mathrm{{score}}(h_t, \bar{{h}}_s) + {use} = 2 h_t^\top W_a \bar{{h}}_s $$").steps
+    assert s.status == "refuted" and "under general and b: refuted" in s.scope
