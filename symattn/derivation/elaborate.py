@@ -327,10 +327,8 @@ class Scope(Declarations, Positions, index_ranges.Ranges, HeadLists, IndexPowers
         if not (same_dim(a.rows, b.rows) and same_dim(a.cols, b.cols)):
             self.fail(node.right, f"the inner product of {node.left.text()} ({shape_text(a)}) and "
                       f"{node.right.text()} ({shape_text(b)})", "two vectors of one shape", NotationShapeError)
-        if a.cols == 1:
-            return a.T * b  # columns: a^T b (1 × 1)
-        if a.rows == 1:
-            return a * b.T  # rows: a b^T (1 × 1)
+        if (v := vectors.inner(a, b)) is not None:
+            return v  # columns: a^T b, rows: a b^T (1 × 1)
         return frobenius(a, b)  # matrices: the Frobenius inner product, a sum of entries (entries)
 
     def _norm(self, node, L):

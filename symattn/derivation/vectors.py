@@ -197,21 +197,25 @@ def scalar_product(a, b, scope=None, nodes=(None, None)):
     return None
 
 
-def dot_product(scope, a, b, left, right):
-    """``a \\cdot b`` of two columns (or two rows) of one length, whose matrix product is not defined: their
-    inner product, a 1 × 1 matrix (aᵀ b of columns, a bᵀ of rows), as papers write q_i · k_j; None for any
-    other pair of shapes (then the product is the matrix product, as written)."""
-    if _one_by_one(a) or _one_by_one(b) or not (same_dim(a.rows, b.rows) and same_dim(a.cols, b.cols)):
+def inner(a, b):
+    """The inner product of two columns (aᵀ b) or two rows (a bᵀ) of one shape, a 1 × 1 matrix; None for any
+    other pair of shapes (two matrices: the Frobenius product, :func:`.entries.frobenius`)."""
+    if not (same_dim(a.rows, b.rows) and same_dim(a.cols, b.cols)):
         return None
     if same_dim(a.cols, 1):
-        value = a.T * b
-    elif same_dim(a.rows, 1):
-        value = a * b.T
-    else:
+        return a.T * b
+    return a * b.T if same_dim(a.rows, 1) else None
+
+
+def dot_product(scope, a, b, left, right):
+    """``a \\cdot b`` of two columns (or two rows) of one length, whose matrix product is not defined: their
+    :func:`inner` product, as papers write q_i · k_j; None for any other pair of shapes (then the product is
+    the matrix product, as written)."""
+    if _one_by_one(a) or _one_by_one(b) or (value := inner(a, b)) is None:
         return None
-    note = (f"{left.text()} \\cdot {right.text()}: two {'columns' if same_dim(a.cols, 1) else 'rows'} of "
-            f"{sp.sstr(a.rows if same_dim(a.cols, 1) else a.cols)} entries, read as their inner product (a 1 × 1 "
-            "value)")
+    column = same_dim(a.cols, 1)
+    note = (f"{left.text()} \\cdot {right.text()}: two {'columns' if column else 'rows'} of "
+            f"{sp.sstr(a.rows if column else a.cols)} entries, read as their inner product (a 1 × 1 value)")
     if note not in scope.notes:
         scope.notes.append(note)
     return value
